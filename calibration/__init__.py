@@ -1,0 +1,1 @@
+"""Camera models, the camera file, and ChArUco calibration."""

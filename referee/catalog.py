@@ -1,0 +1,264 @@
+"""The sticker catalog: the one source of truth for ids, sizes, placements,
+heights and footprints (SPEC section 2). Vision, referee and renderer all read it.
+
+The data lives in ``referee/data/catalog.json``; set ``REFCAM_CATALOG`` to use an
+edited copy. This module is pure Python so the referee can use it without cv2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import CatalogError, UnknownNameError
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DEFAULT_CATALOG_PATH = DATA_DIR / "catalog.json"
+GAMES = ("kang", "kayak", "tornado")
+
+
+@dataclass(frozen=True)
+class StickerSpec:
+    """One printed sticker: where it sits on its piece and how high."""
+
+    marker_id: int
+    piece: str
+    slot: str
+    size_mm: float
+    x_mm: float
+    y_mm: float
+    rot_deg: float
+    top_z_mm: float
+    face: str | None = None
+
+    def corners_local(self) -> list[tuple[float, float]]:
+        """The black square's corners in the piece frame, OpenCV order TL, TR, BR, BL.
+
+        The marker's +x runs TL->TR and its +y runs BL->TL (SPEC section 1).
+        """
+        h = self.size_mm / 2.0
+        c, s = math.cos(math.radians(self.rot_deg)), math.sin(math.radians(self.rot_deg))
+        out = []
+        for mx, my in ((-h, h), (h, h), (h, -h), (-h, -h)):
+            out.append((self.x_mm + c * mx - s * my, self.y_mm + s * mx + c * my))
+        return out
+
+
+@dataclass(frozen=True)
+class PieceSpec:
+    """A physical piece: its stickers, footprint and any game attributes."""
+
+    name: str
+    family: str
+    game: str
+    flat: bool
+    thickness_mm: float
+    footprint: dict
+    stickers: tuple[StickerSpec, ...]
+    attrs: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def marker_ids(self) -> tuple[int, ...]:
+        return tuple(s.marker_id for s in self.stickers)
+
+    def sticker(self, slot: str) -> StickerSpec:
+        for s in self.stickers:
+            if s.slot == slot:
+                return s
+        raise UnknownNameError(f"piece {self.name!r} has no sticker slot {slot!r}")
+
+    def footprint_polygon(self, segments: int = 24) -> list[tuple[float, float]]:
+        """Footprint outline in the piece frame (mm), counter-clockwise."""
+        return footprint_polygon(self.footprint, segments)
+
+
+def footprint_polygon(fp: dict, segments: int = 24) -> list[tuple[float, float]]:
+    kind = fp.get("kind")
+    cx, cy = fp.get("centre_mm", (0.0, 0.0))
+    if kind == "rect":
+        w, h = fp["size_mm"]
+        return [(cx - w / 2, cy - h / 2), (cx + w / 2, cy - h / 2), (cx + w / 2, cy + h / 2), (cx - w / 2, cy + h / 2)]
+    if kind == "circle":
+        r = fp["diameter_mm"] / 2
+        return [(cx + r * math.cos(2 * math.pi * i / segments), cy + r * math.sin(2 * math.pi * i / segments))
+                for i in range(segments)]
+    if kind == "rounded-rect":
+        w, h = fp["size_mm"]
+        r = min(fp.get("corner_radius_mm", 0.0), w / 2, h / 2)
+        pts = []
+        quarter = max(2, segments // 4)
+        for (qx, qy, a0) in ((w / 2 - r, h / 2 - r, 0), (-w / 2 + r, h / 2 - r, 90),
+                             (-w / 2 + r, -h / 2 + r, 180), (w / 2 - r, -h / 2 + r, 270)):
+            for i in range(quarter + 1):
+                a = math.radians(a0 + 90 * i / quarter)
+                pts.append((cx + qx + r * math.cos(a), cy + qy + r * math.sin(a)))
+        return pts
+    if kind == "wedge":
+        # apex at the origin, one edge along +x, opening toward +y (mirror for -y by the caller)
+        r, op = fp["radius_mm"], fp["opening_deg"]
+        pts = [(0.0, 0.0)]
+        for i in range(segments + 1):
+            a = math.radians(op * i / segments)
+            pts.append((r * math.cos(a), r * math.sin(a)))
+        return pts
+    raise CatalogError(f"unknown footprint kind {kind!r}")
+
+
+class Catalog:
+    """Read-only view over the catalog data file."""
+
+    def __init__(self, data: dict, source: str = "<memory>"):
+        self.source = source
+        self.data = data
+        self._pieces: dict[str, PieceSpec] = {}
+        self._stickers: dict[int, StickerSpec] = {}
+        self._families: dict[str, dict] = {}
+        try:
+            self._build()
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, CatalogError):
+                raise
+            raise CatalogError(f"catalog {source}: malformed entry ({exc!r})") from None
+
+    def _build(self) -> None:
+        lo, hi = self.data.get("reserved_ids", [654, 999])
+        for fam in self.data["families"]:
+            fname = fam["family"]
+            self._families[fname] = fam
+            size = float(fam["sticker_mm"])
+            if size <= 0:
+                raise CatalogError(f"catalog {self.source}: family {fname!r} has sticker size {size} mm")
+            for p in fam["pieces"]:
+                stickers = []
+                for slot, mid in p["ids"].items():
+                    mid = int(mid)
+                    if lo <= mid <= hi:
+                        raise CatalogError(f"catalog {self.source}: id {mid} of {p['name']!r} is reserved")
+                    if mid in self._stickers:
+                        raise CatalogError(
+                            f"catalog {self.source}: id {mid} used by both {self._stickers[mid].piece!r} and {p['name']!r}")
+                    sl = fam["slots"][slot]
+                    st = StickerSpec(marker_id=mid, piece=p["name"], slot=slot, size_mm=size,
+                                     x_mm=float(sl["xy_mm"][0]), y_mm=float(sl["xy_mm"][1]),
+                                     rot_deg=float(sl.get("rot_deg", 0.0)), top_z_mm=float(fam["top_z_mm"]),
+                                     face=sl.get("face"))
+                    self._stickers[mid] = st
+                    stickers.append(st)
+                if p["name"] in self._pieces:
+                    raise CatalogError(f"catalog {self.source}: piece {p['name']!r} listed twice")
+                attrs = {k: v for k, v in p.items() if k not in ("name", "ids")}
+                self._pieces[p["name"]] = PieceSpec(
+                    name=p["name"], family=fname, game=fam["game"], flat=bool(fam.get("flat", True)),
+                    thickness_mm=float(fam.get("thickness_mm", fam["top_z_mm"])), footprint=fam["footprint"],
+                    stickers=tuple(stickers), attrs=attrs)
+
+    # --- loading -----------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None) -> "Catalog":
+        path = Path(path or os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH)
+        try:
+            data = json.loads(path.read_text())
+        except OSError as exc:
+            raise CatalogError(f"cannot read catalog {path}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise CatalogError(f"catalog {path} is not valid JSON (line {exc.lineno})") from None
+        return cls(data, str(path))
+
+    # --- look-ups ----------------------------------------------------------------
+    @property
+    def dictionary(self) -> str:
+        return self.data["dictionary"]
+
+    @property
+    def quiet_zone_fraction(self) -> float:
+        return float(self.data.get("quiet_zone_fraction", 1 / 7))
+
+    @property
+    def charuco_board(self) -> dict:
+        return self.data["charuco_board"]
+
+    def game(self, game: str) -> dict:
+        try:
+            return self.data["games"][game]
+        except KeyError:
+            raise UnknownNameError(f"unknown game {game!r} (known: {', '.join(GAMES)})") from None
+
+    def family(self, family: str) -> dict:
+        try:
+            return self._families[family]
+        except KeyError:
+            raise UnknownNameError(f"unknown component family {family!r}") from None
+
+    def sticker(self, marker_id: int) -> StickerSpec | None:
+        return self._stickers.get(int(marker_id))
+
+    def stickers(self) -> Iterable[StickerSpec]:
+        return self._stickers.values()
+
+    def known_ids(self) -> frozenset[int]:
+        return frozenset(self._stickers)
+
+    def piece(self, name: str) -> PieceSpec:
+        try:
+            return self._pieces[name]
+        except KeyError:
+            raise UnknownNameError(f"unknown piece {name!r}") from None
+
+    def has_piece(self, name: str) -> bool:
+        return name in self._pieces
+
+    def pieces(self, game: str | None = None, family: str | None = None) -> list[PieceSpec]:
+        return [p for p in self._pieces.values()
+                if (game is None or p.game == game) and (family is None or p.family == family)]
+
+    def sticker_top_z(self, sticker: StickerSpec, resting_on: str | None = None) -> float:
+        """Height of a sticker's surface; some pieces sit higher on a board (Kang tokens)."""
+        on = self._families[self._pieces[sticker.piece].family].get("top_z_mm_on", {})
+        if resting_on is not None and resting_on in on:
+            return float(on[resting_on])
+        return sticker.top_z_mm
+
+    def heights_for(self, sticker: StickerSpec) -> list[float]:
+        """Every height the sticker can have (default first)."""
+        on = self._families[self._pieces[sticker.piece].family].get("top_z_mm_on", {})
+        return [sticker.top_z_mm] + [float(z) for z in on.values()]
+
+    def racing_card_kind(self, kind: str) -> dict:
+        kinds = self._families["tornado/racing-card"]["kinds"]
+        try:
+            return kinds[kind]
+        except KeyError:
+            raise UnknownNameError(f"unknown racing-card kind {kind!r}") from None
+
+
+@lru_cache(maxsize=4)
+def _load_cached(path: str) -> Catalog:
+    return Catalog.load(path)
+
+
+def default_catalog() -> Catalog:
+    """The catalog in use (cached): REFCAM_CATALOG or the packaged file."""
+    return _load_cached(str(os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH))
+
+
+def check_game(game: str, allow_all: bool = False) -> str:
+    known = GAMES + (("all",) if allow_all else ())
+    if game not in known:
+        raise UnknownNameError(f"unknown game {game!r} (choose one of: {', '.join(known)})")
+    return game
+
+
+def json_ready(obj: Any) -> Any:
+    """Round floats for stable, readable JSON output."""
+    if isinstance(obj, float):
+        return round(obj, 3)
+    if isinstance(obj, dict):
+        return {k: json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_ready(v) for v in obj]
+    return obj

@@ -1,0 +1,1 @@
+"""kang referee."""

@@ -1,0 +1,1 @@
+"""tornado referee."""

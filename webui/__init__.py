@@ -1,0 +1,1 @@
+"""refcam's web page and command line."""

@@ -1,0 +1,61 @@
+"""The `refcam` command: thin wiring from arguments to the packages.
+
+Bad input (any RefcamError, unreadable file) ends with one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from referee.errors import RefcamError
+from webui.commands import COMMAND_MODULES
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+        self.exit(EXIT_BAD_INPUT, f"refcam: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="refcam", description="A camera referee for Tornado Splash, Kayak Chaos and Kang.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"webui.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"webui.commands.{name}":
+                continue  # command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except RefcamError as exc:
+        print(f"refcam: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"refcam: error: {_describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("refcam: interrupted", file=sys.stderr)
+        return 130
+
+
+def _describe_os_error(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.strerror or exc}: {exc.filename}"
+    return str(exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
