@@ -1,0 +1,154 @@
+"""Recorded sessions: a folder of frames plus a manifest of timestamps.
+
+Layout of a session folder::
+
+    manifest.jsonl     line 1: header {"refcam_session": 1, "game": ..., "fps": ..., ...}
+                       then one line per frame: {"frame": "frames/000000.jpg", "t": 0.0}
+    frames/            the images (JPEG or PNG)
+    camera.json        optional camera file (SPEC section 4)
+    truth.jsonl        optional (rendered samples): one line per frame with its exact truth
+
+A frame is written to a temporary name and renamed before its manifest line is
+appended and flushed, so a recording cut off by a crash or ``kill -9`` replays up
+to its last whole frame; a torn last manifest line is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from referee.errors import InvalidInputError
+
+MANIFEST = "manifest.jsonl"
+FORMAT_VERSION = 1
+
+
+class SessionError(InvalidInputError):
+    """A session folder that cannot be replayed."""
+
+
+@dataclass(frozen=True)
+class FrameEntry:
+    index: int
+    t: float  # seconds from the start of the session
+    path: Path
+
+
+@dataclass(frozen=True)
+class Session:
+    folder: Path
+    header: dict
+    frames: tuple[FrameEntry, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def game(self) -> str | None:
+        return self.header.get("game")
+
+    @property
+    def camera_file(self) -> Path | None:
+        p = self.folder / "camera.json"
+        return p if p.exists() else None
+
+    def truth(self) -> list[dict] | None:
+        """Per-frame truth lines of a rendered session, if present."""
+        p = self.folder / "truth.jsonl"
+        if not p.exists():
+            return None
+        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def read_session(folder: str | os.PathLike) -> Session:
+    """Read a session folder; a missing frame file is skipped with a warning."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise SessionError(f"session folder {folder} does not exist")
+    manifest = folder / MANIFEST
+    try:
+        lines = manifest.read_text().splitlines()
+    except OSError:
+        raise SessionError(f"session folder {folder} has no readable {MANIFEST}") from None
+    except UnicodeDecodeError:
+        raise SessionError(f"manifest {manifest} is not JSON (not even text)") from None
+    if not lines:
+        raise SessionError(f"manifest {manifest} is empty")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError:
+        raise SessionError(f"manifest {manifest} is not JSON (line 1)") from None
+    if not isinstance(header, dict) or "refcam_session" not in header:
+        raise SessionError(f"manifest {manifest} line 1 is not a refcam session header")
+    frames: list[FrameEntry] = []
+    warnings: list[str] = []
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            rel, t = entry["frame"], float(entry["t"])
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            if n == len(lines):  # torn last line after a crash
+                warnings.append(f"manifest line {n} is incomplete (recording cut off); ignored")
+                continue
+            raise SessionError(f"manifest {manifest} is not JSON (line {n})") from None
+        path = folder / rel
+        if not path.is_file():
+            warnings.append(f"frame {rel} is missing; skipped")
+            continue
+        frames.append(FrameEntry(index=len(frames), t=t, path=path))
+    return Session(folder=folder, header=header, frames=tuple(frames), warnings=tuple(warnings))
+
+
+class SessionWriter:
+    """Append frames to a session folder crash-safely."""
+
+    def __init__(self, folder: str | os.PathLike, game: str | None = None, **header):
+        self.folder = Path(folder)
+        try:
+            (self.folder / "frames").mkdir(parents=True, exist_ok=True)
+            if (self.folder / MANIFEST).exists():
+                raise SessionError(f"{self.folder} already holds a session; choose a new folder")
+            self._manifest = open(self.folder / MANIFEST, "a", encoding="utf-8")
+        except OSError as exc:
+            raise SessionError(f"cannot write session folder {self.folder}: {exc.strerror or exc}") from None
+        head = {"refcam_session": FORMAT_VERSION, "game": game, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        head.update(header)
+        self._append(head)
+        self.count = 0
+
+    def _append(self, obj: dict) -> None:
+        self._manifest.write(json.dumps(obj) + "\n")
+        self._manifest.flush()
+        os.fsync(self._manifest.fileno())
+
+    def add_encoded(self, data: bytes, t: float, ext: str = ".jpg") -> Path:
+        """Add one already-encoded frame taken t seconds after the start."""
+        rel = f"frames/{self.count:06d}{ext}"
+        final = self.folder / rel
+        tmp = final.with_suffix(final.suffix + ".part")
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+        self._append({"frame": rel, "t": round(float(t), 4)})
+        self.count += 1
+        return final
+
+    def close(self) -> None:
+        self._manifest.close()
+
+    def __enter__(self) -> "SessionWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def iter_frames(session: Session) -> Iterator[FrameEntry]:
+    yield from session.frames
