@@ -1,0 +1,519 @@
+"""Photo-like renders of a described table, with their exact ground truth.
+
+``render_scene(scene) -> (image, truth)`` paints every planar element through its
+plane-to-image homography at its catalog height on a supersampled ideal pinhole
+canvas (painter's order by height), area-averages it, bends it with the lens model
+so each sticker corner lands where cv2.projectPoints puts it, and then adds
+lighting, blur and noise. The scene format is documented in docs/scene-format.md.
+
+``load_scene(path)`` reads and validates a scene file; ``write_render`` writes the
+JPEG and its truth JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from calibration.camera import CameraModel
+from referee.catalog import Catalog, PieceSpec, default_catalog, GAMES
+from referee.errors import InvalidInputError, UnknownNameError
+
+from .render_camera import camera_centre, look_at_pose, project_ideal, rodrigues, rotation, tilt_deg
+
+TRUTH_VERSION = 1
+DEFAULT_EFFECTS = {
+    "lighting": {"gradient": 0.15, "direction_deg": 30.0, "vignette": 0.2, "brightness": 1.0},
+    "noise_sigma": 2.0,
+    "blur_sigma": 0.5,
+    "jpeg_quality": 90,
+    "supersample": 3,
+    "seed": 0,
+}
+DEFAULT_TABLE = {"size_mm": [1600.0, 1000.0], "centre_mm": [0.0, 0.0], "theta_deg": 0.0,
+                 "colour": [196, 160, 120], "texture_seed": 0}
+FLOOR_RGB = (70, 62, 58)
+VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left uncovered to call it visible
+IMAGE_MARGIN_PX = 1.0
+
+
+class SceneError(InvalidInputError):
+    """A scene description that cannot be rendered."""
+
+
+class DuplicateError(SceneError):
+    """The same piece or marker id appears twice in one scene."""
+
+
+# --- validation ----------------------------------------------------------------------------
+def load_scene(path: str | os.PathLike) -> dict:
+    """Read a scene JSON file and return it validated and completed with defaults."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise SceneError(f"no such scene file: {path}") from None
+    except IsADirectoryError:
+        raise SceneError(f"scene {path} is a folder, not a JSON file") from None
+    except UnicodeDecodeError:
+        raise SceneError(f"scene {path} is not JSON (not even text)") from None
+    try:
+        scene = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SceneError(f"scene {path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return validate_scene(scene, source=str(path))
+
+
+def _number(value, what: str, positive: bool = False, minimum: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SceneError(f"{what} must be a number, got {json.dumps(value)}")
+    if positive and value <= 0:
+        raise SceneError(f"{what} must be positive, got {json.dumps(value)}")
+    if minimum is not None and value < minimum:
+        raise SceneError(f"{what} must be at least {minimum}, got {json.dumps(value)}")
+    return float(value)
+
+
+def _vector(value, n: int, what: str, positive: bool = False) -> list[float]:
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        raise SceneError(f"{what} must be a list of {n} numbers, got {json.dumps(value)}")
+    return [_number(v, what, positive=positive) for v in value]
+
+
+def _colour(value, what: str) -> tuple[int, int, int]:
+    """RGB (list of 3 ints or "#rrggbb") -> BGR tuple."""
+    if isinstance(value, str) and len(value) == 7 and value.startswith("#"):
+        try:
+            r, g, b = (int(value[i:i + 2], 16) for i in (1, 3, 5))
+        except ValueError:
+            raise SceneError(f"{what} must be [r, g, b] or \"#rrggbb\", got {json.dumps(value)}") from None
+        return (b, g, r)
+    if isinstance(value, (list, tuple)) and len(value) == 3 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 255 for v in value):
+        return (int(value[2]), int(value[1]), int(value[0]))
+    raise SceneError(f"{what} must be [r, g, b] or \"#rrggbb\", got {json.dumps(value)}")
+
+
+def piece_faces(spec: PieceSpec) -> list[str | None]:
+    """The faces a piece can show. Slots carrying a `face` group by it (tile sides,
+    curve-card faces); two slots at the same place are the two faces of a double-sided
+    piece (Kang tokens, character cards); otherwise the piece has one face."""
+    faces = [s.face for s in spec.stickers if s.face]
+    if faces:
+        return list(dict.fromkeys(faces))
+    places = [(s.x_mm, s.y_mm, s.rot_deg) for s in spec.stickers]
+    if len(places) > 1 and len(set(places)) == 1:
+        return [s.slot for s in spec.stickers]
+    return [None]
+
+
+def showing_stickers(spec: PieceSpec, face: str | None):
+    """The stickers on the face that is up."""
+    faces = piece_faces(spec)
+    if faces == [None]:
+        return list(spec.stickers)
+    if any(s.face for s in spec.stickers):
+        return [s for s in spec.stickers if s.face == face]
+    return [s for s in spec.stickers if s.slot == face]
+
+
+def _validate_camera(cam, source: str) -> dict:
+    if not isinstance(cam, dict):
+        raise SceneError(f"{source}: camera must be an object")
+    model = CameraModel.from_json({"image_size": cam.get("image_size"), "camera_matrix": cam.get("camera_matrix"),
+                                   "dist_coeffs": cam.get("dist_coeffs", [0, 0, 0, 0, 0])}
+                                  if "image_size" in cam and "camera_matrix" in cam else cam,
+                                  source=f"{source}: camera")
+    w, h = model.image_size
+    if int(w) != w or int(h) != h:
+        raise SceneError(f"{source}: camera image_size must be whole pixels, got {json.dumps(cam['image_size'])}")
+    pose = cam.get("pose")
+    if not isinstance(pose, dict):
+        raise SceneError(f"{source}: camera pose must be an object with position_mm/look_at_mm or rvec/tvec")
+    if "rvec" in pose or "tvec" in pose:
+        rvec = _vector(pose.get("rvec"), 3, "camera pose rvec")
+        tvec = _vector(pose.get("tvec"), 3, "camera pose tvec")
+        out_pose = {"rvec": rvec, "tvec": tvec}
+    else:
+        pos = _vector(pose.get("position_mm"), 3, "camera pose position_mm")
+        at = _vector(pose.get("look_at_mm"), 3, "camera pose look_at_mm")
+        roll = _number(pose.get("roll_deg", 0.0), "camera pose roll_deg")
+        if pos[2] <= at[2]:
+            raise SceneError(f"{source}: the camera must look down at the table (position_mm z {pos[2]} "
+                             f"is not above look_at_mm z {at[2]})")
+        look_at_pose(pos, at, roll)  # rejects coinciding points
+        out_pose = {"position_mm": pos, "look_at_mm": at, "roll_deg": roll}
+    dist = list(model.dist_coeffs) + [0.0] * (5 - len(model.dist_coeffs))
+    return {"image_size": [int(w), int(h)], "camera_matrix": [list(r) for r in model.camera_matrix],
+            "dist_coeffs": dist[:5], "pose": out_pose}
+
+
+def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None) -> dict:
+    """Check a scene dict and return a completed copy (defaults filled in).
+
+    Raises SceneError / DuplicateError / UnknownNameError (one line each)."""
+    catalog = catalog or default_catalog()
+    if not isinstance(scene, dict):
+        raise SceneError(f"{source}: a scene must be a JSON object")
+    game = scene.get("game")
+    if game not in GAMES:
+        raise UnknownNameError(f"{source}: unknown game {json.dumps(game)} (choose one of: {', '.join(GAMES)})")
+    out: dict = {"refcam_scene": 1, "game": game, "camera": _validate_camera(scene.get("camera"), source)}
+    for key in ("course", "note", "tags"):
+        if key in scene:
+            out[key] = scene[key]
+
+    table_in = scene.get("table", {})
+    if not isinstance(table_in, dict):
+        raise SceneError(f"{source}: table must be an object")
+    table = dict(DEFAULT_TABLE)
+    table.update(table_in)
+    table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True)
+    table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
+    table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
+    _colour(table["colour"], "table colour")
+    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed"))
+    out["table"] = table
+
+    pieces_in = scene.get("pieces", [])
+    if not isinstance(pieces_in, list):
+        raise SceneError(f"{source}: pieces must be a list")
+    pieces, seen = [], set()
+    for i, p in enumerate(pieces_in):
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str):
+            raise SceneError(f"{source}: piece {i} must be an object with a name, got {json.dumps(p)[:80]}")
+        name = p["name"]
+        spec = catalog.piece(name)  # UnknownNameError quotes the name
+        if name in seen:
+            raise DuplicateError(f"{source}: duplicate piece {name!r}")
+        seen.add(name)
+        faces = piece_faces(spec)
+        face = p.get("face", faces[0])
+        if face not in faces:
+            raise SceneError(f"{source}: piece {name!r} has no face {json.dumps(face)} "
+                             f"(choose one of: {', '.join(str(f) for f in faces)})")
+        q = {"name": name, "x_mm": _number(p.get("x_mm"), f"piece {name!r} x_mm"),
+             "y_mm": _number(p.get("y_mm"), f"piece {name!r} y_mm"),
+             "theta_deg": _number(p.get("theta_deg", 0.0), f"piece {name!r} theta_deg"), "face": face}
+        if p.get("resting_on") is not None:
+            if not isinstance(p["resting_on"], str):
+                raise SceneError(f"{source}: piece {name!r} resting_on must be a piece name")
+            q["resting_on"] = p["resting_on"]
+        pieces.append(q)
+    for q in pieces:
+        if "resting_on" in q and q["resting_on"] not in seen:
+            raise SceneError(f"{source}: piece {q['name']!r} rests on {q['resting_on']!r}, which is not in the scene")
+    out["pieces"] = pieces
+
+    ids: dict[int, str] = {}
+    for q in pieces:
+        for mid in catalog.piece(q["name"]).marker_ids:
+            ids[mid] = q["name"]
+    markers = []
+    for m in scene.get("markers", []) or []:
+        if not isinstance(m, dict):
+            raise SceneError(f"{source}: markers entries must be objects, got {json.dumps(m)[:80]}")
+        mid = m.get("id")
+        if isinstance(mid, bool) or not isinstance(mid, int) or not 0 <= mid < 1000:
+            raise SceneError(f"{source}: marker id must be an integer 0-999, got {json.dumps(mid)}")
+        if mid in ids:
+            raise DuplicateError(f"{source}: duplicate marker id {mid} (also on {ids[mid]!r})")
+        ids[mid] = f"marker {mid}"
+        markers.append({"id": mid, "size_mm": _number(m.get("size_mm"), f"marker {mid} size_mm", positive=True),
+                        "x_mm": _number(m.get("x_mm"), f"marker {mid} x_mm"),
+                        "y_mm": _number(m.get("y_mm"), f"marker {mid} y_mm"),
+                        "theta_deg": _number(m.get("theta_deg", 0.0), f"marker {mid} theta_deg"),
+                        "z_mm": _number(m.get("z_mm", 0.0), f"marker {mid} z_mm", minimum=0.0)})
+    out["markers"] = markers
+
+    eff_in = scene.get("effects", {}) or {}
+    if not isinstance(eff_in, dict):
+        raise SceneError(f"{source}: effects must be an object")
+    eff = json.loads(json.dumps(DEFAULT_EFFECTS))
+    light = dict(eff["lighting"])
+    light.update(eff_in.get("lighting", {}) or {})
+    eff.update({k: v for k, v in eff_in.items() if k != "lighting"})
+    eff["lighting"] = {k: _number(v, f"effects lighting {k}") for k, v in light.items()}
+    eff["noise_sigma"] = _number(eff["noise_sigma"], "effects noise_sigma", minimum=0.0)
+    eff["blur_sigma"] = _number(eff["blur_sigma"], "effects blur_sigma", minimum=0.0)
+    q = _number(eff["jpeg_quality"], "effects jpeg_quality", positive=True)
+    if q > 100:
+        raise SceneError(f"effects jpeg_quality must be 1-100, got {json.dumps(eff['jpeg_quality'])}")
+    eff["jpeg_quality"] = int(q)
+    eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1))
+    eff["seed"] = int(_number(eff["seed"], "effects seed"))
+    out["effects"] = eff
+
+    occs = []
+    for i, o in enumerate(scene.get("occluders", []) or []):
+        if not isinstance(o, dict):
+            raise SceneError(f"{source}: occluder {i} must be an object")
+        kind = o.get("kind", "hand")
+        oo = {"kind": kind, "z_mm": _number(o.get("z_mm", 120.0), f"occluder {i} z_mm", positive=True)}
+        if kind == "hand":
+            oo.update(x_mm=_number(o.get("x_mm"), f"occluder {i} x_mm"), y_mm=_number(o.get("y_mm"), f"occluder {i} y_mm"),
+                      theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"),
+                      scale=_number(o.get("scale", 1.0), f"occluder {i} scale", positive=True),
+                      arm_length_mm=_number(o.get("arm_length_mm", 350.0), f"occluder {i} arm_length_mm", minimum=0.0))
+        elif kind == "ellipse":
+            oo.update(centre_mm=_vector(o.get("centre_mm"), 2, f"occluder {i} centre_mm"),
+                      axes_mm=_vector(o.get("axes_mm"), 2, f"occluder {i} axes_mm", positive=True),
+                      theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"))
+        elif kind == "polygon":
+            pts = o.get("points_mm")
+            if not isinstance(pts, list) or len(pts) < 3:
+                raise SceneError(f"occluder {i} points_mm must list at least 3 [x, y] points")
+            oo["points_mm"] = [_vector(pt, 2, f"occluder {i} points_mm") for pt in pts]
+        else:
+            raise SceneError(f"{source}: occluder {i} has unknown kind {json.dumps(kind)} (hand, ellipse, polygon)")
+        if "colour" in o:
+            _colour(o["colour"], f"occluder {i} colour")
+            oo["colour"] = o["colour"]
+        occs.append(oo)
+    out["occluders"] = occs
+    return out
+
+
+# --- rendering ------------------------------------------------------------------------------
+def camera_pose(camera: dict) -> tuple[np.ndarray, np.ndarray]:
+    """World->camera R (3, 3) and t (3,) of a validated camera."""
+    pose = camera["pose"]
+    if "rvec" in pose:
+        return rotation(pose["rvec"]), np.asarray(pose["tvec"], dtype=np.float64)
+    return look_at_pose(pose["position_mm"], pose["look_at_mm"], pose.get("roll_deg", 0.0))
+
+
+def piece_top_z(catalog: Catalog, spec: PieceSpec, piece: dict, scene_pieces: dict) -> tuple[float, str | None]:
+    """Sticker height of a piece and what it rests on (SPEC section 2: Kang tokens are
+    higher on the board). Without an explicit resting_on, a piece rests on any scene
+    piece listed in its family's top_z_mm_on whose footprint holds its reference point."""
+    fam = catalog.family(spec.family)
+    on = fam.get("top_z_mm_on", {})
+    resting = piece.get("resting_on")
+    if resting is None and on:
+        from shapely.geometry import Point, Polygon
+
+        from .render_draw import PieceFrame
+
+        for base_name in on:
+            base = scene_pieces.get(base_name)
+            if base is None:
+                continue
+            poly = Polygon(PieceFrame(base["x_mm"], base["y_mm"], base["theta_deg"]).apply(
+                catalog.piece(base_name).footprint_polygon()))
+            if poly.contains(Point(piece["x_mm"], piece["y_mm"])):
+                resting = base_name
+                break
+    if resting is not None and resting in on:
+        return float(on[resting]), resting
+    return float(fam["top_z_mm"]), resting
+
+
+def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None = None) -> tuple[np.ndarray, dict]:
+    """Render a scene (validated here if it was not already).
+
+    Returns (image, truth): image (H, W, 3) BGR uint8 before JPEG compression unless
+    apply_jpeg (then it is the decoded JPEG at the scene's quality), truth a JSON-ready dict.
+    """
+    import cv2
+    from shapely.geometry import Polygon
+    from shapely.ops import unary_union
+
+    from .render_canvas import Canvas
+    from .render_draw import PieceFrame, draw_body, draw_sticker, draw_table, occluder_polygons, SKIN
+
+    catalog = catalog or default_catalog()
+    scene = validate_scene(scene, catalog=catalog)  # idempotent: a validated scene passes unchanged
+    cam = scene["camera"]
+    K = np.array(cam["camera_matrix"], dtype=np.float64)
+    dist = np.array(cam["dist_coeffs"], dtype=np.float64)
+    size = tuple(cam["image_size"])
+    R, t = camera_pose(cam)
+    eff = scene["effects"]
+    canvas = Canvas(K, dist, R, t, size, eff["supersample"])
+    canvas.image[:] = _colour(list(FLOOR_RGB), "floor")
+    table = dict(scene["table"])
+    table["colour"] = _colour(table["colour"], "table colour")
+    draw_table(canvas, table)
+
+    qz = catalog.quiet_zone_fraction
+    by_name = {p["name"]: p for p in scene["pieces"]}
+    jobs = []  # (sort key, kind, payload)
+    pose_truth = []
+    for index, p in enumerate(scene["pieces"]):
+        spec = catalog.piece(p["name"])
+        z_top, resting = piece_top_z(catalog, spec, p, by_name)
+        frame = PieceFrame(p["x_mm"], p["y_mm"], p["theta_deg"])
+        ref = np.array([[p["x_mm"], p["y_mm"], z_top]])
+        depth = float((ref @ R.T + t)[0, 2])
+        tiebreak = index if spec.flat else -depth
+        jobs.append(((round(z_top, 4), 0 if spec.flat else 1, tiebreak, index), "piece", (p, spec, frame, z_top)))
+        shown = showing_stickers(spec, p["face"])
+        pose_truth.append({"name": p["name"], "x_mm": p["x_mm"], "y_mm": p["y_mm"], "theta_deg": p["theta_deg"],
+                           "z_mm": z_top, "face": p["face"], "resting_on": resting,
+                           "marker_ids": [s.marker_id for s in shown]})
+    for m in scene["markers"]:
+        jobs.append(((round(m["z_mm"], 4), 0, 1e9 + m["id"], 0), "marker", m))
+    for i, o in enumerate(scene["occluders"]):
+        jobs.append(((round(o["z_mm"], 4), 2, i, 0), "occluder", o))
+    jobs.sort(key=lambda j: j[0])
+
+    sticker_records = []  # (truth dict, order of the marker paint, owner)
+    for _, kind, payload in jobs:
+        if kind == "piece":
+            p, spec, frame, z_top = payload
+            draw_body(canvas, catalog, spec, frame, p["face"], z_top, owner=f"piece:{p['name']}")
+            for st in showing_stickers(spec, p["face"]):
+                corners = frame.apply(st.corners_local())
+                owner = f"sticker:{st.marker_id}"
+                order = draw_sticker(canvas, st.marker_id, corners, z_top, qz, owner)
+                sticker_records.append(({"id": st.marker_id, "piece": p["name"], "slot": st.slot,
+                                         "size_mm": st.size_mm, "z_mm": z_top}, corners, order, owner))
+        elif kind == "marker":
+            m = payload
+            h = m["size_mm"] / 2
+            corners = PieceFrame(m["x_mm"], m["y_mm"], m["theta_deg"]).apply([(-h, h), (h, h), (h, -h), (-h, -h)])
+            owner = f"sticker:{m['id']}"
+            order = draw_sticker(canvas, m["id"], corners, m["z_mm"], qz, owner)
+            sticker_records.append(({"id": m["id"], "piece": None, "slot": None, "size_mm": m["size_mm"],
+                                     "z_mm": m["z_mm"]}, corners, order, owner))
+        else:
+            o = payload
+            colour = _colour(o["colour"], "occluder colour") if "colour" in o else SKIN
+            for poly in occluder_polygons(o):
+                canvas.fill(poly, o["z_mm"], colour, owner="occluder")
+
+    image = canvas.finish()
+    image = apply_effects(image, eff)
+    if apply_jpeg:
+        image = cv2.imdecode(encode_jpeg(image, eff["jpeg_quality"]), cv2.IMREAD_COLOR)
+
+    # --- truth ---
+    rvec = rodrigues(R)
+    stickers_truth = []
+    painted = canvas.painted
+    w, h = size
+    for info, corners, order, owner in sticker_records:
+        z = info["z_mm"]
+        pts3 = np.column_stack([corners, np.full(4, z)])
+        img_pts, _ = cv2.projectPoints(pts3.reshape(-1, 1, 3), rvec, t, K, dist)
+        img_pts = img_pts.reshape(4, 2)
+        ideal, depth = project_ideal(pts3, K, R, t)
+        centre = corners.mean(axis=0)
+        quiet = centre + (corners - centre) * (1 + 2 * qz)
+        ideal_quiet, _ = project_ideal(np.column_stack([quiet, np.full(4, z)]), K, R, t)
+        inside = bool(np.all(depth > 0)
+                      and np.all(img_pts[:, 0] >= IMAGE_MARGIN_PX) and np.all(img_pts[:, 0] <= w - 1 - IMAGE_MARGIN_PX)
+                      and np.all(img_pts[:, 1] >= IMAGE_MARGIN_PX) and np.all(img_pts[:, 1] <= h - 1 - IMAGE_MARGIN_PX)
+                      and _ideal_inside(canvas, ideal))
+        square = Polygon(ideal).buffer(0)
+        whole = Polygon(ideal_quiet).buffer(0)
+        covers = [Polygon(pp.polygon_px).buffer(0) for pp in painted if pp.order > order and pp.owner != owner]
+        covers = [c for c in covers if c.intersects(whole)]
+        cover = unary_union(covers) if covers else None
+        if cover is None or square.area <= 0:
+            frac_square, frac_whole = 1.0, 1.0
+        else:
+            frac_square = 1.0 - square.intersection(cover).area / square.area
+            frac_whole = 1.0 - whole.intersection(cover).area / whole.area
+        side = float(np.mean([np.linalg.norm(img_pts[(k + 1) % 4] - img_pts[k]) for k in range(4)]))
+        occluded = frac_whole < VISIBLE_MIN_FRACTION
+        stickers_truth.append(dict(info, corners_mm=[[round(float(v), 4) for v in row] for row in pts3],
+                                   corners_px=[[round(float(v), 4) for v in row] for row in img_pts],
+                                   centre_px=[round(float(v), 4) for v in img_pts.mean(axis=0)],
+                                   side_px=round(side, 3), visible_fraction=round(max(0.0, frac_square), 4),
+                                   in_image=inside, occluded=bool(occluded), visible=bool(inside and not occluded)))
+    centre_cam = camera_centre(R, t)
+    truth = {
+        "refcam_truth": TRUTH_VERSION,
+        "game": scene["game"],
+        "course": scene.get("course"),
+        "frame": f"{scene['game']} game frame ({catalog.game(scene['game'])['frame_anchor']}), mm, z up",
+        "image_size": [int(w), int(h)],
+        "camera": {"image_size": [int(w), int(h)], "camera_matrix": K.tolist(), "dist_coeffs": dist.tolist(),
+                   "model": "pinhole-radtan", "rms_px": 0.0, "rvec": [float(v) for v in rvec],
+                   "tvec": [float(v) for v in t], "position_mm": [round(float(v), 3) for v in centre_cam],
+                   "tilt_deg": round(tilt_deg(R), 3)},
+        "pieces": pose_truth,
+        "stickers": stickers_truth,
+        "occluders": len(scene["occluders"]),
+        "supersample": canvas.s,
+    }
+    return image, truth
+
+
+def _ideal_inside(canvas, ideal_pts: np.ndarray) -> bool:
+    x0, y0 = canvas.origin
+    return bool(np.all(ideal_pts[:, 0] > x0) and np.all(ideal_pts[:, 0] < x0 + canvas.ideal_w)
+                and np.all(ideal_pts[:, 1] > y0) and np.all(ideal_pts[:, 1] < y0 + canvas.ideal_h))
+
+
+def apply_effects(image: np.ndarray, eff: dict) -> np.ndarray:
+    """Lighting gradient and vignette, optical blur, then sensor noise: (H, W, 3) uint8."""
+    import cv2
+
+    h, w = image.shape[:2]
+    light = eff["lighting"]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    xn, yn = (xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2)
+    a = math.radians(light.get("direction_deg", 0.0))
+    ramp = (math.cos(a) * xn + math.sin(a) * yn) / 2
+    gain = light.get("brightness", 1.0) * (1 + light.get("gradient", 0.0) * ramp) \
+        * (1 - light.get("vignette", 0.0) * 0.5 * (xn * xn + yn * yn) / 2)
+    out = image.astype(np.float32) * gain[:, :, None]
+    if eff["blur_sigma"] > 0:
+        out = cv2.GaussianBlur(out, (0, 0), eff["blur_sigma"])
+    if eff["noise_sigma"] > 0:
+        rng = np.random.default_rng(eff.get("seed", 0))
+        out += rng.normal(0.0, eff["noise_sigma"], out.shape).astype(np.float32)
+    return np.clip(out + 0.5, 0, 255).astype(np.uint8)
+
+
+def encode_jpeg(image: np.ndarray, quality: int) -> np.ndarray:
+    import cv2
+
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise SceneError("could not encode the rendered image as JPEG")
+    return buf
+
+
+def default_truth_path(out_image: str | os.PathLike) -> Path:
+    p = Path(out_image)
+    return p.with_name(p.stem + ".truth.json")
+
+
+def write_render(scene: dict, out_image: str | os.PathLike, truth_path: str | os.PathLike | None = None,
+                 catalog: Catalog | None = None) -> tuple[Path, Path, dict]:
+    """Render a scene to a JPEG (or PNG by extension) and write the truth JSON beside it."""
+    import cv2
+
+    out_image = Path(out_image)
+    truth_path = Path(truth_path) if truth_path else default_truth_path(out_image)
+    for target in (out_image, truth_path):
+        folder = target.parent if str(target.parent) else Path(".")
+        if not folder.is_dir():
+            raise SceneError(f"cannot write {target}: folder {folder} does not exist")
+        if not os.access(folder, os.W_OK):
+            raise SceneError(f"cannot write {target}: folder {folder} is not writable")
+        if target.is_dir():
+            raise SceneError(f"cannot write {target}: it is a folder")
+    ext = out_image.suffix.lower()
+    if ext not in (".jpg", ".jpeg", ".png"):
+        raise SceneError(f"output image {out_image} must end in .jpg, .jpeg or .png")
+    scene = validate_scene(scene, catalog=catalog)
+    image, truth = render_scene(scene, catalog=catalog)
+    if ext == ".png":
+        data = cv2.imencode(".png", image)[1].tobytes()
+    else:
+        data = encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes()
+    try:
+        out_image.write_bytes(data)
+        truth_path.write_text(json.dumps(truth, indent=1) + "\n")
+    except OSError as exc:
+        raise SceneError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    return out_image, truth_path, truth
