@@ -1,0 +1,54 @@
+"""Synthetic sessions for the live tests: tiny PNG frames whose first pixel is the frame
+number, and a fake observe that returns that frame's scripted Observation (no vision)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from referee.observation import Observation, PiecePose
+from vision.session import SessionWriter
+
+FPS = 10.0
+
+
+def pose(name: str, x: float, y: float, theta: float = 0.0, sigma: float = 0.5) -> PiecePose:
+    return PiecePose(name=name, marker_ids=(), x_mm=x, y_mm=y, theta_deg=theta, z_mm=5.0, sigma_mm=sigma,
+                     sigma_theta_deg=0.5)
+
+
+def move_script(game: str = "kang") -> list[Observation]:
+    """30 frames: two pieces still (1 s), one slides 160 mm (0.5 s), all still again (1.5 s)."""
+    a, b = f"{game}/small-1" if game == "kang" else "tornado/boat-1", f"{game}/large-1" if game == "kang" else "tornado/boat-2"
+    frames = [Observation(pieces=(pose(a, -100, -100), pose(b, 60, 20)), game=game) for _ in range(10)]
+    frames += [Observation(pieces=(pose(a, -100 + 32 * i, -100), pose(b, 60, 20)), game=game) for i in range(1, 6)]
+    frames += [Observation(pieces=(pose(a, 60, -100), pose(b, 60, 20)), game=game) for _ in range(15)]
+    return frames
+
+
+def frame_image(i: int, size=(64, 48)) -> np.ndarray:
+    w, h = size
+    img = np.full((h, w, 3), 40, np.uint8)
+    img[0, 0] = (i % 256, i // 256, 0)
+    return img
+
+
+def frame_number(image: np.ndarray) -> int:
+    return int(image[0, 0, 0]) + 256 * int(image[0, 0, 1])
+
+
+def write_session(folder: Path, n: int, game: str = "kang", fps: float = FPS) -> Path:
+    import cv2
+
+    with SessionWriter(folder, game=game, fps=fps) as w:
+        for i in range(n):
+            ok, buf = cv2.imencode(".png", frame_image(i))
+            w.add_encoded(buf.tobytes(), i / fps, ext=".png")
+    return folder
+
+
+def scripted_observe(script: list[Observation]):
+    def observe(image, camera, game):
+        return script[min(frame_number(image), len(script) - 1)]
+    return observe

@@ -1,0 +1,331 @@
+"""Frame sources behind one interface: a webcam, a recorded session folder, a video file.
+
+Iterating a source yields ``(t, image)``: t in seconds from the start of the source,
+image (H, W, 3) BGR uint8. ``source.info`` tells what it is; ``source.status`` is a
+short line for the page ("camera 0 lost; retrying"); warnings (skipped frames) go to
+``source.on_warning`` as they happen and are kept in ``source.warnings``.
+
+* CameraSource: a grabber thread reads the camera continuously and keeps only the
+  newest frame, so the consumer never works through a backlog of stale frames. A
+  camera that stops delivering is reported and reopened every second until it
+  returns or the source is closed.
+* SessionSource: replays a session folder by its manifest timestamps (real time) or
+  as fast as possible; a missing or undecodable frame is skipped with a warning.
+* VideoSource: a video file, paced by its own timestamps or as fast as possible.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from referee.errors import InvalidInputError
+from vision.session import Session, read_session
+
+
+class SourceError(InvalidInputError):
+    """A frame source that cannot be opened (no such camera, unreadable video)."""
+
+
+@dataclass
+class SourceInfo:
+    kind: str  # "camera", "session" or "video"
+    name: str  # what to show: "camera 0", the folder, the file
+    fps: float | None = None  # nominal frame rate, if known
+    game: str | None = None  # the session header's game, if any
+    camera_file: Path | None = None  # a session's own camera.json
+    frame_count: int | None = None
+    loop: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+class FrameSource:
+    info: SourceInfo
+
+    def __init__(self) -> None:
+        self.status = ""
+        self.warnings: list[str] = []
+        self.on_warning: Callable[[str], None] | None = None
+        self.on_status: Callable[[str], None] | None = None
+        self.on_restart: Callable[[], None] | None = None  # a looping source starts again
+        self._closed = threading.Event()
+
+    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
+        raise NotImplementedError
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self.on_warning:
+            self.on_warning(message)
+
+    def set_status(self, message: str) -> None:
+        if message != self.status:
+            self.status = message
+            if self.on_status:
+                self.on_status(message)
+
+    def close(self) -> None:
+        self._closed.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+
+def _decode_file(path: Path) -> np.ndarray:
+    """Read an image, refusing truncated files (vision.imageio) where available."""
+    try:
+        from vision.imageio import load_image
+    except ImportError:  # pragma: no cover - vision.imageio ships with the package
+        import cv2
+
+        img = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if img is None:
+            raise InvalidInputError(f"{path} is not a readable image")
+        return img
+    return load_image(path)
+
+
+class SessionSource(FrameSource):
+    """Replay a session folder (vision.session format)."""
+
+    def __init__(self, folder: str | Path, realtime: bool = True, loop: bool = False, speed: float = 1.0):
+        super().__init__()
+        self.session: Session = read_session(folder)
+        if not self.session.frames:
+            raise SourceError(f"session folder {folder} holds no frames")
+        self.realtime = realtime
+        self.loop = loop
+        self.speed = speed
+        frames = self.session.frames
+        span = frames[-1].t - frames[0].t
+        fps = (len(frames) - 1) / span if span > 0 else None
+        self.info = SourceInfo(kind="session", name=str(folder), fps=self.session.header.get("fps", fps),
+                               game=self.session.game, camera_file=self.session.camera_file,
+                               frame_count=len(frames), loop=loop)
+        self.index = -1  # index of the frame last yielded
+        self.frame_name = ""
+
+    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
+        for w in self.session.warnings:
+            self.warn(w)
+        frames = self.session.frames
+        t_first = frames[0].t
+        period = (frames[-1].t - t_first) + (1.0 / self.info.fps if self.info.fps else 0.1)
+        lap = 0
+        while not self.closed:
+            wall0 = time.monotonic()
+            for entry in frames:
+                if self.closed:
+                    return
+                t = entry.t - t_first
+                if self.realtime:
+                    delay = wall0 + t / self.speed - time.monotonic()
+                    if delay > 0 and self._closed.wait(delay):
+                        return
+                try:
+                    img = _decode_file(entry.path)
+                except InvalidInputError as exc:
+                    if lap == 0:
+                        self.warn(f"{exc}; frame skipped")
+                    continue
+                self.index = entry.index
+                self.frame_name = entry.path.name
+                yield t + lap * period, img
+            if not self.loop:
+                return
+            lap += 1
+            if self.on_restart:
+                self.on_restart()
+
+
+class VideoSource(FrameSource):
+    """Frames of a video file (anything OpenCV's FFmpeg backend reads)."""
+
+    def __init__(self, path: str | Path, realtime: bool = True, loop: bool = False):
+        super().__init__()
+        import cv2
+
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise SourceError(f"no such video file: {self.path}")
+        cap = cv2.VideoCapture(str(self.path))
+        ok, _ = cap.read() if cap.isOpened() else (False, None)
+        fps = cap.get(cv2.CAP_PROP_FPS) if ok else 0.0
+        count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) if ok else 0
+        cap.release()
+        if not ok:
+            raise SourceError(f"{self.path} is not a readable video file")
+        self.realtime = realtime
+        self.loop = loop
+        self.info = SourceInfo(kind="video", name=str(self.path), fps=fps if fps > 0 else None,
+                               frame_count=count or None, loop=loop)
+
+    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
+        import cv2
+
+        fps = self.info.fps or 30.0
+        lap_offset = 0.0
+        while not self.closed:
+            cap = cv2.VideoCapture(str(self.path))
+            wall0 = time.monotonic()
+            n = 0
+            t = 0.0
+            try:
+                while not self.closed:
+                    ok, img = cap.read()
+                    if not ok:
+                        break
+                    t = n / fps
+                    n += 1
+                    if self.realtime:
+                        delay = wall0 + t - time.monotonic()
+                        if delay > 0 and self._closed.wait(delay):
+                            return
+                    yield lap_offset + t, img
+            finally:
+                cap.release()
+            if not self.loop or n == 0:
+                return
+            lap_offset += t + 1.0 / fps
+            if self.on_restart:
+                self.on_restart()
+
+
+def _open_capture(index: int):
+    import cv2
+
+    return cv2.VideoCapture(index)
+
+
+class CameraSource(FrameSource):
+    """A webcam; a grabber thread keeps only the newest frame.
+
+    capture_factory(index) returns an object with isOpened(), read() -> (ok, image),
+    release() (cv2.VideoCapture by default; tests pass a fake).
+    """
+
+    RETRY_S = 1.0
+    READ_FAILS_BEFORE_LOST = 5
+
+    def __init__(self, index: int, capture_factory: Callable[[int], object] = _open_capture,
+                 width: int | None = None, height: int | None = None):
+        super().__init__()
+        self.index = index
+        self._factory = capture_factory
+        cap = capture_factory(index)
+        ok = cap.isOpened()
+        if ok:
+            ok, first = cap.read()
+        if not ok:
+            cap.release()
+            raise SourceError(f"camera {index} does not exist or cannot be opened")
+        if width and height:
+            self._set_size(cap, width, height)
+        self._cap = cap
+        self.info = SourceInfo(kind="camera", name=f"camera {index}", fps=self._fps(cap))
+        self._cond = threading.Condition()
+        self._newest: tuple[float, np.ndarray] | None = None
+        self._seq = 0
+        self._t0 = time.monotonic()
+        self.frames_grabbed = 0
+        self.frames_dropped = 0
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def _fps(cap) -> float | None:
+        try:
+            import cv2
+
+            fps = float(cap.get(cv2.CAP_PROP_FPS))
+        except Exception:  # a fake capture without get()
+            return None
+        return fps if fps > 0 else None
+
+    @staticmethod
+    def _set_size(cap, width: int, height: int) -> None:
+        import cv2
+
+        cap.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+        cap.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._grab_loop, name=f"grab-camera-{self.index}", daemon=True)
+            self._thread.start()
+
+    def _grab_loop(self) -> None:
+        fails = 0
+        cap = self._cap
+        self.set_status(f"camera {self.index} live")
+        while not self.closed:
+            if cap is None:
+                if self._closed.wait(self.RETRY_S):
+                    break
+                cap = self._factory(self.index)
+                if not cap.isOpened():
+                    cap.release()
+                    cap = None
+                    continue
+                fails = 0
+                self.set_status(f"camera {self.index} back")
+            ok, img = cap.read()
+            if not ok or img is None:
+                fails += 1
+                if fails >= self.READ_FAILS_BEFORE_LOST:
+                    cap.release()
+                    cap = None
+                    self.warn(f"camera {self.index} lost; retrying every {self.RETRY_S:g} s")
+                    self.set_status(f"camera {self.index} lost; retrying")
+                else:
+                    time.sleep(0.01)
+                continue
+            fails = 0
+            with self._cond:
+                if self._newest is not None:
+                    self.frames_dropped += 1  # the consumer did not take the previous one: replace it
+                self._newest = (time.monotonic() - self._t0, img)
+                self._seq += 1
+                self.frames_grabbed += 1
+                self._cond.notify_all()
+        if cap is not None:
+            cap.release()
+        with self._cond:
+            self._cond.notify_all()
+
+    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
+        self.start()
+        while not self.closed:
+            with self._cond:
+                while self._newest is None and not self.closed:
+                    self._cond.wait(0.5)
+                item, self._newest = self._newest, None
+            if item is not None:
+                yield item
+
+    def close(self) -> None:
+        super().close()
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=2.0)
+        elif self._cap is not None:
+            self._cap.release()
+
+
+def open_source(camera: int | None = None, replay: str | Path | None = None, video: str | Path | None = None,
+                fast: bool = False, loop: bool = False) -> FrameSource:
+    """The one source the command line names (exactly one of camera / replay / video)."""
+    given = [x is not None for x in (camera, replay, video)]
+    if sum(given) != 1:
+        raise SourceError("choose exactly one source: --camera N, --replay DIR or --video FILE")
+    if camera is not None:
+        return CameraSource(int(camera))
+    if replay is not None:
+        return SessionSource(replay, realtime=not fast, loop=loop)
+    return VideoSource(video, realtime=not fast, loop=loop)
