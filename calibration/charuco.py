@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import cv2
 import numpy as np
@@ -330,12 +330,22 @@ class ViewSelector:
         return len(self.kept) >= self.target
 
 
-def select_views(frames: Iterable[np.ndarray], selector: ViewSelector, board=None) -> list[BoardView]:
-    """Run frames (H, W[, 3]) through detection and the selector until it has its target."""
+def select_views(frames: Iterable[np.ndarray], selector: ViewSelector, board=None,
+                 on_frame: Callable[[int, np.ndarray, BoardView | None, bool, str | None], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> list[BoardView]:
+    """Run frames (H, W[, 3]) through detection and the selector until it has its target,
+    the frames run out or should_stop() says so. on_frame(index, frame, view, kept, reason)
+    is told about every frame (progress printing, saving kept frames)."""
     board = board or charuco_board()
     detector = make_detector(board)
     for i, frame in enumerate(frames):
-        selector.offer(detect_view(frame, board, detector, source=f"frame-{i:04d}"))
+        if should_stop is not None and should_stop():
+            break
+        view = detect_view(frame, board, detector, source=f"frame-{i:04d}")
+        reason = selector.why_rejected(view)
+        kept = selector.offer(view)
+        if on_frame is not None:
+            on_frame(i, frame, view, kept, reason)
         if selector.done:
             break
     return list(selector.kept)

@@ -53,7 +53,7 @@ def _undistorted_grid(camera: SyntheticCamera, supersample: int) -> np.ndarray:
     pts = np.stack([uu.ravel(), vv.ravel()], axis=1).reshape(-1, 1, 2)
     criteria = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
     und = cv2.undistortPoints(pts, camera.K, camera.dist_array, criteria=criteria)
-    return und.reshape(h * s, w * s, 2)
+    return und.reshape(h * s, w * s, 2).astype(np.float32)
 
 
 def pose_looking_at(distance_mm: float, tilt_x_deg: float, tilt_y_deg: float, spin_deg: float,
@@ -90,17 +90,16 @@ def render_view(rvec, tvec, camera: SyntheticCamera = DEFAULT_CAMERA, board=None
     norm_to_plane = np.linalg.inv(plane_to_norm)
     grid = _undistorted_grid(camera, supersample)
     h2, w2 = grid.shape[:2]
-    xy1 = np.concatenate([grid.reshape(-1, 2), np.ones((h2 * w2, 1))], axis=1)
-    plane = xy1 @ norm_to_plane.T
-    in_front = plane[:, 2] > 0  # rays hitting the board's side of the plane
-    X = plane[:, 0] / plane[:, 2]
-    Y = plane[:, 1] / plane[:, 2]
-    # board picture pixel u covers [u, u+1) / px_per_mm, so its centre is at X*ppm - 0.5
-    map_x = ((X + paper_margin_mm) * px_per_mm - 0.5).astype(np.float32)
-    map_y = ((Y + paper_margin_mm) * px_per_mm - 0.5).astype(np.float32)
-    map_x[~in_front] = -1e6
-    map_y[~in_front] = -1e6
-    big = cv2.remap(picture, map_x.reshape(h2, w2), map_y.reshape(h2, w2), cv2.INTER_LINEAR,
+    # normalised (x, y, 1) -> board mm -> board-picture pixel (pixel u covers [u, u+1) / px_per_mm)
+    mm_to_px = np.array([[px_per_mm, 0, paper_margin_mm * px_per_mm - 0.5],
+                         [0, px_per_mm, paper_margin_mm * px_per_mm - 0.5], [0, 0, 1]])
+    H = mm_to_px @ norm_to_plane
+    maps = cv2.perspectiveTransform(grid.reshape(-1, 1, 2), H).reshape(h2, w2, 2)
+    # rays that meet the board plane behind the camera must stay background
+    behind = (grid[..., 0] * norm_to_plane[2, 0] + grid[..., 1] * norm_to_plane[2, 1] + norm_to_plane[2, 2]) <= 0
+    maps[behind] = -1e6
+    map_x, map_y = np.ascontiguousarray(maps[..., 0]), np.ascontiguousarray(maps[..., 1])
+    big = cv2.remap(picture, map_x, map_y, cv2.INTER_LINEAR,
                     borderMode=cv2.BORDER_CONSTANT, borderValue=float(background))
     w, h = camera.image_size
     img = cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA) if supersample > 1 else big
