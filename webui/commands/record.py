@@ -1,0 +1,76 @@
+"""`refcam record`: write a camera's frames to a session folder (crash-safe, vision.session)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("record", help="record a camera to a session folder for `refcam replay`",
+                              description="Record frames and their timestamps; a recording cut off by a crash "
+                                          "replays up to its last whole frame.")
+    p.add_argument("--camera", type=int, required=True, metavar="N", help="webcam index (0 = the first camera)")
+    p.add_argument("--out", required=True, metavar="DIR", help="a new session folder")
+    p.add_argument("--seconds", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
+    p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game on the table (kept in the header)")
+    p.add_argument("--camera-file", metavar="F", help="camera file to keep with the session (camera.json)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.set_defaults(run=run)
+
+
+def record_frames(source, writer, seconds: float | None = None, quality: int = 95) -> int:
+    """Encode and append every frame of source to writer until seconds have passed; returns the count."""
+    import cv2
+
+    t_start = None
+    for t, image in source:
+        if t_start is None:
+            t_start = t
+        if seconds is not None and t - t_start > seconds:
+            break
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if ok:
+            writer.add_encoded(buf.tobytes(), t - t_start)
+    return writer.count
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import shutil
+    from pathlib import Path
+
+    from calibration.camera import CameraModel
+    from referee.errors import InvalidInputError
+    from vision.session import SessionWriter
+    from vision.sources import CameraSource
+
+    if args.seconds is not None and not args.seconds > 0:
+        raise InvalidInputError(f"--seconds {args.seconds} must be a positive number")
+    if args.camera_file:
+        CameraModel.load(args.camera_file)
+    source = CameraSource(args.camera)  # a missing camera fails here, before any folder is made
+    try:
+        writer = SessionWriter(args.out, game=args.game, source=source.info.name, fps=source.info.fps)
+    except BaseException:
+        source.close()
+        raise
+    if args.camera_file:
+        shutil.copyfile(args.camera_file, Path(args.out) / "camera.json")
+    print(f"refcam: recording {source.info.name} to {args.out} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    try:
+        record_frames(source, writer, args.seconds)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        source.close()
+        writer.close()
+    summary = {"out": str(args.out), "frames": writer.count, "seconds": round(time.monotonic() - t0, 2),
+               "warnings": source.warnings}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"refcam: recorded {writer.count} frames in {summary['seconds']} s to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,120 @@
+"""`refcam replay DIR`: rule on a recorded session offline, as fast as possible."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("replay", help="rule on a recorded session and print the timeline of rulings",
+                              description="Observe every frame of a session folder, find the stable states and "
+                                          "print what the referee ruled, in order.")
+    p.add_argument("session", metavar="DIR", help="session folder (manifest.jsonl + frames/)")
+    p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game (default: the session's)")
+    p.add_argument("--course", metavar="C", help="Tornado Splash course")
+    p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
+    p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
+    p.add_argument("--stable-s", type=float, default=0.5, metavar="S", help="calm time before a ruling (default 0.5)")
+    p.add_argument("--json", action="store_true", help="print the rulings as one JSON list on stdout")
+    p.set_defaults(run=run)
+
+
+class Progress:
+    """A bar on a terminal, a few percentage lines otherwise (stderr)."""
+
+    def __init__(self, total: int, stream=None):
+        self.total = max(1, total)
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.last_pct = -1
+
+    def update(self, done: int) -> None:
+        pct = min(100, int(100 * done / self.total))
+        if self.tty:
+            if pct != self.last_pct:
+                bar = "#" * (pct // 4)
+                self.stream.write(f"\rrefcam: replay [{bar:<25}] {pct:3d}% ({done}/{self.total} frames)")
+                self.stream.flush()
+        elif pct // 10 != self.last_pct // 10 or (pct == 100 and self.last_pct != 100):
+            self.stream.write(f"refcam: replay {pct}%\n")
+            self.stream.flush()
+        self.last_pct = pct
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def replay_session(folder, game=None, course=None, weights=None, camera=None, stable_s=0.5, observe=None,
+                   progress=None, on_warning=None) -> tuple[list[dict], str]:
+    """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game."""
+    from referee.registry import make_referee
+    from vision.sources import SessionSource
+    from vision.tracking import TrackerSettings
+    from webui.live import LiveEngine, LiveSettings, pipeline_observe
+
+    source = SessionSource(folder, realtime=False)
+    game = game or source.info.game or "tornado"
+    make_referee(game, course=course, weights=weights)  # refuse bad settings before the long part
+    if camera is None and source.info.camera_file is not None:
+        from calibration.camera import CameraModel
+
+        camera = CameraModel.load(source.info.camera_file)
+    settings = LiveSettings(game=game, course=course, weights=dict(weights or {}), camera=camera,
+                            tracker=TrackerSettings(stable_s=stable_s), stream=False)
+    engine = LiveEngine(source, observe or pipeline_observe, settings)
+    events = engine.events.subscribe()
+    timeline: list[dict] = []
+    n = 0
+    for t, image in source:
+        engine.process(t, image)
+        n += 1
+        while True:
+            ev = events.get(timeout=0)
+            if ev is None:
+                break
+            if ev["type"] == "ruling":
+                timeline.append(dict(ev["ruling"], frame=source.frame_name))
+            elif ev["type"] == "warning" and on_warning:
+                on_warning(ev["message"])
+        if progress:
+            progress.update(n)
+    return timeline, game
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from calibration.camera import CameraModel
+    from referee.registry import parse_weights
+    from vision.session import read_session
+
+    weights = parse_weights(args.weights)
+    camera = CameraModel.load(args.camera_file) if args.camera_file else None
+    total = len(read_session(args.session).frames)
+    progress = Progress(total)
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        if progress.tty:
+            sys.stderr.write("\n")
+        print(f"refcam: warning: {message}", file=sys.stderr)
+
+    try:
+        timeline, game = replay_session(args.session, game=args.game, course=args.course, weights=weights,
+                                        camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn)
+    finally:
+        progress.close()
+    if args.json:
+        print(json.dumps(timeline))
+        return 0
+    if not timeline:
+        print(f"no rulings: the {game} session never settled into a new stable state")
+    for r in timeline:
+        verdict = {True: "LEGAL  ", False: "ILLEGAL", None: "       "}[r.get("legal")]
+        rule = f"  [{r['rule']}]" if r.get("rule") else ""
+        print(f"{r['t']:8.2f} s  {verdict}  {r['summary']}{rule}")
+    return 0

@@ -1,0 +1,138 @@
+"""`refcam serve`: the live page (waitress in front of the Flask app)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from referee.errors import InvalidInputError, RefcamError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+THREADS = 32  # each open tab holds two streams (MJPEG + events) on a worker thread
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("serve", help="the live web page: camera or replay in, rulings out",
+                              description="Serve the live referee page. With no source it replays the bundled "
+                                          "sample session in a loop.")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--camera", type=int, metavar="N", help="webcam index (0 = the first camera)")
+    src.add_argument("--replay", metavar="DIR", help="replay a recorded session folder")
+    src.add_argument("--video", metavar="FILE", help="replay a video file")
+    p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game on the table")
+    p.add_argument("--course", metavar="C", help="Tornado Splash course (e.g. tornado-circuit)")
+    p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
+    p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate`")
+    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this computer only)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--record", metavar="DIR", help="also record the frames to a new session folder")
+    p.add_argument("--fast", action="store_true", help="replay as fast as possible, not in real time")
+    p.add_argument("--loop", action="store_true", help="replay the session or video again and again")
+    p.add_argument("--stable-s", type=float, default=0.5, metavar="S",
+                   help="seconds the table must stay still before a ruling (default 0.5)")
+    p.set_defaults(run=run)
+
+
+def bundled_sessions_dir() -> Path:
+    import webui
+
+    return Path(webui.__file__).resolve().parents[1] / "samples" / "sessions"
+
+
+def bundled_session(game: str | None) -> Path:
+    root = bundled_sessions_dir()
+    folder = root / (game or "tornado")
+    if not (folder / "manifest.jsonl").is_file():
+        raise InvalidInputError(f"no bundled sample session at {folder}; give a source: --camera N, "
+                                f"--replay DIR or --video FILE")
+    return folder
+
+
+def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
+    """Open everything the page needs (source, camera file, recorder); raises RefcamError on bad input."""
+    from calibration.camera import CameraModel
+    from referee.catalog import default_catalog
+    from referee.registry import make_referee, parse_weights
+    from vision.session import SessionWriter
+    from vision.sources import SessionSource, open_source
+    from vision.tracking import TrackerSettings
+
+    weights = parse_weights(args.weights)
+    if args.course:
+        from webui.app import course_names
+
+        if args.course not in course_names():
+            raise InvalidInputError(f"unknown course {args.course!r} (known: {', '.join(course_names())})")
+    if args.stable_s is not None and not (0.0 <= args.stable_s <= 30.0):
+        raise InvalidInputError(f"--stable-s {args.stable_s} must be between 0 and 30 seconds")
+    camera = CameraModel.load(args.camera_file) if args.camera_file else None
+    if args.camera is None and args.replay is None and args.video is None:
+        source = SessionSource(bundled_session(args.game), realtime=not args.fast, loop=True)
+    else:
+        source = open_source(camera=args.camera, replay=args.replay, video=args.video, fast=args.fast,
+                             loop=args.loop)
+    game = args.game or source.info.game or "tornado"
+    default_catalog().game(game)
+    make_referee(game, course=args.course, weights=weights)  # refuse a bad course/weights before serving
+    if camera is None and source.info.camera_file is not None:
+        camera = CameraModel.load(source.info.camera_file)
+    recorder = None
+    if args.record:
+        recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
+    return {"SOURCE": source, "GAME": game, "COURSE": args.course, "WEIGHTS": weights, "CAMERA": camera,
+            "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False}
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (0 < args.port < 65536):
+        raise InvalidInputError(f"--port {args.port} is not a port number (1-65535)")
+    config = build_engine_config(args)
+    source = config["SOURCE"]
+    try:
+        from waitress.server import create_server
+
+        from webui.app import create_app
+
+        app = create_app(config)
+        engine = app.extensions["refcam_engine"]
+        try:
+            # waitress flushes each write at once (send_bytes defaults to 1 byte), so an event
+            # goes out as soon as it is yielded; a slow client's backlog is bounded per stream.
+            server = create_server(app, host=args.host, port=args.port, threads=THREADS,
+                                   outbuf_high_watermark=4 * 1024 * 1024, channel_timeout=60,
+                                   connection_limit=200, ident="refcam")
+        except OSError as exc:
+            if exc.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+                raise RefcamError(f"port {args.port} on {args.host} is already in use "
+                                  f"(another refcam? choose one with --port)") from None
+            raise RefcamError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    except BaseException:
+        source.close()
+        if config.get("RECORDER") is not None:
+            config["RECORDER"].close()
+        raise
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
+              f"the network", file=sys.stderr)
+    url_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+    print(f"refcam: {engine.settings.game} referee on {source.info.name}: open http://{url_host}:"
+          f"{server.effective_port}/  (Ctrl-C to stop)", file=sys.stderr, flush=True)
+
+    def _terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
+    engine.start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        engine.stop()
+        server.close()
+    if args.record:
+        print(f"refcam: recorded {config['RECORDER'].count} frames to {args.record}", file=sys.stderr)
+    return 0

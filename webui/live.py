@@ -1,0 +1,428 @@
+"""The live engine: source -> observe -> stable-state tracker -> referee -> events.
+
+One thread pulls frames from the source, observes each, feeds the tracker and hands
+every new stable state to the game's referee. What it learns goes out through two
+broadcasters with one queue per client:
+
+* ``frames``: annotated JPEGs for the MJPEG stream; each client keeps only the newest
+  frame (a slow client skips frames, it never falls behind);
+* ``events``: dicts for server-sent events (rulings, status, state, warnings); each
+  client has a bounded queue that drops its oldest entry when full, and a client that
+  connects late first gets the rulings log so far.
+
+Every event carries ``entry_ms``: the wall-clock time (ms) at which the frame that
+caused it entered the engine, so the page can measure frame-to-ruling latency.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import queue
+import re
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from referee.errors import RefcamError
+from referee.observation import Observation
+from referee.registry import GAME_TITLES, make_referee
+from referee.rulings import GameReferee, Ruling
+from vision.sources import FrameSource
+from vision.tracking import IN_PLAY, StableStateTracker, TrackerSettings, TrackerUpdate
+
+ObserveFn = Callable[[np.ndarray, Any, str], Observation]
+
+_CLOSED = object()
+
+
+class Subscription:
+    """One client's queue. get() returns the next item, None on timeout, or raises StopIteration when closed."""
+
+    def __init__(self, maxsize: int):
+        self._q: queue.Queue = queue.Queue(maxsize=maxsize)
+        self.dropped = 0
+        self.delivered = 0
+
+    def put(self, item) -> None:
+        while True:
+            try:
+                self._q.put_nowait(item)
+                return
+            except queue.Full:
+                try:
+                    self._q.get_nowait()  # drop the oldest for a slow client
+                    self.dropped += 1
+                except queue.Empty:
+                    pass
+
+    def get(self, timeout: float | None = None):
+        try:
+            item = self._q.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if item is _CLOSED:
+            raise StopIteration
+        self.delivered += 1
+        return item
+
+
+class Broadcaster:
+    """Publish to every subscribed client; each has its own bounded queue."""
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self._subs: set[Subscription] = set()
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def subscribe(self, backlog: list | None = None) -> Subscription:
+        sub = Subscription(self.maxsize)
+        with self._lock:
+            for item in backlog or ():
+                sub.put(item)
+            if self.closed:
+                sub.put(_CLOSED)
+            self._subs.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        with self._lock:
+            self._subs.discard(sub)
+
+    def publish(self, item) -> None:
+        with self._lock:
+            subs = list(self._subs)
+        for sub in subs:
+            sub.put(item)
+
+    @property
+    def clients(self) -> int:
+        with self._lock:
+            return len(self._subs)
+
+    def close(self) -> None:
+        with self._lock:
+            self.closed = True
+            subs = list(self._subs)
+        for sub in subs:
+            sub.put(_CLOSED)
+
+
+@dataclass
+class LiveSettings:
+    game: str = "tornado"
+    course: str | None = None
+    weights: dict[str, float] = field(default_factory=dict)
+    camera: Any = None  # calibration.camera.CameraModel or None
+    tracker: TrackerSettings = field(default_factory=TrackerSettings)
+    stream_max_width: int = 960
+    jpeg_quality: int = 80
+    stream: bool = True  # draw and encode the annotated frames (off for offline replay)
+    log_size: int = 500
+
+
+class LiveEngine:
+    def __init__(self, source: FrameSource, observe: ObserveFn, settings: LiveSettings | None = None,
+                 referee_factory: Callable[..., GameReferee] = make_referee, recorder=None):
+        self.source = source
+        self.observe = observe
+        self.settings = settings or LiveSettings()
+        self.referee_factory = referee_factory
+        self.recorder = recorder  # vision.session.SessionWriter or None
+        self.frames = Broadcaster(maxsize=1)
+        self.events = Broadcaster(maxsize=1000)
+        self.tracker = StableStateTracker(self.settings.tracker)
+        self.referee: GameReferee = self._new_referee()
+        self._lock = threading.RLock()
+        self._seq = itertools.count(1)
+        self.log: collections.deque = collections.deque(maxlen=self.settings.log_size)
+        self.status = IN_PLAY
+        self.source_status = ""
+        self.latest_jpeg: bytes | None = None
+        self.latest_update: TrackerUpdate | None = None
+        self.stable_obs: Observation | None = None
+        self.stable_image: np.ndarray | None = None
+        self.stable_t: float | None = None
+        self.frames_in = 0
+        self.fps = 0.0
+        self.done = threading.Event()  # the source ran out
+        self.error: str | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._warned: set[str] = set()
+        self._restart_pending = False
+        self._H = None
+        source.on_warning = self._source_warning
+        source.on_status = self._source_status
+        source.on_restart = self._source_restart
+
+    # ----- configuration -------------------------------------------------------------
+    def _new_referee(self) -> GameReferee:
+        s = self.settings
+        return self.referee_factory(s.game, course=s.course, weights=dict(s.weights))
+
+    def configure(self, game: str | None = None, course: str | None = None,
+                  weights: dict[str, float] | None = None) -> None:
+        """Switch game, course or boat weights: a fresh referee and tracker (raises RefcamError on bad input)."""
+        with self._lock:
+            new = replace(self.settings, game=game or self.settings.game,
+                          course=course if course is not None else self.settings.course,
+                          weights=dict(weights) if weights is not None else dict(self.settings.weights))
+            referee = self.referee_factory(new.game, course=new.course, weights=dict(new.weights))
+            self.settings, self.referee = new, referee
+            self.tracker.reset()
+            self.stable_obs, self.stable_image, self.stable_t = None, None, None
+            self.log.clear()
+        self._publish({"type": "config", "config": self.config_json()})
+        self._publish({"type": "state", "state": self.state_json()})
+
+    def config_json(self) -> dict:
+        s = self.settings
+        return {"game": s.game, "game_title": GAME_TITLES.get(s.game, s.game), "course": s.course,
+                "weights": s.weights, "source": self.source.info.name, "source_kind": self.source.info.kind,
+                "camera_file": bool(s.camera), "settle": s.game == "tornado"}
+
+    def state_json(self) -> dict:
+        with self._lock:
+            try:
+                return self.referee.state_json()
+            except Exception as exc:  # a referee bug must not take the page down
+                return {"error": f"{type(exc).__name__}: {exc}"}
+
+    # ----- events --------------------------------------------------------------------
+    def _publish(self, event: dict, entry_ms: float | None = None, keep: bool = False) -> dict:
+        event = dict(event)
+        event["seq"] = next(self._seq)
+        event["entry_ms"] = entry_ms
+        event["sent_ms"] = time.time() * 1000.0
+        if keep:
+            self.log.append(event)
+        self.events.publish(event)
+        return event
+
+    def backlog(self) -> list[dict]:
+        """What a newly connected client needs: config, state, status, then the rulings log."""
+        with self._lock:
+            head = [{"type": "config", "config": self.config_json()},
+                    {"type": "state", "state": self.state_json()},
+                    self._status_event()]
+            return [dict(e, seq=0, entry_ms=None) for e in head] + list(self.log)
+
+    def _status_event(self) -> dict:
+        u = self.latest_update
+        return {"type": "status", "status": self.status, "source_status": self.source_status,
+                "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
+                "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
+                "error": self.error}
+
+    def _warn(self, message: str, entry_ms: float | None = None) -> None:
+        self._publish({"type": "warning", "message": message}, entry_ms, keep=True)
+
+    def _source_warning(self, message: str) -> None:
+        self._warn(message)
+
+    def _source_status(self, message: str) -> None:
+        self.source_status = message
+        self._publish(self._status_event())
+
+    def _source_restart(self) -> None:
+        self._restart_pending = True
+
+    # ----- the loop ------------------------------------------------------------------
+    def start(self) -> "LiveEngine":
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.run, name="live-engine", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.source.close()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        self.frames.close()
+        self.events.close()
+        if self.recorder is not None:
+            self.recorder.close()
+
+    def run(self) -> None:
+        """Process the source until it ends or stop() is called."""
+        fps_t0, fps_n = time.monotonic(), 0
+        try:
+            for t, image in self.source:
+                if self._stop.is_set():
+                    break
+                self.process(t, image)
+                fps_n += 1
+                now = time.monotonic()
+                if now - fps_t0 >= 1.0:
+                    self.fps = fps_n / (now - fps_t0)
+                    fps_t0, fps_n = now, 0
+                    self._publish(self._status_event())
+        except RefcamError as exc:
+            self.error = str(exc)
+            self._warn(f"source stopped: {exc}")
+        finally:
+            self.done.set()
+            self._publish(self._status_event())
+
+    def process(self, t: float, image: np.ndarray, entry_ms: float | None = None) -> list[Ruling]:
+        """One frame through observe, tracker and referee; returns the rulings it caused."""
+        entry_ms = time.time() * 1000.0 if entry_ms is None else entry_ms
+        self.frames_in += 1
+        if self._restart_pending:
+            self._restart_pending = False
+            self.configure()
+            self._publish({"type": "restart", "message": "the replay starts again: a new game"}, entry_ms)
+        if self.recorder is not None:
+            self._record(image, t)
+        with self._lock:
+            game, camera = self.settings.game, self.settings.camera
+        try:
+            obs = self.observe(image, camera, game)
+        except RefcamError as exc:
+            # e.g. a hand over every sticker: an empty table for the tracker, which remembers the pieces
+            if type(exc).__name__ != "NoStickersError":
+                self._warn_once(f"cannot observe this frame: {exc}", entry_ms)
+            obs = Observation(pieces=(), game=game)
+        for w in obs.warnings:
+            self._warn_once(w, entry_ms)
+        rulings: list[Ruling] = []
+        with self._lock:
+            update = self.tracker.update(obs, t)
+            self.latest_update = update
+            status_changed = update.status != self.status
+            self.status = update.status
+            if update.new_stable is not None:
+                self.stable_obs, self.stable_image, self.stable_t = update.new_stable, image, t
+                try:
+                    rulings = list(self.referee.observe_stable(update.new_stable, t))
+                except RefcamError as exc:
+                    self._warn(f"the referee could not rule: {exc}", entry_ms)
+        if status_changed or update.new_stable is not None:
+            self._publish(self._status_event(), entry_ms)
+        for r in rulings:
+            self._publish({"type": "ruling", "ruling": r.to_json()}, entry_ms, keep=True)
+        if update.new_stable is not None:
+            self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
+        if self.settings.stream and (self.frames.clients or self.latest_jpeg is None):
+            self._publish_frame(image, obs, update, game)
+        return rulings
+
+    def _warn_once(self, message: str, entry_ms: float | None) -> None:
+        key = re.sub(r"[-+]?\d[\d.]*", "#", message)  # the same warning with other numbers is not news
+        if key not in self._warned:
+            self._warned.add(key)
+            self._warn(message, entry_ms)
+
+    def _record(self, image: np.ndarray, t: float) -> None:
+        import cv2
+
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        if ok:
+            try:
+                self.recorder.add_encoded(buf.tobytes(), t)
+            except OSError as exc:
+                self._warn_once(f"recording stopped: {exc.strerror or exc}", None)
+                self.recorder = None
+
+    def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate, game: str) -> None:
+        import cv2
+
+        from webui.overlay import draw_overlay, fit_image_from_game
+
+        H = fit_image_from_game(obs)
+        if H is not None:
+            self._H = H
+        elif obs.pieces:
+            self._H = None
+        annotated = draw_overlay(image, obs, update.pieces, update.hidden, game, update.status, self._H)
+        h, w = annotated.shape[:2]
+        if w > self.settings.stream_max_width:
+            f = self.settings.stream_max_width / w
+            annotated = cv2.resize(annotated, (self.settings.stream_max_width, int(round(h * f))),
+                                   interpolation=cv2.INTER_AREA)
+        ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.settings.jpeg_quality])
+        if ok:
+            self.latest_jpeg = buf.tobytes()
+            self.frames.publish(self.latest_jpeg)
+
+    # ----- settle it -------------------------------------------------------------------
+    def settle(self) -> dict:
+        """Freeze the newest stable state: the photo-finish picture (PNG bytes) and its measures."""
+        with self._lock:
+            obs, image, t, game = self.stable_obs, self.stable_image, self.stable_t, self.settings.game
+            course, weights, camera = self.settings.course, dict(self.settings.weights), self.settings.camera
+            referee = self.referee
+        if obs is None or image is None:
+            raise RefcamError("no stable state yet: wait until the table is still")
+        return photo_finish(image, obs, t, game=game, course=course, weights=weights, camera=camera,
+                            referee=referee)
+
+
+def pipeline_observe(image: np.ndarray, camera, game: str | None) -> Observation:
+    """vision.pipeline.observe, keeping the sticker detections (for the overlay's homography).
+
+    No sticker in view (a hand over the table) is an empty observation, not an error.
+    """
+    from referee.catalog import default_catalog
+    from vision import detect, pipeline
+
+    catalog = default_catalog()
+    found = detect.detect_all(image, catalog)
+    dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
+    h, w = image.shape[:2]
+    try:
+        obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found)
+    except pipeline.NoStickersError:
+        return Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
+    return replace(obs, extra={**obs.extra, "detections": dets})
+
+
+def png_bytes(image: np.ndarray) -> bytes:
+    import cv2
+
+    ok, buf = cv2.imencode(".png", image)
+    if not ok:  # pragma: no cover - encoding a valid array does not fail
+        raise RefcamError("could not encode the picture as PNG")
+    return buf.tobytes()
+
+
+def jpeg_part(jpeg: bytes) -> bytes:
+    """One part of a multipart/x-mixed-replace MJPEG stream."""
+    return (b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: " + str(len(jpeg)).encode()
+            + b"\r\n\r\n" + jpeg + b"\r\n")
+
+
+def sse_message(event: dict) -> bytes:
+    import json
+
+    data = json.dumps(event, separators=(",", ":"))
+    return f"id: {event.get('seq', 0)}\nevent: {event['type']}\ndata: {data}\n\n".encode()
+
+
+
+def photo_finish(image: np.ndarray, obs: Observation, t: float, *, game: str, course: str | None,
+                 weights: dict[str, float], camera, referee: GameReferee) -> dict:
+    """The picture that explains the newest stable state, with its measures.
+
+    Tornado Splash: the photo-finish helper (webui.photofinish) draws zones, boundary
+    lines and each boat's measure. Returns {"png": bytes, "measures": dict, "t": float}.
+    """
+    try:
+        from webui import photofinish
+    except ImportError:
+        photofinish = None
+    if photofinish is not None and hasattr(photofinish, "settle_picture"):
+        result = photofinish.settle_picture(image, obs, course=course, weights=weights, camera=camera)
+        return {"png": result["png"], "measures": result.get("measures", {}), "t": t}
+    from webui.overlay import draw_overlay, fit_image_from_game
+
+    H = fit_image_from_game(obs)
+    pic = draw_overlay(image, obs, obs.pieces, (), game, "stable", H)
+    state = referee.state_json()
+    return {"png": png_bytes(pic), "measures": state, "t": t}
