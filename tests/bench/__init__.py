@@ -1,0 +1,1 @@
+"""Benchmarks: modules runnable as `python -m tests.bench.NAME`, printing figures and baselines."""

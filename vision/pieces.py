@@ -1,0 +1,139 @@
+"""Parallax-correct piece poses with an honest uncertainty.
+
+A sticker on a 15 mm kayak pawn seen 35 degrees off vertical sits ~10 mm away from
+where a table-plane mapping would put it, so each sticker's corners are cut with the
+plane at the sticker's own height (catalog top_z_mm). Every sticker of one piece is
+fitted together: the piece pose (x, y, theta) that best reprojects all its corners,
+given the camera pose.
+
+Uncertainty (per piece, 3x3 covariance of x, y, theta):
+* corner noise: sigma_px per corner (corner_sigma_px: grows for small and blurred
+  markers), propagated through the reprojection Jacobian, (J^T J)^-1;
+* camera pose: the table fit's own covariance, propagated with the sensitivity of the
+  piece pose to the camera parameters, S = -(Jp^T Jp)^-1 Jp^T Jc;
+* a floor for what the model does not capture (sticker cut/placement, print scale).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .table_pose import StickerObs, TablePose, fit_rigid_2d, intersect_plane
+
+# Corner noise model (px): sqrt(base^2 + (k_small / side)^2 + (k_blur * edge_rms)^2),
+# fitted on synthetic and rendered pictures (see tests/bench/accuracy.py).
+CORNER_SIGMA_BASE_PX = 0.06
+CORNER_SIGMA_SMALL = 1.6
+CORNER_SIGMA_BLUR = 0.25
+# Position floor (mm): printed sticker scale and placement on the piece.
+POSITION_FLOOR_MM = 0.08
+THETA_FLOOR_DEG = 0.05
+
+
+def corner_sigma_px(side_px: float, edge_rms_px: float = 0.0, source: str = "full") -> float:
+    """Standard uncertainty of one detected corner coordinate, in pixels."""
+    s = math.sqrt(CORNER_SIGMA_BASE_PX ** 2 + (CORNER_SIGMA_SMALL / max(side_px, 4.0)) ** 2
+                  + (CORNER_SIGMA_BLUR * edge_rms_px) ** 2)
+    if edge_rms_px == 0.0:
+        s *= 2.0  # edge refinement failed: OpenCV's own corners are coarser
+    return s
+
+
+@dataclass
+class PieceFit:
+    pose: tuple[float, float, float]  # x, y (mm), theta (rad) in the table-pose reference frame
+    cov: np.ndarray  # (3, 3)
+    rms_sigma: float  # rms whitened reprojection residual
+
+
+def _project(X, R, t, fx, fy, cx, cy):
+    Xc = X @ R.T + t
+    return np.stack([fx * Xc[:, 0] / Xc[:, 2] + cx, fy * Xc[:, 1] / Xc[:, 2] + cy], axis=1)
+
+
+def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | None = None) -> PieceFit:
+    """Pose of one piece from its stickers with the camera fixed at tp (Gauss-Newton on reprojection)."""
+    K = tp.K()
+    loc = np.concatenate([s.local_mm for s in stickers])
+    zs = np.concatenate([np.full(4, z_override if z_override is not None else s.z_mm) for s in stickers])
+    obs = np.concatenate([s.ideal_px for s in stickers])
+    sig = np.concatenate([np.full(4, s.sigma_px) for s in stickers])
+    world = np.concatenate([intersect_plane(s.ideal_px, zs[4 * i], tp.rvec, tp.tvec, K)
+                            for i, s in enumerate(stickers)])
+    w = np.repeat(1.0 / np.array([s.sigma_px for s in stickers]) ** 2, 4)
+    pose = np.array(fit_rigid_2d(loc, world, w))
+    nf = tp._ncam - 6
+    cam = np.concatenate([tp.rvec, tp.tvec] + ([np.array([tp.f])] if nf else []))
+    ratio = tp.intrinsics.fy / tp.intrinsics.fx
+    cx, cy = tp.intrinsics.cx, tp.intrinsics.cy
+
+    def resid(cam_p, piece_p):
+        R = cv2.Rodrigues(cam_p[:3])[0]
+        fx = cam_p[6] if nf else tp.intrinsics.fx
+        fy = fx * ratio if nf else tp.intrinsics.fy
+        x, y, th = piece_p
+        c, s = math.cos(th), math.sin(th)
+        X = np.stack([x + c * loc[:, 0] - s * loc[:, 1], y + s * loc[:, 0] + c * loc[:, 1], zs], axis=1)
+        return ((_project(X, R, cam_p[3:6], fx, fy, cx, cy) - obs) / sig[:, None]).ravel()
+
+    def jac_piece(piece_p):
+        J = np.empty((2 * len(obs), 3))
+        r0 = resid(cam, piece_p)
+        for j, h in enumerate((1e-4, 1e-4, 1e-6)):
+            dp = piece_p.copy()
+            dp[j] += h
+            J[:, j] = (resid(cam, dp) - r0) / h
+        return r0, J
+
+    for _ in range(6):
+        r, J = jac_piece(pose)
+        step = np.linalg.lstsq(J, -r, rcond=None)[0]
+        pose = pose + step
+        if np.abs(step[:2]).max() < 1e-5 and abs(step[2]) < 1e-8:
+            break
+    r, Jp = jac_piece(pose)
+    Jc = np.empty((len(r), len(cam)))
+    for j in range(len(cam)):
+        h = 1e-7 if j < 3 else (1e-4 if j < 6 else 1e-3)
+        dc = cam.copy()
+        dc[j] += h
+        Jc[:, j] = (resid(dc, pose) - r) / h
+    A = Jp.T @ Jp
+    A_inv = np.linalg.inv(A + 1e-12 * np.eye(3))
+    dof = max(1, len(r) - 3)
+    chi2 = float(r @ r) / dof
+    cov_own = A_inv * max(1.0, chi2)
+    S = -A_inv @ Jp.T @ Jc
+    cov = cov_own + S @ tp.camera_cov @ S.T
+    return PieceFit(pose=(float(pose[0]), float(pose[1]), float(pose[2])), cov=cov,
+                    rms_sigma=float(math.sqrt(chi2)))
+
+
+def sigma_from_cov(cov: np.ndarray) -> tuple[float, float]:
+    """(sigma_mm per axis, isotropic; sigma_theta_deg) from a (3, 3) covariance, plus the floors."""
+    var_xy = max(0.0, float(cov[0, 0] + cov[1, 1]) / 2.0)
+    sigma_mm = math.sqrt(var_xy + POSITION_FLOOR_MM ** 2)
+    sigma_th = math.sqrt(math.degrees(math.sqrt(max(0.0, float(cov[2, 2])))) ** 2 + THETA_FLOOR_DEG ** 2)
+    return sigma_mm, sigma_th
+
+
+def transform_pose(pose, cov, frame):
+    """Express a (x, y, theta) pose and its covariance in another frame.
+
+    frame: (x0, y0, phi) = that frame's origin and heading in the current frame.
+    """
+    x0, y0, phi = frame
+    c, s = math.cos(-phi), math.sin(-phi)
+    dx, dy = pose[0] - x0, pose[1] - y0
+    new = (c * dx - s * dy, s * dx + c * dy, pose[2] - phi)
+    Rm = np.eye(3)
+    Rm[:2, :2] = [[c, -s], [s, c]]
+    return new, Rm @ cov @ Rm.T
+
+
+def wrap_deg(a: float) -> float:
+    return (a + 180.0) % 360.0 - 180.0

@@ -1,0 +1,254 @@
+"""One image -> an Observation: every piece in view, in millimetres in the game frame, with sigma.
+
+detect stickers -> undistort corners -> camera pose from the flat stickers (table_pose)
+-> each piece's parallax-correct pose and covariance (pieces) -> game frame (the
+game's anchor piece; table corner or camera-plane frame as fall-backs, with a warning).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+import cv2
+import numpy as np
+
+from referee.catalog import Catalog, default_catalog
+from referee.errors import RefcamError
+from referee.observation import Observation, PiecePose
+
+from . import detect
+from .pieces import PieceFit, corner_sigma_px, fit_piece, sigma_from_cov, transform_pose, wrap_deg
+from .table_pose import Intrinsics, StickerObs, TablePoseError, solve_table_pose
+
+# Below this sticker side (px) the detector misses some markers (see tests/bench/accuracy.py).
+RELIABLE_SIDE_PX = 16.0
+# Without a camera file: focal-length starting guesses (x the longer image side) for the fit.
+FOCAL_GUESSES = (0.55, 0.8, 1.2, 1.8)
+# Without a camera file, unmodelled lens distortion and principal point: relative model error.
+NO_CAMERA_REL_ERROR = 0.003
+NO_CAMERA_FLOOR_MM = 0.4
+
+
+class NoStickersError(RefcamError):
+    """No sticker of the catalog is in view."""
+
+
+def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Catalog | None = None,
+            detections: detect.DetectionResult | None = None) -> Observation:
+    """Pieces in one (H, W, 3) BGR image, in the game frame (mm), with uncertainty.
+
+    camera: calibration.camera.CameraModel or None (then the focal length is estimated
+    from the flat stickers and sigma widened). game: "kang", "kayak", "tornado" or None
+    to infer it from the ids in view. Raises NoStickersError when no known sticker shows.
+    """
+    catalog = catalog or default_catalog()
+    h, w = image.shape[:2]
+    if camera is not None:
+        camera.check_image_size(w, h)
+    result = detections or detect.detect_all(image, catalog)
+    warnings: list[str] = []
+    if not result.detections:
+        extra = f" (other ArUco ids seen: {', '.join(map(str, result.unknown_ids[:10]))})" if result.unknown_ids else ""
+        raise NoStickersError(f"no refcam stickers found in the {w}x{h} image{extra}")
+
+    # --- which pieces: duplicates, faces, game --------------------------------------------
+    counts = Counter(d.marker_id for d in result.detections)
+    dets = []
+    for d in result.detections:
+        if counts[d.marker_id] > 1:
+            continue
+        dets.append(d)
+    by_piece: dict[str, list] = defaultdict(list)
+    for d in dets:
+        by_piece[catalog.sticker(d.marker_id).piece].append(d)
+    for mid in sorted(m for m, n in counts.items() if n > 1):
+        name = catalog.sticker(mid).piece
+        warnings.append(f"sticker id {mid} ({name}) is seen {counts[mid]} times but there is one such piece: "
+                        f"{name} left out")
+        by_piece.pop(name, None)
+    for name in list(by_piece):
+        faces = {_face_of(catalog, d.marker_id) for d in by_piece[name]} - {None}
+        if len(faces) > 1:
+            warnings.append(f"{name} shows both faces ({', '.join(sorted(faces))}): two copies? left out")
+            del by_piece[name]
+    games = Counter(catalog.piece(n).game for n in by_piece for _ in by_piece[n])
+    game_counts = {g: c for g, c in games.items() if g != "table"}
+    if game is None:
+        game = max(game_counts, key=game_counts.get) if game_counts else None
+    for g in sorted(game_counts):
+        if g != game:
+            names = sorted(n for n in by_piece if catalog.piece(n).game == g)
+            warnings.append(f"{len(names)} piece(s) of {g} ignored while observing {game}: {', '.join(names[:5])}")
+            for n in names:
+                del by_piece[n]
+    if not by_piece:
+        raise NoStickersError(f"no usable refcam stickers in the {w}x{h} image")
+
+    # --- undistorted corners -----------------------------------------------------------------
+    if camera is not None:
+        K, dist = camera.K, camera.dist
+        intr = Intrinsics(K[0, 0], K[1, 1], K[0, 2], K[1, 2], focal_free=False)
+    else:
+        f0 = FOCAL_GUESSES[1] * max(w, h)
+        intr = Intrinsics(f0, f0, (w - 1) / 2.0, (h - 1) / 2.0, focal_free=True)
+    obs_by_piece: dict[str, list[StickerObs]] = {}
+    for name, ds in by_piece.items():
+        lst = []
+        for d in ds:
+            st = catalog.sticker(d.marker_id)
+            if camera is not None:
+                ideal = cv2.undistortPoints(d.corners.reshape(-1, 1, 2), K, dist, None, K).reshape(4, 2)
+            else:
+                ideal = d.corners.copy()
+            lst.append(StickerObs(marker_id=d.marker_id, piece=name, ideal_px=ideal,
+                                  local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
+                                  sigma_px=corner_sigma_px(d.side_px, d.edge_rms_px, d.source), size_mm=st.size_mm,
+                                  side_px=d.side_px))
+        obs_by_piece[name] = lst
+
+    # --- table plane and reference piece ---------------------------------------------------------
+    flat = {n: o for n, o in obs_by_piece.items() if catalog.piece(n).flat}
+    plane_from_tops = False
+    if not flat:
+        flat = dict(obs_by_piece)
+        plane_from_tops = True
+        warnings.append("no flat sticker (board, tiles, gate, cards, table corners) in view: the table plane "
+                        "comes from the piece tops, which may tilt; positions are less certain")
+    anchor = catalog.game(game)["frame_anchor"] if game else None
+    frame_kind = "piece"
+    if anchor in flat:
+        reference = anchor
+    else:
+        corners = sorted(n for n in flat if n.startswith("table/corner"))
+        if corners:
+            reference, frame_kind = corners[0], "table-corner"
+        else:
+            reference = max(flat, key=lambda n: sum(s.side_px for s in flat[n]) * (1 + len(flat[n])))
+            frame_kind = "camera-plane"
+        if anchor:
+            warnings.append(f"{anchor} (the {game} frame anchor) is not in view: poses are in the "
+                            + ("frame of " + reference if frame_kind == "table-corner" else
+                               "camera-plane frame (origin under the image centre, +x to the image right)")
+                            + ", not the game frame")
+    tp = _solve(flat, reference, intr, camera is None, w, h)
+    for n in tp.outliers:
+        warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
+                        f"table-plane estimate, its pose is less certain")
+
+    # --- the frame poses are reported in ----------------------------------------------------------
+    if frame_kind == "camera-plane":
+        frame_pose = _camera_plane_frame(tp, w, h)
+    else:
+        frame_pose = (0.0, 0.0, 0.0)
+    frame_info = {"kind": frame_kind, "anchor": reference if frame_kind != "camera-plane" else None,
+                  "game_frame": frame_kind == "piece", "camera_file": camera is not None,
+                  "focal_px": round(tp.f, 1), "tilt_deg": round(tp.tilt_deg(), 1),
+                  "camera_distance_mm": round(float(np.linalg.norm(tp.camera_centre())), 1),
+                  "plane_fit_rms_sigma": round(tp.rms_sigma, 2)}
+    if frame_kind == "camera-plane":
+        frame_info["description"] = "camera-plane frame: origin where the optical axis meets the table"
+
+    # --- every piece -------------------------------------------------------------------------------
+    poses: list[PiecePose] = []
+    for name in sorted(obs_by_piece):
+        spec = catalog.piece(name)
+        sts = obs_by_piece[name]
+        z_used = sts[0].z_mm
+        if name in tp.piece_poses and name not in tp.outliers and not plane_from_tops:
+            fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
+        else:
+            fit = fit_piece(sts, tp)
+            if spec.family == "kang/kangaroo":
+                # on the board the token sits on the 2 mm board (catalog top_z_mm_on)
+                z_on = catalog.sticker_top_z(catalog.sticker(sts[0].marker_id), "kang/board")
+                if z_on != z_used and _on_kang_board(fit.pose, tp, frame_pose, frame_kind, catalog):
+                    fit = fit_piece(sts, tp, z_override=z_on)
+                    z_used = z_on
+            if name in tp.outliers:
+                fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
+        pose, cov = transform_pose(fit.pose, fit.cov, frame_pose)
+        sigma_mm, sigma_th = sigma_from_cov(cov)
+        if camera is None:
+            dist_mm = math.hypot(pose[0], pose[1])
+            sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)
+        face = None
+        faces = {_face_of(catalog, s.marker_id) for s in sts} - {None}
+        if faces:
+            face = faces.pop()
+        poses.append(PiecePose(name=name, marker_ids=tuple(sorted(s.marker_id for s in sts)),
+                               x_mm=pose[0], y_mm=pose[1], theta_deg=wrap_deg(math.degrees(pose[2])), z_mm=z_used,
+                               sigma_mm=sigma_mm, sigma_theta_deg=sigma_th, face=face,
+                               size_px=min(s.side_px for s in sts)))
+
+    warnings.extend(_size_warnings(poses, catalog))
+    if camera is None:
+        warnings.append(f"no camera file: focal length estimated from the stickers ({tp.f:.0f} px), lens "
+                        f"distortion not corrected; positions carry ~{NO_CAMERA_FLOOR_MM} mm + "
+                        f"{NO_CAMERA_REL_ERROR * 100:.1f}% of the distance from the origin more uncertainty "
+                        "(run `refcam calibrate` for a camera file)")
+    return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
+                       warnings=tuple(warnings), game=game, image_size=(w, h))
+
+
+def _solve(flat, reference, intr: Intrinsics, focal_free: bool, w: int, h: int):
+    if not focal_free:
+        return solve_table_pose(flat, reference, intr)
+    best, err = None, None
+    for g in FOCAL_GUESSES:
+        try:
+            tp = solve_table_pose(flat, reference, intr, f_init=g * max(w, h))
+        except (TablePoseError, np.linalg.LinAlgError, ValueError) as exc:
+            err = exc
+            continue
+        if tp.f > 0.2 * max(w, h) and (best is None or tp.cost < best.cost - 1e-9):
+            best = tp
+    if best is None:
+        raise TablePoseError(f"cannot estimate the camera from the stickers in view ({err})")
+    return best
+
+
+def _camera_plane_frame(tp, w, h):
+    """(x0, y0, phi): where the optical axis meets the table, heading = image +x on the table."""
+    from .table_pose import intersect_plane
+    K = tp.K()
+    pts = intersect_plane(np.array([[K[0, 2], K[1, 2]], [K[0, 2] + 100.0, K[1, 2]]]), 0.0, tp.rvec, tp.tvec, K)
+    d = pts[1] - pts[0]
+    return float(pts[0, 0]), float(pts[0, 1]), math.atan2(d[1], d[0])
+
+
+def _on_kang_board(pose_ref, tp, frame_pose, frame_kind, catalog) -> bool:
+    """Is a token inside the Kang board's outline (board frame)?"""
+    if tp.reference != "kang/board" and "kang/board" not in tp.piece_poses:
+        return False
+    bx, by, bth = tp.piece_poses.get("kang/board", (0.0, 0.0, 0.0))
+    c, s = math.cos(-bth), math.sin(-bth)
+    dx, dy = pose_ref[0] - bx, pose_ref[1] - by
+    lx, ly = c * dx - s * dy, s * dx + c * dy
+    half = float(catalog.game("kang").get("board_half_extent_mm", 170))
+    return abs(lx) < half and abs(ly) < half
+
+
+def _face_of(catalog: Catalog, marker_id: int) -> str | None:
+    """Which face a sticker shows: its slot's face, or the slot name of a double-sided piece."""
+    st = catalog.sticker(marker_id)
+    if st.face:
+        return st.face
+    spec = catalog.piece(st.piece)
+    same_spot = [o for o in spec.stickers if o.slot != st.slot and (o.x_mm, o.y_mm) == (st.x_mm, st.y_mm)]
+    return st.slot if same_spot else None
+
+
+def _size_warnings(poses: list[PiecePose], catalog: Catalog) -> list[str]:
+    small: dict[str, list[PiecePose]] = defaultdict(list)
+    for p in poses:
+        if p.size_px < RELIABLE_SIDE_PX:
+            small[catalog.piece(p.name).family].append(p)
+    out = []
+    for fam, ps in sorted(small.items()):
+        mm = catalog.family(fam)["sticker_mm"]
+        worst = min(p.size_px for p in ps)
+        out.append(f"{fam} stickers ({mm} mm) show only {worst:.0f} px wide here; below {RELIABLE_SIDE_PX:.0f} px "
+                   f"detection is no longer reliable: lower or move the camera closer, use a 4K camera, or print "
+                   f"larger stickers")
+    return out

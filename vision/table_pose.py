@@ -1,0 +1,432 @@
+"""Where the camera is relative to the table, from every flat sticker at its known height.
+
+Model: the camera pose (R, t) maps table-frame points X to camera points R X + t. Each
+flat piece (board, tiles, gate, cards ...) is rigid with an unknown in-plane pose
+(x, y, theta); one reference piece is held at the identity, which fixes the frame.
+Its stickers' corners lie at (piece layout, z = sticker height). All corners of all
+flat pieces are fitted jointly (Levenberg-Marquardt with an analytic Jacobian and Huber weights, residuals
+whitened by each corner's noise), initialised from IPPE square solutions per sticker.
+A piece whose corners still disagree with the common plane (bumped, tilted, lifted)
+is dropped from the plane and the fit repeated.
+
+Without a camera file the focal length joins the unknowns (principal point at the
+image centre, no distortion assumed): flat stickers of known size on one plane fix
+it only loosely, so callers widen sigma.
+
+Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from referee.errors import RefcamError
+
+
+class TablePoseError(RefcamError):
+    """The stickers in view do not determine where the table is."""
+
+
+@dataclass
+class Intrinsics:
+    """Ideal pinhole intrinsics; focal_free: the focal length is an unknown (no camera file)."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    focal_free: bool = False
+
+    def K(self, f: float | None = None) -> np.ndarray:
+        fx = f if f is not None else self.fx
+        fy = f * self.fy / self.fx if f is not None else self.fy
+        return np.array([[fx, 0, self.cx], [0, fy, self.cy], [0, 0, 1]], dtype=np.float64)
+
+
+@dataclass
+class StickerObs:
+    """One detected sticker: (4, 2) ideal-pixel corners TL,TR,BR,BL, its local (4, 2) corners in
+    its piece frame (mm), height z (mm) and corner noise sigma (px)."""
+
+    marker_id: int
+    piece: str
+    ideal_px: np.ndarray
+    local_mm: np.ndarray
+    z_mm: float
+    sigma_px: float
+    size_mm: float
+    side_px: float
+
+
+@dataclass
+class TablePose:
+    rvec: np.ndarray  # (3,) table -> camera
+    tvec: np.ndarray  # (3,)
+    f: float  # focal length used (fx)
+    intrinsics: Intrinsics
+    reference: str  # piece held at the identity
+    piece_poses: dict  # flat piece name -> (x, y, theta_rad) in the reference frame
+    piece_cov: dict  # flat piece name -> (3, 3) covariance of (x, y, theta_rad)
+    camera_cov: np.ndarray  # (6 or 7, 6 or 7) covariance of (rvec, tvec[, f])
+    outliers: list = field(default_factory=list)  # pieces left out of the plane fit
+    rms_sigma: float = 0.0  # rms whitened residual of the plane fit
+    cost: float = 0.0  # robust cost at the solution
+    used_pieces: list = field(default_factory=list)
+
+    @property
+    def R(self) -> np.ndarray:
+        return cv2.Rodrigues(self.rvec)[0]
+
+    def K(self) -> np.ndarray:
+        return self.intrinsics.K(self.f if self.intrinsics.focal_free else None)
+
+    def camera_centre(self) -> np.ndarray:
+        return -self.R.T @ self.tvec
+
+    def tilt_deg(self) -> float:
+        """Angle between the optical axis and the table normal (0 = looking straight down)."""
+        return math.degrees(math.acos(abs(float(self.R[2, 2]))))
+
+
+def rot_z(theta: float) -> np.ndarray:
+    c, s = math.cos(theta), math.sin(theta)
+    return np.array([[c, -s], [s, c]])
+
+
+def piece_points(local_mm: np.ndarray, z: float | np.ndarray, pose) -> np.ndarray:
+    """(N, 2) local piece coordinates -> (N, 3) table points for pose (x, y, theta_rad)."""
+    x, y, th = pose
+    c, s = math.cos(th), math.sin(th)
+    out = np.empty((len(local_mm), 3))
+    out[:, 0] = x + c * local_mm[:, 0] - s * local_mm[:, 1]
+    out[:, 1] = y + s * local_mm[:, 0] + c * local_mm[:, 1]
+    out[:, 2] = z
+    return out
+
+
+def project_ideal(X: np.ndarray, rvec, tvec, K: np.ndarray) -> np.ndarray:
+    """(N, 3) table points -> (N, 2) ideal pixels."""
+    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
+    Xc = X @ R.T + tvec
+    return np.stack([K[0, 0] * Xc[:, 0] / Xc[:, 2] + K[0, 2], K[1, 1] * Xc[:, 1] / Xc[:, 2] + K[1, 2]], axis=1)
+
+
+def intersect_plane(ideal_px: np.ndarray, z: float, rvec, tvec, K: np.ndarray) -> np.ndarray:
+    """(N, 2) ideal pixels -> (N, 2) table (x, y) where their rays meet the plane at height z."""
+    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
+    C = -R.T @ tvec
+    rays_c = np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
+                       np.ones(len(ideal_px))], axis=1)
+    rays = rays_c @ R  # R.T @ ray
+    lam = (z - C[2]) / rays[:, 2]
+    return C[None, :2] + lam[:, None] * rays[:, :2]
+
+
+def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | None = None):
+    """Least-squares (x, y, theta) with world ~ R(theta) local + (x, y); (N, 2) each."""
+    w = np.ones(len(local)) if weights is None else weights
+    w = w / w.sum()
+    ml = (w[:, None] * local).sum(axis=0)
+    mw = (w[:, None] * world).sum(axis=0)
+    a, b = local - ml, world - mw
+    sxx = (w * (a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1])).sum()
+    sxy = (w * (a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0])).sum()
+    th = math.atan2(sxy, sxx)
+    t = mw - rot_z(th) @ ml
+    return float(t[0]), float(t[1]), th
+
+
+def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
+    """Both IPPE solutions for one square marker: list of (rvec, tvec, reprojection rms px)."""
+    h = size_mm / 2
+    obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], dtype=np.float64)
+    try:
+        n, rvecs, tvecs, errs = cv2.solvePnPGeneric(obj, ideal_px.reshape(4, 1, 2).astype(np.float64), K, None,
+                                                    flags=cv2.SOLVEPNP_IPPE_SQUARE)
+    except cv2.error:
+        return []
+    return [(rvecs[i].ravel(), tvecs[i].ravel(), float(np.ravel(errs)[i]) if errs is not None else 0.0)
+            for i in range(n)]
+
+
+def _consensus_normal(stickers: list[StickerObs], K: np.ndarray) -> np.ndarray | None:
+    """The table normal in camera coordinates most flat stickers agree on (IPPE is two-fold ambiguous)."""
+    cands = []
+    for s in stickers:
+        for rvec, tvec, err in ippe_square(s.ideal_px, s.size_mm, K):
+            n = cv2.Rodrigues(rvec)[0][:, 2]
+            cands.append((n, s.side_px))
+    if not cands:
+        return None
+    best, best_score = None, -1.0
+    for n, _ in cands:
+        score = sum(wt for m, wt in cands if float(n @ m) > math.cos(math.radians(8)))
+        if score > best_score:
+            best, best_score = n, score
+    agree = np.array([m * wt for m, wt in cands if float(best @ m) > math.cos(math.radians(8))])
+    n = agree.sum(axis=0)
+    return n / np.linalg.norm(n)
+
+
+def _init_camera(ref: list[StickerObs], K: np.ndarray, normal: np.ndarray | None):
+    """Camera pose (rvec, tvec) from the reference piece's stickers (piece at the identity)."""
+    best = None
+    for s in sorted(ref, key=lambda s: -s.side_px)[:1]:
+        for rvec, tvec, err in ippe_square(s.ideal_px, s.size_mm, K):
+            n = cv2.Rodrigues(rvec)[0][:, 2]
+            score = -float(n @ normal) if normal is not None else err
+            if best is None or score < best[0]:
+                best = (score, rvec, tvec, s)
+    if best is None:
+        raise TablePoseError("no usable flat sticker to find the table plane")
+    _, rvec_s, tvec_s, s = best
+    # sticker pose in its piece: centre = mean of local corners, +x = TL->TR direction
+    Rs = cv2.Rodrigues(rvec_s)[0]
+    centre = s.local_mm.mean(axis=0)
+    dx = s.local_mm[1] - s.local_mm[0]
+    rot = math.atan2(dx[1], dx[0])
+    # piece -> sticker: p_sticker = Rz(-rot) (p_piece - centre) - (0,0,z) ; camera = Rs p_sticker + ts
+    Rz = np.eye(3)
+    Rz[:2, :2] = rot_z(-rot)
+    R = Rs @ Rz
+    t = tvec_s - Rs @ Rz @ np.array([centre[0], centre[1], s.z_mm])
+    rvec = cv2.Rodrigues(R)[0].ravel()
+    if len(ref) > 1:
+        obj = np.concatenate([np.column_stack([r.local_mm, np.full(4, r.z_mm)]) for r in ref])
+        img = np.concatenate([r.ideal_px for r in ref])
+        ok, rv, tv = cv2.solvePnP(obj, img.reshape(-1, 1, 2), K, None, rvec.reshape(3, 1).copy(),
+                                  t.reshape(3, 1).copy(), useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE)
+        if ok:
+            rvec, t = rv.ravel(), tv.ravel()
+    return rvec, t
+
+
+def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
+                     f_init: float | None = None, outlier_sigma: float = 6.0) -> TablePose:
+    """Joint fit of the camera pose and the in-plane poses of the flat pieces in `groups`.
+
+    groups: piece name -> its detected stickers (all flat, or used as flat); reference: the
+    piece held at the identity (must be in groups).
+    """
+    names = [reference] + sorted(n for n in groups if n != reference)
+    outliers: list[str] = []
+    while True:
+        pose = _solve_once({n: groups[n] for n in names if n not in outliers}, reference, intrinsics, f_init)
+        # per-piece rms whitened residual; drop the worst clear outlier and refit
+        worst, worst_rms = None, 0.0
+        for n, rms in pose.extra_rms.items():
+            if n != reference and rms > outlier_sigma and rms > worst_rms:
+                worst, worst_rms = n, rms
+        active = [n for n in names if n not in outliers]
+        if worst is None or len(active) <= 2:
+            tp = pose.table_pose
+            tp.outliers = outliers
+            return tp
+        outliers.append(worst)
+
+
+@dataclass
+class _Solve:
+    table_pose: TablePose
+    extra_rms: dict
+
+
+def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
+    names = [reference] + sorted(n for n in groups if n != reference)
+    f0 = f_init if intrinsics.focal_free and f_init else intrinsics.fx
+    K0 = intrinsics.K(f0 if intrinsics.focal_free else None)
+    all_st = [s for n in names for s in groups[n]]
+    normal = _consensus_normal(all_st, K0)
+    rvec, tvec = _init_camera(groups[reference], K0, normal)
+    poses = {reference: (0.0, 0.0, 0.0)}
+    for n in names[1:]:
+        loc = np.concatenate([s.local_mm for s in groups[n]])
+        wor = np.concatenate([intersect_plane(s.ideal_px, s.z_mm, rvec, tvec, K0) for s in groups[n]])
+        poses[n] = fit_rigid_2d(loc, wor)
+    nf = 1 if intrinsics.focal_free else 0
+    ncam = 6 + nf
+    # flattened observations
+    loc, zs, obs, sig, owner = [], [], [], [], []
+    for k, n in enumerate(names):
+        for s in groups[n]:
+            loc.append(s.local_mm)
+            zs.append(np.full(4, s.z_mm))
+            obs.append(s.ideal_px)
+            sig.append(np.full(4, s.sigma_px))
+            owner.append(np.full(4, k))
+    loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
+    sig, owner = np.concatenate(sig), np.concatenate(owner)
+    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf)
+    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
+    state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
+                   np.array([poses[n] for n in names], dtype=np.float64))
+    state, r, J, wts = model.levenberg_marquardt(state)
+    if nf and (not np.isfinite(state.f) or state.f <= 0):
+        raise TablePoseError("could not estimate the focal length from the stickers in view")
+    npar = J.shape[1]
+    Jw = J * np.sqrt(np.repeat(wts, 2))[:, None]
+    JtJ = Jw.T @ Jw
+    try:
+        cov = np.linalg.inv(JtJ + 1e-12 * np.eye(npar))
+    except np.linalg.LinAlgError:
+        cov = np.linalg.pinv(JtJ)
+    rw = r * np.sqrt(np.repeat(wts, 2))
+    dof = max(1, len(r) - npar)
+    chi2 = float(rw @ rw) / dof
+    cov *= max(1.0, chi2)
+    rr = r.reshape(-1, 2)
+    per_piece_rms = {}
+    for k, n in enumerate(names):
+        m = owner == k
+        per_piece_rms[n] = float(np.sqrt((rr[m] ** 2).sum(axis=1).mean() / 2.0))
+    piece_poses, piece_cov = {reference: (0.0, 0.0, 0.0)}, {reference: np.zeros((3, 3))}
+    for k, n in enumerate(names[1:], start=1):
+        c0 = ncam + 3 * (k - 1)
+        piece_poses[n] = tuple(float(v) for v in state.poses[k])
+        piece_cov[n] = cov[c0:c0 + 3, c0:c0 + 3]
+    rvec_out = cv2.Rodrigues(state.R)[0].ravel()
+    # covariance of the local rotation increment equals that of rvec to first order near the solution
+    tp = TablePose(rvec=rvec_out, tvec=state.t.copy(), f=float(state.f), intrinsics=intrinsics, reference=reference,
+                   piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
+                   rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names))
+    tp._ncam = ncam
+    return _Solve(tp, per_piece_rms)
+
+
+HUBER_K = 3.0  # corners further than this many sigma are down-weighted
+
+
+def _robust_cost(r: np.ndarray) -> float:
+    d = np.sqrt((r.reshape(-1, 2) ** 2).sum(axis=1))
+    return float(np.where(d <= HUBER_K, 0.5 * d ** 2, HUBER_K * d - 0.5 * HUBER_K ** 2).sum())
+
+
+def _rvec_cov(R: np.ndarray, cov_cam: np.ndarray) -> np.ndarray:
+    """Map the covariance of a left rotation increment to that of the rotation vector (numerically)."""
+    rv0 = cv2.Rodrigues(R)[0].ravel()
+    Jr = np.empty((3, 3))
+    h = 1e-6
+    for j in range(3):
+        d = np.zeros(3)
+        d[j] = h
+        Jr[:, j] = (cv2.Rodrigues(cv2.Rodrigues(d)[0] @ R)[0].ravel() - rv0) / h
+    T = np.eye(len(cov_cam))
+    T[:3, :3] = Jr
+    return T @ cov_cam @ T.T
+
+
+@dataclass
+class _State:
+    R: np.ndarray
+    t: np.ndarray
+    f: float
+    poses: np.ndarray  # (n_pieces, 3); row 0 = reference, held at 0
+
+
+class _PlaneModel:
+    """Reprojection residuals (whitened) and their analytic Jacobian for the joint plane fit."""
+
+    def __init__(self, loc, zs, obs, sig, owner, n_pieces, intr: Intrinsics, nf: int):
+        self.loc, self.zs, self.obs, self.sig, self.owner = loc, zs, obs, sig, owner
+        self.n_pieces, self.intr, self.nf = n_pieces, intr, nf
+        self.ratio = intr.fy / intr.fx
+
+    def residuals(self, st: _State, with_jac: bool = False):
+        p = st.poses[self.owner]
+        c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
+        lx, ly = self.loc[:, 0], self.loc[:, 1]
+        X = np.stack([p[:, 0] + c * lx - s * ly, p[:, 1] + s * lx + c * ly, self.zs], axis=1)
+        RX = X @ st.R.T
+        Xc = RX + st.t
+        fx = st.f if self.nf else self.intr.fx
+        fy = fx * self.ratio if self.nf else self.intr.fy
+        iz = 1.0 / Xc[:, 2]
+        u = fx * Xc[:, 0] * iz + self.intr.cx
+        v = fy * Xc[:, 1] * iz + self.intr.cy
+        r = (np.stack([u, v], axis=1) - self.obs) / self.sig[:, None]
+        if not with_jac:
+            return r.ravel(), None
+        n = len(X)
+        # d(u,v)/dXc : (n, 2, 3)
+        D = np.zeros((n, 2, 3))
+        D[:, 0, 0] = fx * iz
+        D[:, 0, 2] = -fx * Xc[:, 0] * iz ** 2
+        D[:, 1, 1] = fy * iz
+        D[:, 1, 2] = -fy * Xc[:, 1] * iz ** 2
+        D /= self.sig[:, None, None]
+        ncam = 6 + self.nf
+        npar = ncam + 3 * (self.n_pieces - 1)
+        J = np.zeros((n, 2, npar))
+        # rotation (left increment): dXc/d(delta) = -[RX]x
+        a = RX
+        skew = np.zeros((n, 3, 3))
+        skew[:, 0, 1], skew[:, 0, 2] = a[:, 2], -a[:, 1]
+        skew[:, 1, 0], skew[:, 1, 2] = -a[:, 2], a[:, 0]
+        skew[:, 2, 0], skew[:, 2, 1] = a[:, 1], -a[:, 0]
+        J[:, :, 0:3] = D @ skew
+        J[:, :, 3:6] = D
+        if self.nf:
+            J[:, 0, 6] = Xc[:, 0] * iz / self.sig
+            J[:, 1, 6] = self.ratio * Xc[:, 1] * iz / self.sig
+        # piece pose: dX/dx = e1, dX/dy = e2, dX/dtheta = (-s lx - c ly, c lx - s ly, 0)
+        dX = np.zeros((n, 3, 3))
+        dX[:, 0, 0] = 1.0
+        dX[:, 1, 1] = 1.0
+        dX[:, 0, 2] = -s * lx - c * ly
+        dX[:, 1, 2] = c * lx - s * ly
+        Jp = D @ (st.R[None, :, :] @ dX)  # (n, 2, 3)
+        for k in range(1, self.n_pieces):
+            m = self.owner == k
+            c0 = ncam + 3 * (k - 1)
+            J[m, :, c0:c0 + 3] = Jp[m]
+        return r.ravel(), J.reshape(2 * n, npar)
+
+    def apply(self, st: _State, delta: np.ndarray) -> _State:
+        R = cv2.Rodrigues(delta[:3].reshape(3, 1))[0] @ st.R
+        t = st.t + delta[3:6]
+        f = st.f + (delta[6] if self.nf else 0.0)
+        poses = st.poses.copy()
+        poses[1:] += delta[6 + self.nf:].reshape(-1, 3)
+        return _State(R, t, f, poses)
+
+    def weights(self, r: np.ndarray) -> np.ndarray:
+        d = np.sqrt((r.reshape(-1, 2) ** 2).sum(axis=1))
+        return np.where(d <= HUBER_K, 1.0, HUBER_K / np.maximum(d, 1e-12))
+
+    def levenberg_marquardt(self, st: _State, iterations: int = 40):
+        r, J = self.residuals(st, True)
+        wts = self.weights(r)
+        cost = _robust_cost(r)
+        lam = 1e-3
+        for _ in range(iterations):
+            w2 = np.repeat(wts, 2)
+            A = J.T @ (J * w2[:, None])
+            g = J.T @ (w2 * r)
+            dA = np.diag(np.diag(A)) + 1e-9 * np.eye(len(A))
+            improved = False
+            for _ in range(8):
+                try:
+                    delta = np.linalg.solve(A + lam * dA, -g)
+                except np.linalg.LinAlgError:
+                    lam *= 10
+                    continue
+                cand = self.apply(st, delta)
+                r2, _ = self.residuals(cand)
+                c2 = _robust_cost(r2) if np.all(np.isfinite(r2)) else np.inf
+                if c2 < cost:
+                    improved = True
+                    st, lam = cand, max(lam / 5, 1e-9)
+                    break
+                lam *= 10
+            if not improved:
+                break
+            r, J = self.residuals(st, True)
+            old, cost = cost, _robust_cost(r)
+            wts = self.weights(r)
+            if old - cost < 1e-8 * max(1.0, old):
+                break
+        return st, r, J, wts
