@@ -458,18 +458,24 @@ def apply_effects(image: np.ndarray, eff: dict) -> np.ndarray:
 
     h, w = image.shape[:2]
     light = eff["lighting"]
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    xn, yn = (xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2)
+    # the gain field is smooth: compute it on a small grid and scale it up
+    gw, gh = 64, max(2, int(round(64 * h / w)))
+    yy, xx = np.mgrid[0:gh, 0:gw].astype(np.float32)
+    xn, yn = (xx + 0.5) / gw * 2 - 1, (yy + 0.5) / gh * 2 - 1
     a = math.radians(light.get("direction_deg", 0.0))
     ramp = (math.cos(a) * xn + math.sin(a) * yn) / 2
     gain = light.get("brightness", 1.0) * (1 + light.get("gradient", 0.0) * ramp) \
         * (1 - light.get("vignette", 0.0) * 0.5 * (xn * xn + yn * yn) / 2)
-    out = image.astype(np.float32) * gain[:, :, None]
+    gain = cv2.resize(gain.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    out = image.astype(np.float32)
+    out *= gain[:, :, None]
     if eff["blur_sigma"] > 0:
         out = cv2.GaussianBlur(out, (0, 0), eff["blur_sigma"])
     if eff["noise_sigma"] > 0:
         rng = np.random.default_rng(eff.get("seed", 0))
-        out += rng.normal(0.0, eff["noise_sigma"], out.shape).astype(np.float32)
+        noise = rng.standard_normal(out.shape, dtype=np.float32)
+        noise *= np.float32(eff["noise_sigma"])
+        out += noise
     return np.clip(out + 0.5, 0, 255).astype(np.uint8)
 
 
