@@ -1,0 +1,257 @@
+"""Racing cards on the table: their shape and movement spaces (catalog racing-card
+kinds), which card a boat stands on, and the placement checks across a round.
+
+Each violation names the rule and cites its rulebook section.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from shapely.geometry import Point as SPoint
+from shapely.geometry import Polygon
+
+from referee.catalog import Catalog, default_catalog
+from referee.observation import Observation, PiecePose
+
+from . import geometry as g
+
+CARD_PREFIX = "tornado/card-"
+BOAT_PREFIX = "tornado/boat-"
+TABLE_CORNERS = ("table/corner-1", "table/corner-2", "table/corner-3", "table/corner-4")
+# Not in the catalog: the white circle of a movement space's boat symbol, which
+# decides whether a space is covered (Overlapping Player Cards). Assumed radius.
+WHITE_CIRCLE_RADIUS_MM = 5.0
+# Cards turning by at most this much more than a right angle are still accepted,
+# to absorb the pose uncertainty of hand-laid cards (FAQ, turning back on itself).
+MAX_TURN_DEG = 90.0
+
+
+@dataclass(frozen=True)
+class Space:
+    """One movement space: its centre and the white bracket at its front (game frame)."""
+
+    index: int
+    centre: g.Point
+    bracket: tuple[g.Point, g.Point]  # the bracket's two ends, across the card
+    bracket_x: float  # in the card frame
+
+
+@dataclass(frozen=True)
+class Card:
+    """A racing card as laid: pose, outline (game frame), movement spaces, sigma."""
+
+    name: str
+    deck: int
+    kind: str
+    pose: PiecePose
+    outline: tuple[g.Point, ...]
+    spaces: tuple[Space, ...]
+    length: float
+    width: float
+    diagonals: tuple[dict, ...] = field(default=(), hash=False, compare=False)
+
+    @property
+    def centre(self) -> g.Point:
+        return (self.pose.x_mm, self.pose.y_mm)
+
+    @property
+    def theta(self) -> float:
+        return self.pose.theta_deg
+
+    @property
+    def boat(self) -> str:
+        # Player Setup: each boat comes with its own 20-card racing deck, deck d = boat d.
+        return f"{BOAT_PREFIX}{self.deck}"
+
+    def polygon(self) -> Polygon:
+        return Polygon(self.outline)
+
+    def local(self, p: g.Point) -> g.Point:
+        return g.to_local(self.centre, self.theta, p)
+
+    def sigma_at(self, local_x: float) -> float:
+        """Position uncertainty of a point local_x along the card's centre line."""
+        sth = math.radians(self.pose.sigma_theta_deg) if self.pose.sigma_theta_deg > 0 else \
+            2 * self.pose.sigma_mm / (2 * 41.0)
+        return math.hypot(self.pose.sigma_mm, local_x * sth)
+
+
+def card_from_pose(pose: PiecePose, catalog: Catalog | None = None) -> Card:
+    catalog = catalog or default_catalog()
+    spec = catalog.piece(pose.name)
+    kind_name = spec.attrs.get("kind", "straight-1")
+    kind = catalog.racing_card_kind(kind_name)
+    length, width = (float(v) for v in spec.footprint["size_mm"])
+    c, th = (pose.x_mm, pose.y_mm), pose.theta_deg
+    outline = tuple(g.to_world(c, th, q) for q in
+                    ((-length / 2, -width / 2), (length / 2, -width / 2), (length / 2, width / 2), (-length / 2, width / 2)))
+    spaces = []
+    for i, sp in enumerate(kind["spaces"]):
+        bx = float(sp["bracket_x"])
+        # The bracket is drawn across the card: taken as the card's full width (assumption).
+        spaces.append(Space(i, g.to_world(c, th, (float(sp["centre_x"]), 0.0)),
+                            (g.to_world(c, th, (bx, -width / 2)), g.to_world(c, th, (bx, width / 2))), bx))
+    return Card(name=pose.name, deck=int(spec.attrs.get("deck", 0)), kind=kind_name, pose=pose, outline=outline,
+                spaces=tuple(spaces), length=length, width=width, diagonals=tuple(kind.get("diagonals", ())))
+
+
+def cards_in(obs: Observation, catalog: Catalog | None = None) -> list[Card]:
+    return [card_from_pose(p, catalog) for p in obs.pieces if p.name.startswith(CARD_PREFIX)]
+
+
+def boat_outline(pose: PiecePose, catalog: Catalog | None = None) -> tuple[g.Point, ...]:
+    """The boat footprint (catalog rounded rectangle, long axis = heading) in the game frame."""
+    catalog = catalog or default_catalog()
+    spec = catalog.piece(pose.name)
+    return tuple(g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, q) for q in spec.footprint_polygon(24))
+
+
+@dataclass(frozen=True)
+class StandingOn:
+    card: Card
+    space: Space
+
+
+def card_under(boat: PiecePose, cards: list[Card], covered: set | None = None) -> StandingOn | None:
+    """The card (and space) the boat stands on: its reference point on the card,
+    nearest an uncovered space centre; None without a card under it."""
+    p = (boat.x_mm, boat.y_mm)
+    best = None
+    for card in cards:
+        lx, ly = card.local(p)
+        if abs(lx) > card.length / 2 or abs(ly) > card.width / 2:
+            continue
+        for sp in card.spaces:
+            if covered and (card.name, sp.index) in covered:
+                continue
+            d = g.dist(p, sp.centre)
+            if best is None or d < best[0]:
+                best = (d, StandingOn(card, sp))
+    return best[1] if best else None
+
+
+def covered_spaces(cards_bottom_to_top: list[Card]) -> set[tuple[str, int]]:
+    """Spaces whose white circle is wholly under a card laid later (Overlapping Player Cards)."""
+    out = set()
+    for i, card in enumerate(cards_bottom_to_top):
+        for sp in card.spaces:
+            circle = SPoint(sp.centre).buffer(WHITE_CIRCLE_RADIUS_MM)
+            if any(later.polygon().contains(circle) for later in cards_bottom_to_top[i + 1:]):
+                out.add((card.name, sp.index))
+    return out
+
+
+def table_polygon(obs: Observation) -> Polygon | None:
+    """The table top from its four corner stickers (ids 0-3), or None if any is missing."""
+    pts = []
+    for name in TABLE_CORNERS:
+        p = obs.piece(name)
+        if p is None:
+            return None
+        pts.append((p.x_mm, p.y_mm))
+    poly = Polygon(pts)
+    if not poly.is_valid:
+        poly = poly.convex_hull
+    return poly
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A broken placement rule: what, whose, which rule (rulebook section)."""
+
+    boat: str
+    rule: str
+    summary: str
+    eliminates: bool = False
+    cards: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {"boat": self.boat, "rule": self.rule, "summary": self.summary, "eliminates": self.eliminates,
+                "cards": list(self.cards)}
+
+
+RULE_PLACEMENT = "Tornado Splash, Racing Card Placement Methods"
+RULE_TOUCHING = "Tornado Splash, Avoid Obstacles (cards must touch)"
+RULE_TURN = "Tornado Splash, FAQ (no turn of more than 90 degrees)"
+RULE_LIMIT = "Tornado Splash, Racing Card Limitation"
+RULE_BOOST = "Tornado Splash, Boosting"
+RULE_OUT = "Tornado Splash, Out of Bounds"
+RULE_TOKEN = "Tornado Splash, Player Token Placement"
+
+
+def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: PiecePose | None = None,
+               old_cards: list[Card] = (), new_cards: list[Card] = (), boosted: bool = False,
+               table: Polygon | None = None, gate_outline: Polygon | None = None,
+               catalog: Catalog | None = None, sigma_band: float = 2.0) -> list[Violation]:
+    """Check one boat's turn: the cards it laid (``new_cards``, in the order laid,
+    known from its deck) on top of ``old_cards`` and its move from ``before`` to ``after``.
+    """
+    catalog = catalog or default_catalog()
+    out: list[Violation] = []
+    all_cards = list(old_cards) + list(new_cards)
+    covered = covered_spaces(all_cards)
+    start_on = card_under(before, list(old_cards), covered)
+
+    # Chain of the new cards, from the card the boat stood on (or the start gate).
+    prev_card = start_on.card if start_on else None
+    chain = sorted(new_cards, key=lambda c: g.dist(c.centre, (before.x_mm, before.y_mm)))
+    for card in chain:
+        tol = sigma_band * math.hypot(card.pose.sigma_mm, prev_card.pose.sigma_mm if prev_card else 0.0) + 0.5
+        if prev_card is not None:
+            # Placing Racing Cards / Avoid Obstacles: each card touches the one before it.
+            if card.polygon().distance(prev_card.polygon()) > tol:
+                out.append(Violation(boat, RULE_TOUCHING,
+                                     f"{card.name} does not touch {prev_card.name} "
+                                     f"(gap {card.polygon().distance(prev_card.polygon()):.1f} mm)", cards=(card.name,)))
+            # FAQ: a card may not turn back more than a right angle from the previous one.
+            turn = abs(g.wrap180(card.theta - prev_card.theta))
+            tol_deg = sigma_band * math.hypot(card.pose.sigma_theta_deg, prev_card.pose.sigma_theta_deg)
+            if turn > MAX_TURN_DEG + tol_deg:
+                out.append(Violation(boat, RULE_TURN, f"{card.name} turns {turn:.0f} degrees from {prev_card.name}",
+                                     cards=(card.name,)))
+        elif gate_outline is not None:
+            # Coming Out the Starting Gate: the first card starts at the gate.
+            if card.polygon().distance(gate_outline) > tol:
+                out.append(Violation(boat, RULE_PLACEMENT, f"{card.name}, the first card, does not touch the start gate",
+                                     cards=(card.name,)))
+        prev_card = card
+
+    # Racing Card Limitation / Boosting: up to 3 spaces a round, 4 with the boost;
+    # covered spaces do not exist (Overlapping Player Cards).
+    limit = 4 if boosted else 3
+    ahead = 0
+    if start_on is not None:
+        ahead += sum(1 for sp in start_on.card.spaces
+                     if sp.index > start_on.space.index and (start_on.card.name, sp.index) not in covered)
+    ahead += sum(1 for c in new_cards for sp in c.spaces if (c.name, sp.index) not in covered)
+    if new_cards and ahead > limit:
+        out.append(Violation(boat, RULE_BOOST if boosted else RULE_LIMIT,
+                             f"the cards laid give {ahead} movement spaces this round (at most {limit})",
+                             cards=tuple(c.name for c in new_cards)))
+
+    # Out of Bounds: a card hanging even slightly off the table eliminates its boat.
+    if table is not None:
+        for c in new_cards:
+            outside = c.polygon().difference(table)
+            if outside.is_empty:
+                continue
+            depth = max((table.exterior.distance(SPoint(q)) for q in c.outline
+                         if not table.contains(SPoint(q))), default=0.0)
+            if depth > sigma_band * c.pose.sigma_mm:
+                out.append(Violation(boat, RULE_OUT, f"{c.name} hangs {depth:.1f} mm off the table; "
+                                     f"{boat} is eliminated", eliminates=True, cards=(c.name,)))
+
+    # Player Token Placement: the token ends wholly behind its space's front bracket.
+    end_on = card_under(after, all_cards, covered)
+    if end_on is not None:
+        outline = boat_outline(after, catalog)
+        front = max(end_on.card.local(q)[0] for q in outline)
+        over = front - end_on.space.bracket_x
+        band = sigma_band * math.hypot(after.sigma_mm, end_on.card.sigma_at(end_on.space.bracket_x))
+        if over > band:
+            out.append(Violation(boat, RULE_TOKEN, f"{boat} overlaps the white bracket of space "
+                                 f"{end_on.space.index + 1} on {end_on.card.name} by {over:.1f} mm",
+                                 cards=(end_on.card.name,)))
+    return out

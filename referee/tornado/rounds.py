@@ -1,0 +1,149 @@
+"""Round bookkeeping: hand sizes, draws, turns within a round, final places, grand prix points.
+
+Pure functions on plain values plus a small round tracker used by the referee.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from referee.errors import InvalidInputError
+
+
+# ---------------------------------------------------------------- Draw Phase
+def hand_limit(rank: int, n_racing: int) -> int:
+    """Draw Phase, Hand Size: 1st holds 4, last 6, everyone in between 5.
+
+    rank: 1-based among the boats still racing; n_racing: how many are.
+    """
+    if not 1 <= rank <= n_racing:
+        raise InvalidInputError(f"rank {rank} is not between 1 and {n_racing}")
+    if rank == 1:
+        return 4
+    if rank == n_racing:
+        return 6
+    return 5
+
+
+def cards_to_draw(rank: int, n_racing: int, holding: int) -> int:
+    """Draw Phase: draw up to the limit; nothing when already at or over it."""
+    if holding < 0:
+        raise InvalidInputError(f"a hand of {holding} cards")
+    return max(0, hand_limit(rank, n_racing) - holding)
+
+
+def hand_sizes(order: list[str]) -> dict[str, int]:
+    """Hand limit of every boat still racing, given their ranking (first place first)."""
+    n = len(order)
+    return {name: hand_limit(i + 1, n) for i, name in enumerate(order)}
+
+
+# ---------------------------------------------------------------- Final Rankings, Grand Prix
+def final_places(crossing_order: list[str], racing_by_rank: list[str], eliminated: list[str]) -> dict[str, int] | None:
+    """Final places once they are decided, else None.
+
+    Final Rankings / Ending the Game: places follow the crossing order; once one
+    boat is left racing it takes the next place without crossing, and the game
+    ends; eliminated boats (Out of Bounds) share last place.
+    """
+    n_total = len(crossing_order) + len(racing_by_rank) + len(eliminated)
+    if len(racing_by_rank) > 1:
+        return None
+    places = {name: i + 1 for i, name in enumerate(crossing_order)}
+    for name in racing_by_rank:
+        places[name] = len(places) + 1
+    for name in eliminated:
+        places[name] = n_total
+    return places
+
+
+def grand_prix_points(place: int, n_players: int) -> int:
+    """Grand Prix Mode: 5 / 3 / 2 / 0 points; in a 2-player race 2nd scores 0 and in a
+    3-player race 3rd scores 0 (that place is last)."""
+    if not 1 <= place <= max(n_players, 1):
+        raise InvalidInputError(f"place {place} in a {n_players}-player race")
+    if place == n_players and n_players in (2, 3):
+        return 0
+    return {1: 5, 2: 3, 3: 2}.get(place, 0)
+
+
+@dataclass
+class GrandPrix:
+    """Grand Prix Mode: three races, points added up, most points wins."""
+
+    races: list[dict[str, int]] = field(default_factory=list)
+    RACES = 3
+
+    def add_race(self, places: dict[str, int]) -> None:
+        if len(self.races) >= self.RACES:
+            raise InvalidInputError(f"a grand prix has {self.RACES} races; race {len(self.races) + 1} given")
+        self.races.append(dict(places))
+
+    def totals(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for places in self.races:
+            n = len(places)
+            for name, place in places.items():
+                out[name] = out.get(name, 0) + grand_prix_points(place, n)
+        return out
+
+    @property
+    def over(self) -> bool:
+        return len(self.races) == self.RACES
+
+    def leaders(self) -> list[str]:
+        t = self.totals()
+        if not t:
+            return []
+        best = max(t.values())
+        return sorted(n for n, v in t.items() if v == best)
+
+    def clone(self) -> "GrandPrix":
+        return GrandPrix([dict(r) for r in self.races])
+
+
+# ---------------------------------------------------------------- turns within a round
+@dataclass
+class RoundTracker:
+    """Which round it is and who has taken their turn, from the boats seen moving.
+
+    Action Phase: players take turns in the order of this round's ranking; a
+    player may move 0 spaces (Moving Less Than 3 Spaces). So when a boat moves,
+    every boat before it in the turn order has had its turn; a boat that moves
+    again, or one that moves after a boat later in the order, starts a new round.
+    """
+
+    round: int = 1
+    turn_order: list[str] = field(default_factory=list)
+    acted: list[str] = field(default_factory=list)
+
+    def start(self, ranking: list[str]) -> None:
+        self.turn_order = list(ranking)
+        self.acted = []
+
+    def on_moves(self, movers: list[str], ranking_now: list[str]) -> list[tuple[int, str]]:
+        """Record boats seen moving (in turn order); returns (round, boat) turn events."""
+        events = []
+        order = self.turn_order or list(ranking_now)
+        for m in sorted(movers, key=lambda n: order.index(n) if n in order else len(order)):
+            pos = order.index(m) if m in order else len(order)
+            later_acted = any(order.index(a) > pos for a in self.acted if a in order)
+            if m in self.acted or later_acted:
+                self.round += 1
+                self.start(ranking_now)
+                order = self.turn_order
+                pos = order.index(m) if m in order else len(order)
+            # the boats before it in the order have passed (moved 0) if not seen
+            for before in order[:pos]:
+                if before not in self.acted:
+                    self.acted.append(before)
+            if m not in self.acted:
+                self.acted.append(m)
+            events.append((self.round, m))
+        return events
+
+    def complete(self, racing: list[str]) -> bool:
+        return bool(racing) and all(b in self.acted for b in racing)
+
+    def clone(self) -> "RoundTracker":
+        return RoundTracker(self.round, list(self.turn_order), list(self.acted))

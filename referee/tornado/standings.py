@@ -1,0 +1,342 @@
+"""One image's standings: every boat located, measured and ranked, finish crossings
+called, hand sizes given. Pure: reads the race state, never changes it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from referee.catalog import Catalog, default_catalog, json_ready
+from referee.observation import Observation, PiecePose
+
+from . import geometry as g
+from .cards import BOAT_PREFIX, Card, StandingOn, card_under, cards_in, covered_spaces
+from .course import Course, CourseSpec, build_course, load_course
+from .errors import DuplicateBoatError, WeightsError
+from .finish import TOO_CLOSE, FinishCall, finish_call
+from .ranking import EQUIDISTANT, Call, Measure, Racer, measure, order_racers
+from .rounds import final_places, hand_sizes
+from .zones import Location, locate
+
+
+# ---------------------------------------------------------------- fixed game facts
+def boat_names(catalog: Catalog | None = None) -> list[str]:
+    catalog = catalog or default_catalog()
+    return [p.name for p in catalog.pieces(game="tornado", family="tornado/boat")]
+
+
+def default_weights(catalog: Catalog | None = None) -> dict[str, float]:
+    """Determining Start Position: each boat card shows a weight; default boat k weighs k (catalog)."""
+    catalog = catalog or default_catalog()
+    return {k: float(v) for k, v in catalog.game("tornado")["boat_weights_default"].items()}
+
+
+def _boat_name(text: str, catalog: Catalog, source: str) -> str:
+    t = text.strip()
+    name = t if t.startswith(BOAT_PREFIX) else (f"{BOAT_PREFIX}{t}" if t.isdigit() else f"tornado/{t}")
+    if name not in boat_names(catalog):
+        short = ", ".join(n.split("/")[1] for n in boat_names(catalog))
+        raise WeightsError(f"weights name an unknown boat {t!r} in {source!r} (boats: {short})")
+    return name
+
+
+def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
+    """Boat weights: the defaults overridden by ``boat-1=3,boat-2=1`` (or a mapping)."""
+    catalog = catalog or default_catalog()
+    weights = default_weights(catalog)
+    if text is None or text == "":
+        return weights
+    if isinstance(text, Mapping):
+        items = [(str(k), v) for k, v in text.items()]
+        source = repr(dict(text))
+    else:
+        source = str(text)
+        items = []
+        for part in source.split(","):
+            if not part.strip():
+                continue
+            m = re.fullmatch(r"\s*([^=\s]+)\s*=\s*([^=\s]+)\s*", part)
+            if not m:
+                raise WeightsError(f"malformed weights {source!r}: expected boat-1=3,boat-2=1,...")
+            items.append((m.group(1), m.group(2)))
+    for key, value in items:
+        name = _boat_name(key, catalog, source)
+        try:
+            w = float(value)
+        except (TypeError, ValueError):
+            raise WeightsError(f"weight {value!r} of {key} in {source!r} is not a number") from None
+        if not math.isfinite(w):
+            raise WeightsError(f"weight {value!r} of {key} in {source!r} is not a finite number")
+        weights[name] = w
+    return weights
+
+
+@dataclass(frozen=True)
+class TornadoGame:
+    """Fixed facts of one race: the course and the boat weights (OpenSpiel-style game)."""
+
+    course: CourseSpec
+    weights: Mapping[str, float]
+    catalog: Catalog = field(default_factory=default_catalog, hash=False, compare=False)
+
+    @classmethod
+    def make(cls, course: str | CourseSpec | None = None, weights: str | Mapping | None = None,
+             catalog: Catalog | None = None) -> "TornadoGame":
+        catalog = catalog or default_catalog()
+        spec = course if isinstance(course, CourseSpec) else load_course(course)
+        return cls(spec, MappingProxyType(parse_weights(weights, catalog)), catalog)
+
+    def weight(self, boat: str) -> float:
+        return float(self.weights.get(boat, math.inf))
+
+
+# ---------------------------------------------------------------- results
+@dataclass(frozen=True)
+class BoatResult:
+    """One boat's line in the rank document (SPEC section 4)."""
+
+    name: str
+    rank: int | None
+    weight: float
+    status: str  # "racing", "finished", "finished earlier", "eliminated", "ambiguous", "outside"
+    zone: str | None = None
+    zone_index: int | None = None
+    zone_kind: str | None = None
+    measure: Measure | None = None
+    equidistant_with: tuple[str, ...] = ()
+    finished: bool | str = False
+    how: str = ""
+    position: g.Point | None = None
+    sigma_mm: float = 0.0
+    theta_deg: float = 0.0
+    finish: FinishCall | None = None
+    standing_on: str | None = None
+    candidates: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        d = {"name": self.name, "rank": self.rank, "zone": self.zone, "zone_index": self.zone_index,
+             "zone_kind": self.zone_kind, "measure": self.measure.to_json() if self.measure else None,
+             "equidistant_with": list(self.equidistant_with), "finished": self.finished, "status": self.status,
+             "weight": self.weight, "how": self.how}
+        if self.position is not None:
+            d["position"] = {"x_mm": self.position[0], "y_mm": self.position[1], "sigma_mm": self.sigma_mm}
+        if self.finish is not None:
+            d["finish"] = self.finish.to_json()
+        if self.standing_on:
+            d["standing_on"] = self.standing_on
+        if self.candidates:
+            d["zone_candidates"] = list(self.candidates)
+        return json_ready(d)
+
+
+@dataclass(frozen=True)
+class RankResult:
+    """The rank document: ranking (first place first, then the unranked), hand sizes, warnings."""
+
+    course_id: str
+    boats: tuple[BoatResult, ...]
+    hand_size: Mapping[str, int]
+    calls: tuple[Call, ...] = ()
+    first_round: bool = False
+    game_over: bool = False
+    final_places: Mapping[str, int] | None = None
+    warnings: tuple[str, ...] = ()
+    course: Course | None = field(default=None, hash=False, compare=False)
+    cards: tuple[Card, ...] = field(default=(), hash=False, compare=False)
+
+    def ranking(self) -> list[str]:
+        return [b.name for b in self.boats if b.rank is not None]
+
+    def boat(self, name: str) -> BoatResult | None:
+        return next((b for b in self.boats if b.name == name), None)
+
+    def equidistant_pairs(self) -> list[tuple[str, str]]:
+        return [(c.ahead, c.behind) for c in self.calls if c.verdict == EQUIDISTANT]
+
+    def to_json(self) -> dict:
+        return json_ready({
+            "game": "tornado", "course": self.course_id,
+            "ranking": [b.to_json() for b in self.boats],
+            "hand_size": dict(self.hand_size),
+            "first_round": self.first_round, "game_over": self.game_over,
+            "final_places": dict(self.final_places) if self.final_places is not None else None,
+            "calls": [c.to_json() for c in self.calls],
+            "zones": [z.to_json() for z in self.course.zones] if self.course else [],
+            "warnings": list(self.warnings),
+        })
+
+
+# ---------------------------------------------------------------- race memory the standings read
+@dataclass
+class RaceMemory:
+    """What earlier stable states proved (mutable; the referee owns and updates it)."""
+
+    progress: dict[str, int] = field(default_factory=dict)  # furthest zone each boat was seen in for sure
+    started: set[str] = field(default_factory=set)  # boats seen off the start gate or on a card
+    crossed: list[str] = field(default_factory=list)  # finish crossing order (Final Rankings)
+    eliminated: list[str] = field(default_factory=list)  # Out of Bounds
+    last_ranking: list[str] = field(default_factory=list)  # this round's turn order
+    card_order: list[str] = field(default_factory=list)  # racing cards in the order first seen (laid)
+    seen_boats: list[str] = field(default_factory=list)
+
+    def clone(self) -> "RaceMemory":
+        return RaceMemory(dict(self.progress), set(self.started), list(self.crossed), list(self.eliminated),
+                          list(self.last_ranking), list(self.card_order), list(self.seen_boats))
+
+
+def boats_in(obs: Observation) -> list[PiecePose]:
+    """The boats of an observation; two with the same id are refused."""
+    seen: dict[str, PiecePose] = {}
+    for p in obs.pieces:
+        if not p.name.startswith(BOAT_PREFIX):
+            continue
+        if p.name in seen:
+            q = seen[p.name]
+            raise DuplicateBoatError(f"two boats with the same id {p.name!r}: at ({q.x_mm:.0f}, {q.y_mm:.0f}) and "
+                                     f"({p.x_mm:.0f}, {p.y_mm:.0f}) mm")
+        seen[p.name] = p
+    return list(seen.values())
+
+
+def stack_order(cards: list[Card], memory: RaceMemory) -> list[Card]:
+    """Cards bottom to top: those laid earlier lie under later ones."""
+    rank = {n: i for i, n in enumerate(memory.card_order)}
+    return sorted(cards, key=lambda c: (rank.get(c.name, len(rank)), c.name))
+
+
+def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None) -> RankResult:
+    """Rank the boats of one observation, reading (not changing) the race memory."""
+    memory = memory or RaceMemory()
+    catalog = game.catalog
+    boats = boats_in(obs)
+    course = build_course(game.course, obs, catalog)
+    warnings = list(course.warnings)
+    cards = stack_order(cards_in(obs, catalog), memory)
+    covered = covered_spaces(cards)
+    last_straight = len(course.zones) - 1
+
+    # Where each card lies, for the route evidence below.
+    card_zone: dict[str, int] = {}
+    for c in cards:
+        loc = locate(course, c.centre)
+        if loc.zone is not None:
+            card_zone[c.name] = loc.zone
+
+    located: dict[str, tuple[PiecePose, Location, StandingOn | None]] = {}
+    for b in boats:
+        if b.name in memory.eliminated:
+            warnings.append(f"{b.name} was eliminated (Out of Bounds) but is still on the course; ignored")
+            continue
+        p = (b.x_mm, b.y_mm)
+        on = card_under(b, cards, covered)
+        min_zone = memory.progress.get(b.name, 0)
+        # A token ends its turn on its own front-most card (FAQ), so the furthest of
+        # its own cards shows how far it has come, less one zone for the card's length.
+        own = [card_zone[c.name] for c in cards if c.boat == b.name and c.name in card_zone]
+        if own:
+            min_zone = max(min_zone, max(own) - 1)
+        not_started = b.name not in memory.started and on is None
+        located[b.name] = (b, locate(course, p, min_zone=min_zone, not_started=not_started), on)
+
+    results: dict[str, BoatResult] = {}
+    racers: list[Racer] = []
+    crossing_now: list[tuple[str, float]] = []
+    for name, (b, loc, on) in located.items():
+        p = (b.x_mm, b.y_mm)
+        base = dict(name=name, weight=game.weight(name), position=p, sigma_mm=b.sigma_mm, theta_deg=b.theta_deg,
+                    standing_on=f"{on.card.name} space {on.space.index + 1}" if on else None, how=loc.how)
+        if loc.zone is None:
+            if loc.outside:
+                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm lies outside every zone of "
+                                f"{course.spec.id!r}: not ranked")
+                results[name] = BoatResult(status="outside", rank=None, **base)
+            else:
+                names = tuple(course.zone_name(c) for c in loc.candidates)
+                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm could be in the {' or the '.join(names)}; "
+                                "this image and the history cannot tell: not ranked")
+                fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
+                results[name] = BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
+            continue
+        m = measure(course, loc.zone, p, b.sigma_mm)
+        fcall = None
+        finished: bool | str = False
+        if loc.zone >= last_straight:
+            # Only a boat coming up the final straight can cross the finish line.
+            fcall = finish_call(course, b, on, catalog)
+            finished = fcall.crossed
+            if loc.zone == course.finished_zone and fcall.crossed is False:
+                warnings.append(f"{name} is past the finish line but beside its segment: crossing outside "
+                                "the line does not count (Crossing the Finish Line)")
+        if name in memory.crossed:
+            finished = True
+        zone_kind = "finish" if loc.zone == course.finished_zone else course.zones[loc.zone].kind
+        results[name] = BoatResult(status="racing", rank=None, zone=course.zone_name(loc.zone), zone_index=loc.zone,
+                                   zone_kind=zone_kind, measure=m, finished=finished, finish=fcall, **base)
+        if finished is True:
+            crossing_now.append((name, m.value))
+        else:
+            racers.append(Racer(name, game.weight(name), loc.zone, m, p, b.sigma_mm))
+
+    # First Round Ranking: all tokens on the start gate stand equally far from the
+    # finish; their weights alone decide.
+    first_round = bool(racers) and not memory.started and len(racers) == len(boats) and all(
+        located[r.name][1].on_start_gate and located[r.name][1].zone == 0 and located[r.name][2] is None
+        for r in racers)
+    ordering = order_racers(course, racers, all_equal=first_round)
+
+    # Final Rankings: places follow the crossing order. Boats crossing in the same
+    # Action Phase cross in turn order, which is this round's ranking.
+    earlier = [n for n in memory.crossed]
+    new = [n for n, _ in crossing_now if n not in earlier]
+    if len(new) > 1:
+        if memory.last_ranking and all(n in memory.last_ranking for n in new):
+            new.sort(key=memory.last_ranking.index)
+        else:
+            new.sort(key=lambda n: dict(crossing_now)[n])
+            warnings.append(f"{', '.join(new)} crossed the finish line and no earlier state shows their turn "
+                            "order: ordered by how far past the line they stand")
+    crossing = earlier + new
+
+    ranked: list[BoatResult] = []
+    rank = 0
+    for name in crossing:
+        rank += 1
+        if name in results:
+            r = results.pop(name)
+            ranked.append(_with(r, rank=rank, status="finished", finished=True))
+        else:
+            ranked.append(BoatResult(name=name, rank=rank, weight=game.weight(name), status="finished earlier",
+                                     finished=True, zone="finished", zone_kind="finish"))
+    racing_order = list(ordering.order)
+    for name in racing_order:
+        rank += 1
+        r = results.pop(name)
+        ranked.append(_with(r, rank=rank, equidistant_with=ordering.equidistant.get(name, ())))
+    unranked = list(results.values())
+    n_total = len(ranked) + len(unranked) + len(memory.eliminated)
+    eliminated = [BoatResult(name=n, rank=n_total, weight=game.weight(n), status="eliminated", zone=None)
+                  for n in memory.eliminated]
+    if unranked and racing_order:
+        warnings.append("ranks leave out " + ", ".join(r.name for r in unranked) +
+                        ": with them the places behind may shift")
+
+    places = None if unranked else final_places(crossing, racing_order, list(memory.eliminated))
+    # Ending the Game: once one boat is left racing after others crossed (or went
+    # out), it takes the next place without crossing and the game is over.
+    game_over = places is not None and bool(crossing or memory.eliminated) and n_total >= 2
+    if game_over:
+        ranked = [_with(r, status="placed without crossing") if r.status == "racing" else r for r in ranked]
+    return RankResult(course_id=course.spec.id, boats=tuple(ranked + unranked + eliminated),
+                      hand_size=MappingProxyType(hand_sizes(racing_order)) if not game_over else MappingProxyType({}),
+                      calls=ordering.calls, first_round=first_round, game_over=game_over,
+                      final_places=MappingProxyType(places) if game_over else None,
+                      warnings=tuple(dict.fromkeys(warnings)), course=course, cards=tuple(cards))
+
+
+def _with(r: BoatResult, **kw) -> BoatResult:
+    from dataclasses import replace
+    return replace(r, **kw)

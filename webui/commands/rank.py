@@ -1,0 +1,140 @@
+"""`refcam rank IMAGE`: Tornado Splash ranking, finish crossings, hand sizes, and the photo finish.
+
+IMAGE may also be an observation JSON file (what `refcam observe --json` prints),
+which ranks without any vision step.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from referee.errors import InvalidInputError
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("rank", help="Tornado Splash ranking, finish crossings and hand sizes from one image",
+                              description="Rank the Tornado Splash boats in IMAGE (or an observation JSON file): "
+                                          "zones, distances or angles with their uncertainty, finish crossings, "
+                                          "hand sizes, and optionally the annotated photo finish.")
+    p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
+    p.add_argument("--course", default=None, metavar="C",
+                   help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file")
+    p.add_argument("--weights", default=None, metavar="boat-1=3,...", help="boat weights (default: boat k weighs k)")
+    p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
+    p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
+    p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
+                   help="earlier images / observation files of the same race, oldest first, or a folder of them")
+    p.add_argument("--json", action="store_true", help="print the rank document as JSON")
+    p.set_defaults(run=run)
+
+
+def _load_observation(path: str, camera):
+    from referee.observation import Observation
+
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        try:
+            doc = json.loads(p.read_text())
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"observation file {path!r} is not valid JSON (line {exc.lineno})") from None
+        if isinstance(doc, dict) and "observation" in doc and "pieces" not in doc:
+            doc = doc["observation"]
+        if not isinstance(doc, dict) or "pieces" not in doc:
+            raise InvalidInputError(f"observation file {path!r} has no 'pieces' list")
+        return Observation.from_json(doc), None
+    from vision.imageio import load_image
+    from vision.pipeline import observe
+
+    image = load_image(p)
+    return observe(image, camera, game="tornado"), image
+
+
+def _history_files(entries: list[str]) -> list[str]:
+    out: list[str] = []
+    for e in entries:
+        p = Path(e)
+        if p.is_dir():
+            if (p / "manifest.jsonl").exists():
+                from vision.session import read_session
+
+                out += [str(f.path) for f in read_session(p).frames]
+            else:
+                files = sorted(f for f in p.iterdir()
+                               if f.suffix.lower() in IMAGE_SUFFIXES + (".json",) and not f.name.endswith(".truth.json"))
+                if not files:
+                    raise InvalidInputError(f"history folder {e!r} holds no images or observation files")
+                out += [str(f) for f in files]
+        elif p.is_file():
+            out.append(str(p))
+        else:
+            raise InvalidInputError(f"history entry {e!r} does not exist")
+    return out
+
+
+def run(args) -> int:
+    from referee.tornado.api import TornadoReferee
+
+    camera = None
+    if args.camera_file:
+        from calibration.camera import CameraModel
+
+        camera = CameraModel.load(args.camera_file)
+    referee = TornadoReferee(args.course, args.weights)  # validates course and weights first
+    obs, image = _load_observation(args.image, camera)
+    history_warnings = []
+    for i, h in enumerate(_history_files(args.history or [])):
+        hobs, _ = _load_observation(h, camera)
+        for r in referee.observe_stable(hobs, float(i)):
+            if r.kind == "warning" and r.summary not in history_warnings:
+                history_warnings.append(f"history {Path(h).name}: {r.summary}")
+    result = referee.assess(obs)
+    doc = result.to_json()
+    doc["warnings"] = list(obs.warnings) + history_warnings + doc["warnings"]
+    if args.annotate:
+        from webui.photofinish import write_photo_finish
+
+        note = write_photo_finish(result, args.annotate, image=image, observation=obs)
+        if note:
+            doc["warnings"].append(note)
+        doc["annotated"] = str(args.annotate)
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print(format_table(doc))
+    return 0
+
+
+def format_table(doc: dict) -> str:
+    lines = [f"Tornado Splash ranking, course {doc['course']}" + (" (first round: by boat weight)" if doc.get("first_round") else "")]
+    head = f"{'rank':>4}  {'boat':<7} {'zone':<24} {'measure':>22}  {'finished':<17} notes"
+    lines += [head, "-" * len(head)]
+    for b in doc["ranking"]:
+        m = b.get("measure")
+        if m:
+            unit = "mm" if m["kind"] == "distance_mm" else "deg"
+            meas = f"{m['value']:.1f} +- {m['sigma']:.1f} {unit}"
+        else:
+            meas = "-"
+        notes = []
+        if b.get("equidistant_with"):
+            notes.append("equidistant within measurement with " + ", ".join(n.split("/")[-1] for n in b["equidistant_with"]))
+        if b["status"] not in ("racing", "finished"):
+            notes.append(b["status"] + (": " + " or ".join(b["zone_candidates"]) if b.get("zone_candidates") else ""))
+        fin = b.get("finished")
+        fin = "yes" if fin is True else ("no" if fin is False else str(fin))
+        rank = "-" if b["rank"] is None else str(b["rank"])
+        lines.append(f"{rank:>4}  {b['name'].split('/')[-1]:<7} {str(b.get('zone') or '-'):<24} {meas:>22}  {fin:<17} "
+                     + "; ".join(notes))
+    if doc.get("hand_size"):
+        lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
+    if doc.get("game_over"):
+        lines.append("race over: " + ", ".join(f"{p}. {n.split('/')[-1]}" for n, p in
+                                               sorted(doc["final_places"].items(), key=lambda kv: kv[1])))
+    for w in doc.get("warnings", []):
+        lines.append(f"warning: {w}")
+    if doc.get("annotated"):
+        lines.append(f"photo finish written to {doc['annotated']}")
+    return "\n".join(lines)
