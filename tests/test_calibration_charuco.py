@@ -202,3 +202,74 @@ def test_view_selector_rejects_a_partly_seen_board():
     selector = charuco.ViewSelector(min_corners=12)
     assert selector.why_rejected(view) == f"only {view.n_corners} corners seen"
     assert selector.offer(view) is False and not selector.kept
+
+
+# --- the live loop, with a stand-in camera --------------------------------------------------
+
+class _FakeCapture:
+    """Plays frames like cv2.VideoCapture.read(); then fails reads, or raises Ctrl-C."""
+
+    def __init__(self, frames, interrupt_at=None):
+        self.frames = list(frames)
+        self.interrupt_at = interrupt_at
+        self.reads = 0
+        self.released = False
+
+    def read(self):
+        self.reads += 1
+        if self.interrupt_at is not None and self.reads > self.interrupt_at:
+            raise KeyboardInterrupt
+        if self.frames:
+            return True, self.frames.pop(0)
+        return False, None
+
+    def release(self):
+        self.released = True
+
+
+@pytest.fixture(scope="module")
+def live_frames():
+    poses = synthetic.varied_poses(9, np.random.default_rng(21))
+    frames = []
+    for i, (rvec, tvec) in enumerate(poses):
+        img = synthetic.render_view(rvec, tvec, CAM, rng=np.random.default_rng(300 + i))
+        frames += [img, img.copy()]  # every pose seen twice, as a steady hand would
+    return frames
+
+
+def test_live_capture_stops_at_target_and_writes_camera_file(live_frames, tmp_path, monkeypatch, capsys):
+    from webui.commands import calibrate as cmd
+
+    cap = _FakeCapture(live_frames)
+    monkeypatch.setattr(cmd, "open_camera", lambda index: cap)
+    out = tmp_path / "live.json"
+    saved = tmp_path / "kept"
+    assert main(["calibrate", "--camera", "0", "--out", str(out), "--views", "7", "--save-views", str(saved)]) == 0
+    text = capsys.readouterr().out
+    assert "kept view 7/7" in text and "calibrated from 7 views" in text
+    assert cap.released and cap.reads == 13  # 7th distinct pose is frame 13; no frame read after it
+    assert len(list(saved.glob("*.png"))) == 7
+    cam = CameraModel.load(out)
+    assert abs(cam.K[0, 0] / CAM.fx - 1) < 0.02 and abs(cam.K[1, 1] / CAM.fy - 1) < 0.02
+
+
+def test_live_capture_ctrl_c_calibrates_with_views_so_far(live_frames, tmp_path, monkeypatch, capsys):
+    from webui.commands import calibrate as cmd
+
+    cap = _FakeCapture(live_frames, interrupt_at=14)
+    monkeypatch.setattr(cmd, "open_camera", lambda index: cap)
+    out = tmp_path / "live.json"
+    assert main(["calibrate", "--camera", "0", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["views_used"] == 7
+    assert "stopped; calibrating with the views kept so far" in captured.err
+    assert cap.released
+
+
+def test_live_capture_too_few_views_is_refused(live_frames, tmp_path, monkeypatch, capsys):
+    from webui.commands import calibrate as cmd
+
+    cap = _FakeCapture(live_frames[:6])  # three poses, then the camera stops delivering
+    monkeypatch.setattr(cmd, "open_camera", lambda index: cap)
+    assert main(["calibrate", "--camera", "0", "--out", str(tmp_path / "c.json")]) == 2
+    assert "only 3 usable views" in _one_line_error(capsys)
