@@ -251,8 +251,8 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
                     standing_on=f"{on.card.name} space {on.space.index + 1}" if on else None, how=loc.how)
         if loc.zone is None:
             if loc.outside:
-                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm lies outside every zone of "
-                                f"{course.spec.id!r}: not ranked")
+                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm lies {loc.how} of course "
+                                f"{course.spec.id!r}: not ranked, the others are")
                 results[name] = BoatResult(status="outside", rank=None, **base)
             else:
                 names = tuple(course.zone_name(c) for c in loc.candidates)

@@ -93,14 +93,16 @@ def locate(course: Course, p: g.Point, min_zone: int = 0, not_started: bool = Fa
     cands = candidate_zones(course, p)
     if not cands:
         return Location(None, (), "outside every zone", gate)
-    if len(cands) == 1:
-        return Location(cands[0], cands, "boundary lines", gate)
     how = "boundary lines"
     side = tuple(c for c in cands if on_track_side(course, c, p))
-    if side:
-        if len(side) < len(cands):
-            how = "track side"
-        cands = side
+    if not side:
+        # Inside the extended lines of some zones but beside none of their pieces:
+        # off the course altogether.
+        far = min(path_distance(course, c, p) for c in cands)
+        return Location(None, (), f"outside every zone ({far:.0f} mm from the course path)", gate)
+    if len(side) < len(cands) and len(cands) > 1:
+        how = "track side"
+    cands = side
     if len(cands) > 1:
         dists = {c: path_distance(course, c, p) for c in cands}
         best = min(dists.values())
