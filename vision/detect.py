@@ -30,7 +30,6 @@ REFINE_METHODS = {
 }
 # Below this side length (px) a rejected candidate is re-examined in an up-sampled crop.
 SECOND_PASS_MAX_SIDE_PX = 48.0
-SECOND_PASS_SCALE = 3.0
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ class Detection:
     corners: (4, 2) float64 pixel coordinates TL, TR, BR, BL (OpenCV order);
     side_px: mean side length; sharpness: edge contrast per pixel of blur (higher = sharper),
     edge_rms_px: scatter of the edge points about the fitted lines (a blur/noise measure);
-    source: which pass found it ("full" or "upsampled").
+    source: which pass found it ("full" or "second-pass").
     """
 
     marker_id: int
@@ -132,79 +131,113 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     gray = to_gray(gray_or_bgr)
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
-    found: list[tuple[int, np.ndarray, str]] = []
+    found: list[tuple[int, np.ndarray, str, float]] = []  # id, corners, source, edge rms (-1: not refined)
     if ids is not None:
         for c, i in zip(corners, ids.ravel()):
-            found.append((int(i), c.reshape(4, 2).astype(np.float64), "full"))
+            found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0))
     n_second = 0
+    gray_f = gray.astype(np.float32)
     if second_pass and rejected is not None and len(rejected):
-        extra = _second_pass(gray, rejected, found, det)
+        extra = _second_pass(gray, gray_f, rejected, found, dictionary)
         n_second = len(extra)
         found.extend(extra)
     found = _dedupe(found)
     known_ids = catalog.known_ids() if catalog is not None else None
-    gray_f = gray.astype(np.float32) if edge_refine and found else None
     detections, unknown = [], []
-    for marker_id, c, source in found:
+    for marker_id, c, source, rms in found:
         if known_ids is not None and marker_id not in known_ids:
             unknown.append(marker_id)
             continue
-        rms = 0.0
-        if edge_refine:
-            c, rms = refine_corners_by_edges(gray_f, c)
+        if rms < 0:
+            c, rms = refine_corners_by_edges(gray_f, c) if edge_refine else (c, 0.0)
         side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
         detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
 
 
-def _second_pass(gray: np.ndarray, rejected, found, det) -> list[tuple[int, np.ndarray, str]]:
-    """Re-read small rejected candidates in crops up-sampled SECOND_PASS_SCALE times."""
-    h, w = gray.shape
-    centres_found = np.array([c.mean(axis=0) for _, c, _ in found]) if found else np.zeros((0, 2))
-    out: list[tuple[int, np.ndarray, str]] = []
+def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictionary: int
+                 ) -> list[tuple[int, np.ndarray, str, float]]:
+    """Read small candidates the first pass rejected, from sub-pixel corners.
+
+    At 15-22 px a cell is 2-3 px wide, and the first pass samples the bits through the
+    contour polygon's corners, which are off by up to a pixel: enough to read the wrong
+    cells. Here each candidate's corners are first refined on its four edges, then every
+    cell is sampled at its centre (3x3 points), and thresholded half-way between the
+    black border and the white quiet zone around it.
+    """
+    centres_found = np.array([f[1].mean(axis=0) for f in found]) if found else np.zeros((0, 2))
+    out: list[tuple[int, np.ndarray, str, float]] = []
+    dic = cv2.aruco.getPredefinedDictionary(dictionary)
     done: list[np.ndarray] = []
     for r in rejected:
         q = r.reshape(4, 2).astype(np.float64)
         side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
-        if side > SECOND_PASS_MAX_SIDE_PX or side < 5:
+        if side > SECOND_PASS_MAX_SIDE_PX or side < 8:
             continue
         centre = q.mean(axis=0)
-        if len(centres_found) and np.min(np.linalg.norm(centres_found - centre, axis=1)) < side:
+        if len(centres_found) and np.min(np.linalg.norm(centres_found - centre, axis=1)) < 0.7 * side:
             continue
-        if any(np.linalg.norm(d - centre) < side * 0.5 for d in done):
+        if any(np.linalg.norm(d - centre) < 0.3 * side for d in done):
             continue
-        done.append(centre)
-        margin = side * 1.2 + 4
-        x0, y0 = int(max(0, np.floor(q[:, 0].min() - margin))), int(max(0, np.floor(q[:, 1].min() - margin)))
-        x1, y1 = int(min(w, np.ceil(q[:, 0].max() + margin))), int(min(h, np.ceil(q[:, 1].max() + margin)))
-        crop = gray[y0:y1, x0:x1]
-        if crop.size == 0:
-            continue
-        big = cv2.resize(crop, None, fx=SECOND_PASS_SCALE, fy=SECOND_PASS_SCALE, interpolation=cv2.INTER_CUBIC)
-        cs, ids, _ = det.detectMarkers(big)
-        if ids is None:
-            continue
-        for c, i in zip(cs, ids.ravel()):
-            c = c.reshape(4, 2).astype(np.float64)
-            # pixel centres: x_big = (x + 0.5) * s - 0.5
-            c = (c + 0.5) / SECOND_PASS_SCALE - 0.5 + np.array([x0, y0])
-            if np.linalg.norm(c.mean(axis=0) - centre) < side:
-                out.append((int(i), c, "upsampled"))
+        decoded = _decode_quad(gray_f, q, dic)
+        if decoded is not None:
+            done.append(centre)
+            out.append((decoded[0], decoded[1], "second-pass", decoded[2]))
     return out
+
+
+_CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.0, 0.22)])
+
+
+def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic) -> tuple[int, np.ndarray, float] | None:
+    """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px) if the quad holds a readable marker, else None."""
+    refined, rms = refine_corners_by_edges(gray_f, quad)
+    q = refined if rms > 0 else quad
+    n = 7  # 5x5 bits + 1-cell border
+    dst = q.astype(np.float32)
+    src = np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32)
+    H = cv2.getPerspectiveTransform(src, dst)
+    # cell centres (+ 9 samples each) and a ring of quiet-zone samples half a cell outside
+    jj, ii = np.meshgrid(np.arange(n) + 0.5, np.arange(n) + 0.5)
+    pts = (np.stack([jj.ravel(), ii.ravel()], axis=1)[:, None, :] + _CELL_OFFSETS[None, :, :]).reshape(-1, 2)
+    ring_t = np.linspace(0.5, n - 0.5, n)
+    ring = np.concatenate([np.stack([ring_t, np.full(n, -0.45)], 1), np.stack([ring_t, np.full(n, n + 0.45)], 1),
+                           np.stack([np.full(n, -0.45), ring_t], 1), np.stack([np.full(n, n + 0.45), ring_t], 1)])
+    allp = np.concatenate([pts, ring]).reshape(-1, 1, 2).astype(np.float32)
+    img_p = cv2.perspectiveTransform(allp, H).reshape(-1, 2)
+    h, w = gray_f.shape
+    if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
+        return None
+    vals = cv2.remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    cells = vals[:len(pts)].reshape(n * n, -1).mean(axis=1).reshape(n, n)
+    white = float(np.median(vals[len(pts):]))
+    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
+    black = float(np.median(border))
+    if white - black < 25:
+        return None
+    thr = (white + black) / 2
+    if int((border > thr).sum()) > 2:
+        return None
+    bits = (cells[1:-1, 1:-1] > thr).astype(np.uint8)
+    ok, idx, rot = dic.identify(bits, 0.0)
+    if not ok:
+        ok, idx, rot = dic.identify(bits, 0.34)
+        if not ok or dic.getDistanceToId(bits, int(idx), True) > 1:
+            return None
+    # identify's rotation: the marker is read after turning the bits `rot` quarter turns
+    corners = np.roll(q, rot, axis=0) if rot else q
+    return int(idx), corners, rms
 
 
 def _dedupe(found):
     """Drop a second detection of the same id at the same place (kept: the full-resolution one)."""
     out = []
-    for marker_id, c, source in found:
-        dup = False
-        for m2, c2, _ in out:
-            if m2 == marker_id and np.linalg.norm(c.mean(axis=0) - c2.mean(axis=0)) < 0.5 * np.linalg.norm(c[0] - c[2]):
-                dup = True
-                break
-        if not dup:
-            out.append((marker_id, c, source))
+    for f in found:
+        marker_id, c = f[0], f[1]
+        if not any(o[0] == marker_id and np.linalg.norm(c.mean(axis=0) - o[1].mean(axis=0))
+                   < 0.5 * np.linalg.norm(c[0] - c[2]) for o in out):
+            out.append(f)
     return out
 
 
