@@ -25,7 +25,12 @@ MIN_VIEWS = 6
 MIN_CORNERS_PER_VIEW = 8
 # Board normals must spread over at least this angle, or focal length and tilt are
 # not separable (Zhang's method needs views from different angles).
-MIN_NORMAL_SPREAD_DEG = 12.0
+MIN_NORMAL_SPREAD_DEG = 20.0
+# After solving, the intrinsics' standard deviations (from the Jacobian) must be small:
+# this catches view sets that are degenerate in ways the normal spread does not see
+# (e.g. every tilt about one image axis). Good sets give about 0.1-0.3 %.
+MAX_FOCAL_REL_STD = 0.015
+MAX_CENTRE_REL_STD = 0.02  # of the image width / height
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp")
 
 
@@ -209,7 +214,8 @@ class CalibrationResult:
                 "board_not_found": list(self.missed), "normal_spread_deg": round(self.normal_spread_deg, 1),
                 "image_size": list(self.camera.image_size),
                 "fx": round(K[0, 0], 3), "fy": round(K[1, 1], 3), "cx": round(K[0, 2], 3), "cy": round(K[1, 2], 3),
-                "dist_coeffs": [round(d, 6) for d in self.camera.dist_coeffs]}
+                "dist_coeffs": [round(d, 6) for d in self.camera.dist_coeffs],
+                "intrinsics_std": self.camera.extra.get("intrinsics_std")}
 
 
 def _short_list(names: Sequence[str], limit: int = 5) -> str:
@@ -243,16 +249,31 @@ def calibrate_views(views: Sequence[BoardView], image_size: tuple[int, int],
     img = [v.corners.reshape(-1, 1, 2).astype(np.float32) for v in views]
     criteria = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
     try:
-        rms, K, dist, _rv, _tv, _si, _se, per_view = cv2.calibrateCameraExtended(
+        rms, K, dist, _rv, _tv, std_intrinsics, _se, per_view = cv2.calibrateCameraExtended(
             obj, img, tuple(image_size), None, None, flags=0, criteria=criteria)
     except cv2.error as exc:
         raise CalibrationError(f"calibration failed on these views ({str(exc).strip().splitlines()[-1]})") from None
     dist = np.asarray(dist, dtype=np.float64).ravel()[:5]
     if not np.all(np.isfinite(K)) or not np.all(np.isfinite(dist)) or K[0, 0] <= 0 or K[1, 1] <= 0:
         raise CalibrationError("calibration did not converge on these views; take more views at varied angles")
+    std = np.asarray(std_intrinsics, dtype=np.float64).ravel()
+    sd_fx, sd_fy, sd_cx, sd_cy = (float(x) for x in std[:4])
+    worst_focal = max(sd_fx / K[0, 0], sd_fy / K[1, 1])
+    if not np.isfinite(worst_focal) or worst_focal > MAX_FOCAL_REL_STD:
+        raise CalibrationError(
+            f"the {len(views)} views do not pin down the focal length (uncertain by {100 * worst_focal:.1f}%, "
+            f"need under {100 * MAX_FOCAL_REL_STD:.1f}%): add views tilted in other directions")
+    w, h = image_size
+    worst_centre = max(sd_cx / w, sd_cy / h)
+    if not np.isfinite(worst_centre) or worst_centre > MAX_CENTRE_REL_STD:
+        raise CalibrationError(
+            f"the {len(views)} views do not pin down the image centre (uncertain by {sd_cx:.0f}/{sd_cy:.0f} px): "
+            f"add views tilted left/right and up/down, with the board in different parts of the picture")
     per_view_list = [float(e) for e in np.asarray(per_view).ravel()]
     names = [v.source for v in views]
     extra = {"views_used": len(views), "per_view_rms": [round(e, 4) for e in per_view_list],
+             "intrinsics_std": {"fx": round(sd_fx, 3), "fy": round(sd_fy, 3), "cx": round(sd_cx, 3),
+                                "cy": round(sd_cy, 3), "dist": [round(float(x), 6) for x in std[4:9]]},
              "board": {k: v for k, v in board_spec().items()}}
     camera = CameraModel(image_size=(int(image_size[0]), int(image_size[1])),
                          camera_matrix=tuple(tuple(float(x) for x in row) for row in K),

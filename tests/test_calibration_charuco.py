@@ -60,6 +60,7 @@ def test_recovers_known_intrinsics(varied_folder, tmp_path, capsys):
     assert cam.rms_px == pytest.approx(report["rms_px"], abs=1e-3) and cam.rms_px < 0.5
     assert report["views_used"] == 10 and cam.extra["views_used"] == 10
     assert len(cam.extra["per_view_rms"]) == 10
+    assert cam.extra["intrinsics_std"]["fx"] < 0.005 * CAM.fx
     # the distortion model reproduces the true one where the board was seen (centre to 0.4 of the half-diagonal)
     pts = np.array([[CAM.cx + dx, CAM.cy + dy] for dx in (-200, 0, 200) for dy in (-150, 0, 150)], np.float64)
     und_true = cv2.undistortPoints(pts.reshape(-1, 1, 2), CAM.K, CAM.dist_array, P=CAM.K)
@@ -97,6 +98,15 @@ def test_refuses_fronto_parallel_views_at_different_places(tmp_path, capsys):
     folder = _write_views(tmp_path / "flat", poses)
     assert main(["calibrate", "--images", str(folder), "--out", str(tmp_path / "c.json")]) == 2
     assert "nearly one angle" in _one_line_error(capsys)
+
+
+def test_refuses_views_all_tilted_about_one_image_axis(tmp_path, capsys):
+    """Planes that all contain the camera's x direction leave fx unconstrained (Sturm and Maybank)."""
+    poses = [synthetic.pose_looking_at(480 + 20 * i, 15 + 5 * (i % 4), 0, 30 * i, (-50 + 20 * i, 0)) for i in range(8)]
+    folder = _write_views(tmp_path / "one-axis", poses)
+    assert main(["calibrate", "--images", str(folder), "--out", str(tmp_path / "c.json")]) == 2
+    err = _one_line_error(capsys)
+    assert "nearly one angle" in err or "do not pin down" in err
 
 
 def test_refuses_when_board_is_nowhere(tmp_path, capsys):
@@ -273,3 +283,11 @@ def test_live_capture_too_few_views_is_refused(live_frames, tmp_path, monkeypatc
     monkeypatch.setattr(cmd, "open_camera", lambda index: cap)
     assert main(["calibrate", "--camera", "0", "--out", str(tmp_path / "c.json")]) == 2
     assert "only 3 usable views" in _one_line_error(capsys)
+
+
+def test_refuses_views_whose_intrinsics_stay_uncertain(varied_folder, tmp_path, capsys, monkeypatch):
+    """The post-solve check: with a (deliberately) impossible bar on the focal length's
+    standard deviation, even a good set is refused, naming the uncertainty."""
+    monkeypatch.setattr(charuco, "MAX_FOCAL_REL_STD", 1e-6)
+    assert main(["calibrate", "--images", str(varied_folder), "--out", str(tmp_path / "c.json")]) == 2
+    assert "do not pin down the focal length" in _one_line_error(capsys)

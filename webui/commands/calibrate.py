@@ -144,7 +144,9 @@ def _report(result, out: Path, as_json: bool) -> None:
     print(f"calibrated from {len(result.views_used)} views{missed}")
     print(f"RMS reprojection error {result.rms_px:.3f} px (worst view {max(result.per_view_rms):.3f} px)")
     w, h = result.camera.image_size
-    print(f"fx {K[0, 0]:.2f}  fy {K[1, 1]:.2f}  cx {K[0, 2]:.2f}  cy {K[1, 2]:.2f}  (image {w}x{h})")
+    sd = result.camera.extra.get("intrinsics_std") or {}
+    print(f"fx {K[0, 0]:.2f} +-{sd.get('fx', 0):.2f}  fy {K[1, 1]:.2f} +-{sd.get('fy', 0):.2f}  "
+          f"cx {K[0, 2]:.2f} +-{sd.get('cx', 0):.2f}  cy {K[1, 2]:.2f} +-{sd.get('cy', 0):.2f}  (image {w}x{h})")
     print(f"k1 {k1:.5f}  k2 {k2:.5f}  p1 {p1:.5f}  p2 {p2:.5f}  k3 {k3:.5f}")
     if result.rms_px > 1.0:
         print("warning: RMS above 1 px: blurred views or a board that is not flat; consider recalibrating")
