@@ -30,7 +30,7 @@ def rank(observation: Observation, course: str | CourseSpec = DEFAULT_COURSE,
     Raises UnknownCourseError / CourseFileError, WeightsError, DuplicateBoatError,
     MissingPiecesError (all RefcamError) for bad input.
     """
-    referee = TornadoReferee(course, weights, catalog)
+    referee = TornadoReferee(course, weights, catalog, nominal_fallback=False)
     for i, earlier in enumerate(history or ()):
         referee.observe_stable(earlier, float(i))
     return referee.assess(observation)

@@ -71,6 +71,9 @@ class Card:
     def local(self, p: g.Point) -> g.Point:
         return g.to_local(self.centre, self.theta, p)
 
+    def local_to_world(self, q: g.Point) -> g.Point:
+        return g.to_world(self.centre, self.theta, q)
+
     def sigma_at(self, local_x: float) -> float:
         """Position uncertainty of a point local_x along the card's centre line."""
         sth = math.radians(self.pose.sigma_theta_deg) if self.pose.sigma_theta_deg > 0 else \

@@ -337,14 +337,20 @@ class _CurveCard:
     face: str | None
 
 
-def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = None) -> Course:
+def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = None,
+                 nominal_fallback: bool = False) -> Course:
     """Build the zones of ``spec`` from the pieces in ``obs`` (game frame, mm).
 
     Raises MissingPiecesError naming every missing piece, CourseGeometryError when
-    the pieces are there but do not form the course.
+    the pieces are there but do not form the course. nominal_fallback (the live
+    page, whose camera may frame only part of the course): a finish line, or a
+    curve whose marker and cards are all out of view, is taken from the course
+    file's nominal layout with a wide sigma, and a warning says so.
     """
     catalog = catalog or default_catalog()
     warnings: list[str] = []
+    if nominal_fallback and spec.layout:
+        obs, warnings = _fill_from_layout(spec, obs, catalog)
     start_pose, finish_pose = obs.piece(START_GATE), obs.piece(FINISH_LINE)
     missing = [n for n, p in ((START_GATE, start_pose), (FINISH_LINE, finish_pose)) if p is None]
     markers: dict[int, PiecePose] = {}
@@ -419,6 +425,47 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
                   # a boat that has just crossed stands at most about a card plus a boat past it
                   finish_overrun_mm=card_len + boat[0],
                   curve_cards=curve_cards, warnings=tuple(warnings))
+
+
+# How far the real pieces may lie from the course card's nominal layout.
+NOMINAL_SIGMA_MM = 15.0
+
+
+def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> tuple[Observation, list[str]]:
+    from .layout import layout_poses  # layout builds on this module
+
+    try:
+        nominal = {p.name: p for p in layout_poses(spec, NOMINAL_SIGMA_MM, catalog)}
+    except Exception:  # noqa: BLE001 - a layout that cannot place pieces simply gives no fallback
+        return obs, []
+    added, warnings = [], []
+    if obs.piece(FINISH_LINE) is None and FINISH_LINE in nominal:
+        added.append(nominal[FINISH_LINE])
+        warnings.append(f"{FINISH_LINE} is not in view: the course file's nominal place stands in for it "
+                        f"(+-{NOMINAL_SIGMA_MM:.0f} mm)")
+    cards = [p for p in obs.pieces if p.name.startswith(CURVE_CARD_PREFIX)]
+    used_names = {p.name for p in obs.pieces}
+    for c in spec.curves:
+        marker = f"{MARKER_PREFIX}{c.marker}"
+        if obs.piece(marker) is not None or marker not in nominal:
+            continue
+        v = (nominal[marker].x_mm, nominal[marker].y_mm)
+        if any(g.dist((p.x_mm, p.y_mm), v) <= CARD_TO_MARKER_TOLERANCE_MM * 2 for p in cards):
+            continue  # some of this curve is in view: do not mix nominal and seen pieces
+        added.append(nominal[marker])
+        nominal_cards = [p for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
+                         and g.dist((p.x_mm, p.y_mm), v) < 1e-6]
+        free = [p.name for p in catalog.pieces(family="tornado/curve-card") if p.name not in used_names]
+        for p, name in zip(nominal_cards, free):
+            used_names.add(name)
+            added.append(PiecePose(name, (), p.x_mm, p.y_mm, p.theta_deg, p.z_mm, p.sigma_mm, face=p.face))
+        warnings.append(f"{marker} and its curve cards are not in view: the course file's nominal layout stands "
+                        f"in for them (+-{NOMINAL_SIGMA_MM:.0f} mm)")
+    if not added:
+        return obs, []
+    from dataclasses import replace
+
+    return replace(obs, pieces=obs.pieces + tuple(added)), warnings
 
 
 def _choose_entry(spec: CourseSpec, curve: CurveSpec, vertex: g.Point, a: _CurveCard, b: _CurveCard,

@@ -43,8 +43,12 @@ class TornadoReferee:
     game = "tornado"
 
     def __init__(self, course: str | CourseSpec | None = None, weights=None, catalog: Catalog | None = None,
-                 characters: dict[str, str] | None = None):
+                 characters: dict[str, str] | None = None, nominal_fallback: bool = True):
         self.facts = TornadoGame.make(course, weights, catalog)
+        # The live camera may frame only part of the course: by default pieces out
+        # of view come from the course file's layout (with a warning); `refcam rank`
+        # turns this off and names the missing pieces instead.
+        self.nominal_fallback = nominal_fallback
         # Player Setup: each player picks a character and a boat; by default
         # character k goes with boat k, and a flip seen during one boat's move is
         # credited to that boat.
@@ -58,12 +62,13 @@ class TornadoReferee:
         self.violations: list[tuple[float, Violation]] = []
         self.last_result: RankResult | None = None
         self.game_over_announced = False
+        self.table_warned = False
         self.t = 0.0
 
     # ------------------------------------------------------------------ queries
     def assess(self, obs: Observation) -> RankResult:
         """The standings of an observation given the history so far (does not record it)."""
-        return assess(self.facts, obs, self.memory)
+        return assess(self.facts, obs, self.memory, nominal_fallback=self.nominal_fallback)
 
     def clone(self) -> "TornadoReferee":
         other = copy.copy(self)
@@ -108,8 +113,10 @@ class TornadoReferee:
         round_before = self.rounds.round
         self.rounds.on_moves(movers, self.memory.last_ranking or self._racing(result))
         if self.rounds.round != round_before:
-            rulings.append(Ruling(t, self.game, "state", f"round {self.rounds.round} begins",
-                                  rule="Tornado Splash, Game Flow"))
+            order = ", ".join(_short(n) for n in self.rounds.turn_order)
+            rulings.append(Ruling(t, self.game, "state", f"round {self.rounds.round} begins; turn order from the "
+                                  f"ranking: {order}", rule="Tornado Splash, Game Flow",
+                                  details={"round": self.rounds.round, "turn_order": list(self.rounds.turn_order)}))
 
         rulings += self._character_cards(observation, movers, t)
         rulings += self._new_cards(observation, boats, t)
@@ -134,8 +141,9 @@ class TornadoReferee:
         # Re-assess when the history just changed what this image proves.
         result = self.assess(observation)
         ranking = self._racing(result)
-        if self.last_result is None or [b.name for b in self.last_result.boats if b.rank] != \
-                [b.name for b in result.boats if b.rank]:
+        # Ranking Phase: announce the ranking at each new round, and whenever it changes.
+        if self.last_result is None or self.rounds.round != round_before or \
+                [b.name for b in self.last_result.boats if b.rank] != [b.name for b in result.boats if b.rank]:
             rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result), rule=RULE_RANKING,
                                   details=result.to_json()))
         for w in result.warnings:
@@ -173,7 +181,13 @@ class TornadoReferee:
             elif face == "face-down":
                 boat = self.characters.get(p.name) or (movers[0] if len(movers) == 1 else f"tornado/boat-{number}")
                 self.characters.setdefault(p.name, boat)
-                if boat in self.boosts:
+                if before is None and not movers:
+                    # already face down when first seen: the boost was used before we watched
+                    self.boosts.setdefault(boat, {"t": None, "round": None, "character": p.name})
+                    out.append(Ruling(t, self.game, "state", f"{_short(boat)} has already used its boost "
+                                      f"({p.name} is face down)", rule=RULE_BOOST,
+                                      details={"boat": boat, "character": p.name}))
+                elif boat in self.boosts:
                     out.append(self._violation(t, Violation(boat, RULE_BOOST, f"{_short(boat)} boosts a second time")))
                 else:
                     self.boosts[boat] = {"t": t, "round": self.rounds.round, "character": p.name}
@@ -226,7 +240,8 @@ class TornadoReferee:
                     self.memory.eliminated.append(boat)
                     out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
                                       rule=v.rule, details={"boat": boat}))
-        if table is None and new:
+        if table is None and new and not self.table_warned:
+            self.table_warned = True
             out.append(Ruling(t, self.game, "warning", "table corners (stickers 0-3) not all in view: cannot check "
                                                        "cards hanging off the table (Out of Bounds)"))
         return out

@@ -20,7 +20,7 @@ from .errors import DuplicateBoatError, WeightsError
 from .finish import TOO_CLOSE, FinishCall, finish_call
 from .ranking import EQUIDISTANT, Call, Measure, Racer, measure, order_racers
 from .rounds import final_places, hand_sizes
-from .zones import Location, locate
+from .zones import Location, is_on_start_gate, locate
 
 
 # ---------------------------------------------------------------- fixed game facts
@@ -208,12 +208,17 @@ def stack_order(cards: list[Card], memory: RaceMemory) -> list[Card]:
     return sorted(cards, key=lambda c: (rank.get(c.name, len(rank)), c.name))
 
 
-def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None) -> RankResult:
-    """Rank the boats of one observation, reading (not changing) the race memory."""
+def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None,
+           nominal_fallback: bool = False) -> RankResult:
+    """Rank the boats of one observation, reading (not changing) the race memory.
+
+    nominal_fallback: course pieces out of view come from the course file's layout
+    (the live page); otherwise they are an error naming them.
+    """
     memory = memory or RaceMemory()
     catalog = game.catalog
     boats = boats_in(obs)
-    course = build_course(game.course, obs, catalog)
+    course = build_course(game.course, obs, catalog, nominal_fallback=nominal_fallback)
     warnings = list(course.warnings)
     cards = stack_order(cards_in(obs, catalog), memory)
     covered = covered_spaces(cards)
@@ -239,8 +244,8 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
         own = [card_zone[c.name] for c in cards if c.boat == b.name and c.name in card_zone]
         if own:
             min_zone = max(min_zone, max(own) - 1)
-        not_started = b.name not in memory.started and on is None
-        located[b.name] = (b, locate(course, p, min_zone=min_zone, not_started=not_started), on)
+        located[b.name] = (b, locate(course, p, min_zone=min_zone,
+                                     start_evidence=_start_evidence(course, b, on, cards, memory)), on)
 
     results: dict[str, BoatResult] = {}
     racers: list[Racer] = []
@@ -256,8 +261,8 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
                 results[name] = BoatResult(status="outside", rank=None, **base)
             else:
                 names = tuple(course.zone_name(c) for c in loc.candidates)
-                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm could be in the {' or the '.join(names)}; "
-                                "this image and the history cannot tell: not ranked")
+                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm could be in: {' / '.join(names)}; "
+                                "this image and the history cannot tell, so it is not ranked")
                 fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
                 results[name] = BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
             continue
@@ -335,6 +340,38 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
                       calls=ordering.calls, first_round=first_round, game_over=game_over,
                       final_places=MappingProxyType(places) if game_over else None,
                       warnings=tuple(dict.fromkeys(warnings)), course=course, cards=tuple(cards))
+
+
+def _start_evidence(course: Course, boat: PiecePose, on: StandingOn | None, cards: list[Card],
+                    memory: RaceMemory) -> str | None:
+    """Why a boat is provably still on its first stretch from the start gate, if it is."""
+    if boat.name in memory.started and memory.progress.get(boat.name, 0) > 0:
+        return None
+    if on is None:
+        if boat.name in memory.started or not is_on_start_gate(course, (boat.x_mm, boat.y_mm)):
+            return None
+        # A token starts on the gate (Determining Start Position) and only ever moves
+        # onto racing cards (Player Token Movement): on the gate with no card under
+        # it, it has not started.
+        return "on the start gate with no racing card under it"
+    card = on.card
+    if card.boat != boat.name:
+        return None
+    # Coming Out the Starting Gate: the first card of a race starts at the gate. A
+    # boat that came round the course would stand on a card laid onto an earlier
+    # one of its own (cards must touch: Avoid Obstacles); this one has none behind it.
+    rear = card.local_to_world((-card.length / 2, 0.0))
+    behind_gate = course.start.signed(rear)
+    gate_depth = course.start_depth_mm  # gate half-depth plus a boat half-length
+    if not -gate_depth <= behind_gate <= gate_depth:
+        return None
+    poly = card.polygon()
+    for other in cards:
+        if other.name == card.name or other.boat != boat.name:
+            continue
+        if other.polygon().distance(poly) <= 3.0 and card.local(other.centre)[0] < 0:
+            return None
+    return "on its first racing card out of the start gate"
 
 
 def _with(r: BoatResult, **kw) -> BoatResult:

@@ -85,10 +85,10 @@ def candidate_zones(course: Course, p: g.Point) -> tuple[int, ...]:
     return tuple(i for i in range(course.finished_zone + 1) if in_zone(course, i, p))
 
 
-def locate(course: Course, p: g.Point, min_zone: int = 0, not_started: bool = False) -> Location:
+def locate(course: Course, p: g.Point, min_zone: int = 0, start_evidence: str | None = None) -> Location:
     """Locate p; ``min_zone`` is what the history (or the boat's own cards) proves it
-    has reached already; ``not_started`` says the boat provably has not left the
-    start gate."""
+    has reached already; ``start_evidence`` says why the boat provably is still on
+    its first stretch from the start gate (None when nothing proves it)."""
     gate = is_on_start_gate(course, p)
     cands = candidate_zones(course, p)
     if not cands:
@@ -116,12 +116,9 @@ def locate(course: Course, p: g.Point, min_zone: int = 0, not_started: bool = Fa
             if len(later) < len(cands):
                 how = "race history"
             cands = later
-    if len(cands) > 1 and not_started and 0 in cands and gate:
-        # A token starts on the gate (Determining Start Position) and only ever
-        # moves onto racing cards (Player Token Movement): one still on the gate
-        # with no card under it has not started.
+    if len(cands) > 1 and start_evidence and 0 in cands and min_zone == 0:
         cands = (0,)
-        how = "start gate, no racing card under it"
+        how = start_evidence
     if len(cands) == 1:
         return Location(cands[0], cands, how, gate)
     return Location(None, cands, "ambiguous: " + " or ".join(course.zone_name(c) for c in cands), gate)

@@ -82,7 +82,8 @@ def run(args) -> int:
         from calibration.camera import CameraModel
 
         camera = CameraModel.load(args.camera_file)
-    referee = TornadoReferee(args.course, args.weights)  # validates course and weights first
+    # validates course and weights first; every course piece must be in the image
+    referee = TornadoReferee(args.course, args.weights, nominal_fallback=False)
     obs, image = _load_observation(args.image, camera)
     history_warnings = []
     for i, h in enumerate(_history_files(args.history or [])):
