@@ -242,15 +242,20 @@ def check_views(views: Sequence[BoardView], missed: Sequence[str] = ()) -> float
 
 
 def calibrate_views(views: Sequence[BoardView], image_size: tuple[int, int],
-                    missed: Sequence[str] = ()) -> CalibrationResult:
-    """Pinhole + radial-tangential (k1, k2, p1, p2, k3) calibration from checked views."""
+                    missed: Sequence[str] = (), initial: CameraModel | None = None) -> CalibrationResult:
+    """Pinhole + radial-tangential (k1, k2, p1, p2, k3) calibration from checked views;
+    `initial` (an earlier camera file for the same mode) seeds the solver."""
     spread = check_views(views, missed)
     obj = [v.object_points.reshape(-1, 1, 3).astype(np.float32) for v in views]
     img = [v.corners.reshape(-1, 1, 2).astype(np.float32) for v in views]
     criteria = (cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 100, 1e-9)
+    K0, dist0, flags = None, None, 0
+    if initial is not None:
+        initial.check_image_size(*image_size, source="--camera-file")
+        K0, dist0, flags = initial.K.copy(), initial.dist.copy(), cv2.CALIB_USE_INTRINSIC_GUESS
     try:
         rms, K, dist, _rv, _tv, std_intrinsics, _se, per_view = cv2.calibrateCameraExtended(
-            obj, img, tuple(image_size), None, None, flags=0, criteria=criteria)
+            obj, img, tuple(image_size), K0, dist0, flags=flags, criteria=criteria)
     except cv2.error as exc:
         raise CalibrationError(f"calibration failed on these views ({str(exc).strip().splitlines()[-1]})") from None
     dist = np.asarray(dist, dtype=np.float64).ravel()[:5]
@@ -282,9 +287,9 @@ def calibrate_views(views: Sequence[BoardView], image_size: tuple[int, int],
                              missed=list(missed), normal_spread_deg=spread)
 
 
-def calibrate_folder(folder: str | Path, board=None) -> CalibrationResult:
+def calibrate_folder(folder: str | Path, board=None, initial: CameraModel | None = None) -> CalibrationResult:
     found = detect_folder(folder, board)
-    return calibrate_views(found.views, found.image_size, found.missed)
+    return calibrate_views(found.views, found.image_size, found.missed, initial)
 
 
 # --- live capture: which frames to keep -------------------------------------------------

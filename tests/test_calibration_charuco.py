@@ -291,3 +291,18 @@ def test_refuses_views_whose_intrinsics_stay_uncertain(varied_folder, tmp_path, 
     monkeypatch.setattr(charuco, "MAX_FOCAL_REL_STD", 1e-6)
     assert main(["calibrate", "--images", str(varied_folder), "--out", str(tmp_path / "c.json")]) == 2
     assert "do not pin down the focal length" in _one_line_error(capsys)
+
+
+def test_camera_file_seeds_the_solver_and_must_match_the_mode(varied_folder, tmp_path, capsys):
+    seed = tmp_path / "seed.json"
+    CameraModel.from_intrinsics(CAM.image_size, 800, 800, 512, 384).save(seed)
+    out = tmp_path / "c.json"
+    assert main(["calibrate", "--images", str(varied_folder), "--out", str(out), "--camera-file", str(seed)]) == 0
+    capsys.readouterr()
+    assert abs(CameraModel.load(out).K[0, 0] / CAM.fx - 1) < 0.01
+    CameraModel.from_intrinsics((640, 480), 800, 800, 320, 240).save(seed)
+    assert main(["calibrate", "--images", str(varied_folder), "--out", str(out), "--camera-file", str(seed)]) == 2
+    assert "640x480" in _one_line_error(capsys)
+    seed.write_text("{not json")
+    assert main(["calibrate", "--images", str(varied_folder), "--out", str(out), "--camera-file", str(seed)]) == 2
+    assert "not JSON" in _one_line_error(capsys)

@@ -22,6 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="camera file to write (JSON)")
     p.add_argument("--views", type=int, default=12, help="live capture: stop after this many views (default 12)")
     p.add_argument("--save-views", metavar="DIR", help="live capture: also save the kept frames here")
+    p.add_argument("--camera-file", metavar="F", help="an earlier camera file for this camera mode: "
+                                                       "its intrinsics seed the solver")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.set_defaults(run=run)
 
@@ -54,13 +56,16 @@ def run(args) -> int:
     from calibration import charuco
     from referee.errors import InvalidInputError
 
+    from calibration.camera import CameraModel
+
     out = check_out_file(args.out)
+    initial = CameraModel.load(args.camera_file) if args.camera_file else None
     if args.images is not None:
-        result = charuco.calibrate_folder(args.images)
+        result = charuco.calibrate_folder(args.images, initial=initial)
     else:
         if args.views < charuco.MIN_VIEWS:
             raise InvalidInputError(f"--views {args.views} is too few (at least {charuco.MIN_VIEWS})")
-        result = _calibrate_live(args, charuco)
+        result = _calibrate_live(args, charuco, initial)
     write_atomically(result.camera, out)
     _report(result, out, args.json)
     return 0
@@ -84,7 +89,7 @@ def open_camera(index: int):
     return cap
 
 
-def _calibrate_live(args, charuco):
+def _calibrate_live(args, charuco, initial=None):
     import cv2
 
     cap = open_camera(args.camera)
@@ -129,7 +134,7 @@ def _calibrate_live(args, charuco):
         cap.release()
     views = selector.kept
     size = views[0].image_size if views else (0, 0)
-    return charuco.calibrate_views(views, size)
+    return charuco.calibrate_views(views, size, initial=initial)
 
 
 def _report(result, out: Path, as_json: bool) -> None:
