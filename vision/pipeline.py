@@ -131,7 +131,11 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                             + ("frame of " + reference if frame_kind == "table-corner" else
                                "camera-plane frame (origin under the image centre, +x to the image right)")
                             + ", not the game frame")
-    tp = _solve(flat, reference, intr, camera is None, w, h)
+    try:
+        tp = _solve(flat, reference, intr, camera is None, w, h)
+    except (np.linalg.LinAlgError, cv2.error, FloatingPointError) as exc:
+        raise TablePoseError(f"cannot find the table plane from the {sum(map(len, flat.values()))} flat "
+                             f"sticker(s) in view ({type(exc).__name__})") from None
     for n in tp.outliers:
         warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
                         f"table-plane estimate, its pose is less certain")
@@ -148,6 +152,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                   "plane_fit_rms_sigma": round(tp.rms_sigma, 2)}
     if frame_kind == "camera-plane":
         frame_info["description"] = "camera-plane frame: origin where the optical axis meets the table"
+    frame_info.update(_camera_in_frame(tp, frame_pose, camera))
 
     # --- every piece -------------------------------------------------------------------------------
     poses: list[PiecePose] = []
@@ -206,6 +211,22 @@ def _solve(flat, reference, intr: Intrinsics, focal_free: bool, w: int, h: int):
     if best is None:
         raise TablePoseError(f"cannot estimate the camera from the stickers in view ({err})")
     return best
+
+
+def _camera_in_frame(tp, frame_pose, camera) -> dict:
+    """The camera pose in the reported frame and the table-plane homography (game mm -> ideal px)."""
+    x0, y0, phi = frame_pose
+    Rz = np.eye(3)
+    Rz[:2, :2] = [[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]]
+    R = tp.R @ Rz
+    t = tp.R @ np.array([x0, y0, 0.0]) + tp.tvec
+    K = tp.K()
+    H = K @ np.column_stack([R[:, 0], R[:, 1], t])
+    H = H / H[2, 2]
+    dist = list(camera.dist_coeffs) if camera is not None else [0.0] * 5
+    return {"camera_pose": {"rvec": [float(v) for v in cv2.Rodrigues(R)[0].ravel()], "tvec": [float(v) for v in t],
+                            "camera_matrix": K.tolist(), "dist_coeffs": [float(v) for v in dist]},
+            "image_from_game": H.tolist()}
 
 
 def _camera_plane_frame(tp, w, h):

@@ -36,7 +36,7 @@ def _spread(rng, n, box, min_gap, used):
     return out
 
 
-def tornado_scene(rng: np.random.Generator, resolution: str = "1080p", course_len_mm: float = 1500.0) -> dict:
+def tornado_scene(rng: np.random.Generator, resolution: str = "1080p", course_len_mm: float = 1400.0) -> dict:
     """Start gate at the origin, the course running +x over course_len_mm."""
     L = course_len_mm
     used = [(0.0, 0.0, 180.0)]
@@ -44,7 +44,7 @@ def tornado_scene(rng: np.random.Generator, resolution: str = "1080p", course_le
     fx, fy = _spread(rng, 1, (L * 0.2, L * 0.45, 250, 300), 100, used)[0]
     pieces.append({"name": "tornado/finish-line", "x_mm": fx, "y_mm": fy, "theta_deg": 180.0 + rng.uniform(-10, 10)})
     used.append((fx, fy, 180.0))
-    box = (-60, L - 60, -250, 330)
+    box = (-30, L - 200, -230, 300)
     for k, (x, y) in enumerate(_spread(rng, 2, box, 250, used)):
         pieces.append({"name": f"tornado/curve-marker-{k + 1}", "x_mm": x, "y_mm": y, "theta_deg": rng.uniform(0, 360)})
     for k, (x, y) in enumerate(_spread(rng, 6, box, 60, used)):
@@ -53,8 +53,8 @@ def tornado_scene(rng: np.random.Generator, resolution: str = "1080p", course_le
         pieces.append({"name": f"tornado/card-{k % 6 + 1}-{k + 1:02d}", "x_mm": x, "y_mm": y,
                        "theta_deg": rng.uniform(-180, 180)})
     size = RESOLUTIONS[resolution]
-    centre = np.array([L / 2 - 60, 40.0])
-    dist = rng.uniform(1000, 1250)
+    centre = np.array([(L - 230) / 2, 35.0])
+    dist = rng.uniform(1050, 1250)
     tilt = math.radians(rng.uniform(25, 40))
     az = rng.uniform(-0.4, 0.4) - math.pi / 2
     pos = [centre[0] + dist * math.sin(tilt) * math.cos(az), centre[1] + dist * math.sin(tilt) * math.sin(az),
