@@ -182,6 +182,7 @@ class BoundaryLine:
     s2: float
     sigma2: float
     piece: str = ""
+    sigma_dir: float | None = None  # rad; set when the direction is known apart from the two points (nominal)
 
     def signed(self, p: g.Point) -> float:
         """How far p lies past the line in the direction of travel (mm, + = past)."""
@@ -199,11 +200,15 @@ class BoundaryLine:
         First-order propagation from its two defining points: the offset at s is
         (1 - s/s2) * d0 + (s/s2) * d2.
         """
+        if self.sigma_dir is not None:
+            return math.hypot(self.sigma0, s * self.sigma_dir)
         t = s / self.s2
         return math.sqrt(((1 - t) * self.sigma0) ** 2 + (t * self.sigma2) ** 2)
 
     @property
     def sigma_direction_rad(self) -> float:
+        if self.sigma_dir is not None:
+            return self.sigma_dir
         return math.hypot(self.sigma0, self.sigma2) / abs(self.s2)
 
     def on_track_side(self, p: g.Point, track_width: float) -> bool:
@@ -349,8 +354,9 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
     """
     catalog = catalog or default_catalog()
     warnings: list[str] = []
+    nominal: set[str] = set()
     if nominal_fallback and spec.layout:
-        obs, warnings = _fill_from_layout(spec, obs, catalog)
+        obs, warnings, nominal = _fill_from_layout(spec, obs, catalog)
     start_pose, finish_pose = obs.piece(START_GATE), obs.piece(FINISH_LINE)
     missing = [n for n, p in ((START_GATE, start_pose), (FINISH_LINE, finish_pose)) if p is None]
     markers: dict[int, PiecePose] = {}
@@ -404,7 +410,8 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
             along = g.unit(g.sub(card.sticker, vertex))
             lines.append(BoundaryLine(name=f"curve {c.marker} {role}", kind="ray", origin=vertex, along=along,
                                       forward=g.rotate(along, 90.0 * c.sign), half_length=math.inf,
-                                      sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name))
+                                      sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
+                                      sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None))
             # Curve cards lie face up for a left turn, face down for a right turn
             # (How to Use the Curve Cards and Markers): say so if a card disagrees.
             want = "left-turn" if c.turn == "left" else "right-turn"
@@ -429,15 +436,16 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
 
 # How far the real pieces may lie from the course card's nominal layout.
 NOMINAL_SIGMA_MM = 15.0
+NOMINAL_SIGMA_DEG = 3.0
 
 
-def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> tuple[Observation, list[str]]:
+def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> tuple[Observation, list[str], set]:
     from .layout import layout_poses  # layout builds on this module
 
     try:
         nominal = {p.name: p for p in layout_poses(spec, NOMINAL_SIGMA_MM, catalog)}
     except Exception:  # noqa: BLE001 - a layout that cannot place pieces simply gives no fallback
-        return obs, []
+        return obs, [], set()
     added, warnings = [], []
     if obs.piece(FINISH_LINE) is None and FINISH_LINE in nominal:
         added.append(nominal[FINISH_LINE])
@@ -460,12 +468,12 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
             used_names.add(name)
             added.append(PiecePose(name, (), p.x_mm, p.y_mm, p.theta_deg, p.z_mm, p.sigma_mm, face=p.face))
         warnings.append(f"{marker} and its curve cards are not in view: the course file's nominal layout stands "
-                        f"in for them (+-{NOMINAL_SIGMA_MM:.0f} mm)")
+                        f"in for them (+-{NOMINAL_SIGMA_MM:.0f} mm, +-{NOMINAL_SIGMA_DEG:.0f} deg)")
     if not added:
-        return obs, []
+        return obs, [], set()
     from dataclasses import replace
 
-    return replace(obs, pieces=obs.pieces + tuple(added)), warnings
+    return replace(obs, pieces=obs.pieces + tuple(added)), warnings, {p.name for p in added}
 
 
 def _choose_entry(spec: CourseSpec, curve: CurveSpec, vertex: g.Point, a: _CurveCard, b: _CurveCard,

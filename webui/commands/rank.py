@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
     p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
                    help="earlier images / observation files of the same race, oldest first, or a folder of them")
+    p.add_argument("--assume-layout", action="store_true",
+                   help="take course pieces that are out of view from the course file's nominal layout "
+                        "(with a wider sigma) instead of refusing the image")
     p.add_argument("--json", action="store_true", help="print the rank document as JSON")
     p.set_defaults(run=run)
 
@@ -76,6 +79,7 @@ def _history_files(entries: list[str]) -> list[str]:
 
 def run(args) -> int:
     from referee.tornado.api import TornadoReferee
+    from referee.tornado.errors import MissingPiecesError
 
     camera = None
     if args.camera_file:
@@ -83,7 +87,7 @@ def run(args) -> int:
 
         camera = CameraModel.load(args.camera_file)
     # validates course and weights first; every course piece must be in the image
-    referee = TornadoReferee(args.course, args.weights, nominal_fallback=False)
+    referee = TornadoReferee(args.course, args.weights, nominal_fallback=args.assume_layout)
     obs, image = _load_observation(args.image, camera)
     history_warnings = []
     for i, h in enumerate(_history_files(args.history or [])):
@@ -91,7 +95,12 @@ def run(args) -> int:
         for r in referee.observe_stable(hobs, float(i)):
             if r.kind == "warning" and r.summary not in history_warnings:
                 history_warnings.append(f"history {Path(h).name}: {r.summary}")
-    result = referee.assess(obs)
+    try:
+        result = referee.assess(obs)
+    except MissingPiecesError as exc:
+        if args.assume_layout:
+            raise
+        raise MissingPiecesError(f"{exc} (--assume-layout takes pieces out of view from the course file)") from None
     doc = result.to_json()
     doc["warnings"] = list(obs.warnings) + history_warnings + doc["warnings"]
     if args.annotate:
