@@ -4,9 +4,11 @@ projection, and the exact per-pixel inverse of the lens distortion.
 The renderer paints an ideal (distortion-free) pinhole picture and then bends it
 with the lens model, so every output pixel needs the ideal pixel it shows. That is
 the *inverse* of the radial-tangential model (cv2.projectPoints applies the model
-forward: ideal -> distorted), found here by fixed-point iteration and checked
-against the forward model, so a rendered sticker lands exactly where
-cv2.projectPoints puts its corners.
+forward: ideal -> distorted). cv2.initUndistortRectifyMap(K, dist, None, K, ...) gives
+the forward map (ideal pixel -> distorted pixel), so remapping with it would bend the
+picture the wrong way; the inverse is solved here with cv2.undistortPoints iterated to
+convergence and checked against the forward model, so a rendered sticker lands exactly
+where cv2.projectPoints puts its corners.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from referee.errors import InvalidInputError
 
-UNDISTORT_TOLERANCE_PX = 5e-3  # worst forward-model residual accepted for the inverse map
+UNDISTORT_TOLERANCE_PX = 0.01  # worst forward-model residual accepted for the inverse map
 
 
 def look_at_pose(position_mm, look_at_mm, roll_deg: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -96,28 +98,21 @@ def distort_normalized(x: np.ndarray, y: np.ndarray, dist: np.ndarray) -> tuple[
     return xd, yd
 
 
-def _undistort_normalized(xd: np.ndarray, yd: np.ndarray, dist: np.ndarray, iterations: int = 30):
-    k1, k2, p1, p2, k3 = (list(dist) + [0.0] * 5)[:5]
-    x, y = xd.copy(), yd.copy()
-    for _ in range(iterations):
-        r2 = x * x + y * y
-        radial = 1 + r2 * (k1 + r2 * (k2 + r2 * k3))
-        dx = 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
-        dy = p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
-        x = (xd - dx) / radial
-        y = (yd - dy) / radial
-    return x, y
-
-
-MAP_GRID_PX = 4  # the inverse is solved exactly on this grid and interpolated linearly between
+MAP_GRID_PX = 2  # the inverse is solved exactly on this grid and interpolated linearly between
 
 
 def _solve_inverse(us: np.ndarray, vs: np.ndarray, fx, fy, cx, cy, skew, dist) -> tuple[np.ndarray, np.ndarray]:
+    """Ideal pixels of the distorted pixel grid us x vs: cv2.undistortPoints iterated to
+    convergence (its default stops after 5 iterations, too early for exact renders)."""
+    import cv2
+
     vv, uu = np.meshgrid(vs, us, indexing="ij")
-    yd = (vv - cy) / fy
-    xd = (uu - cx - skew * yd) / fx
-    x, y = _undistort_normalized(xd, yd, dist)
-    return x * fx + skew * y + cx, y * fy + cy
+    K = np.array([[fx, skew, cx], [0.0, fy, cy], [0.0, 0.0, 1.0]])
+    pts = np.stack([uu, vv], axis=-1).reshape(-1, 1, 2)
+    out = cv2.undistortPoints(pts, K, dist, P=K,
+                              criteria=(cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100, 1e-12))
+    out = out.reshape(len(vs), len(us), 2).astype(np.float64)
+    return out[..., 0], out[..., 1]
 
 
 @lru_cache(maxsize=3)
