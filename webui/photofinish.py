@@ -86,6 +86,12 @@ class _View:
             return (-10**6, -10**6)
         return (int(round(v[0] / v[2])), int(round(v[1] / v[2])))
 
+    def visible(self, p: g.Point) -> bool:
+        """In front of the camera (a plane point beyond the horizon maps mirrored)."""
+        w = (self.H @ np.array([p[0], p[1], 1.0]))[2]
+        w0 = (self.H @ np.array([0.0, 0.0, 1.0]))[2]
+        return w * w0 > 0
+
     def scale_at(self, p: g.Point) -> float:
         """Pixels per mm near p."""
         a, b = self.px(p), self.px((p[0] + 10.0, p[1]))
@@ -130,7 +136,8 @@ def _dashed(img, view: _View, a: g.Point, b: g.Point, colour, thick: int, dash_m
     for i in range(0, n, 2):
         p = g.add(a, g.scale(g.sub(b, a), i / n))
         q = g.add(a, g.scale(g.sub(b, a), min(1.0, (i + 1) / n)))
-        cv2.line(img, view.px(p), view.px(q), colour, thick, cv2.LINE_AA)
+        if view.visible(p) and view.visible(q):
+            cv2.line(img, view.px(p), view.px(q), colour, thick, cv2.LINE_AA)
 
 
 def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
@@ -229,6 +236,15 @@ def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
         cv2.circle(canvas, p, r, col, th + 1, cv2.LINE_AA)
         tag = (str(b.rank) if b.rank is not None else "?") + " " + b.name.split("/")[-1]
         _text(canvas, tag, (p[0] + r + 4, p[1] - r), fs, col, th + 1)
+
+    # "equidistant within measurement" pairs: a yellow link between the two boats
+    pos = {b.name: b.position for b in result.boats if b.position is not None}
+    for c in result.calls:
+        if c.verdict == "equidistant within measurement" and c.ahead in pos and c.behind in pos:
+            a, b = view.px(pos[c.ahead]), view.px(pos[c.behind])
+            cv2.line(canvas, a, b, EQUI_COLOUR, th, cv2.LINE_AA)
+            mid = ((a[0] + b[0]) // 2, (a[1] + b[1]) // 2)
+            _text(canvas, "=", (mid[0] - int(8 * unit), mid[1] + int(8 * unit)), fs * 1.2, EQUI_COLOUR, th + 1)
 
     # the ranking panel beside the picture
     rows = _panel_rows(result)
