@@ -52,3 +52,36 @@ def scripted_observe(script: list[Observation]):
     def observe(image, camera, game):
         return script[min(frame_number(image), len(script) - 1)]
     return observe
+
+
+def tornado_scene(boat2_x: float, size=(800, 500), seed: int = 1) -> dict:
+    """A small Tornado Splash table seen from above: gate, finish line, three boats."""
+    w, h = size
+    f = 1.0 * w
+    return {"game": "tornado",
+            "camera": {"image_size": [w, h], "camera_matrix": [[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]],
+                       "dist_coeffs": [0, 0, 0, 0, 0],
+                       "pose": {"position_mm": [250, -60, 620], "look_at_mm": [250, 0, 0]}},
+            "pieces": [{"name": "tornado/start-gate", "x_mm": 0, "y_mm": 0, "theta_deg": 0},
+                       {"name": "tornado/finish-line", "x_mm": 500, "y_mm": 0, "theta_deg": 0},
+                       {"name": "tornado/boat-1", "x_mm": 100, "y_mm": 60, "theta_deg": 0},
+                       {"name": "tornado/boat-2", "x_mm": boat2_x, "y_mm": -40, "theta_deg": 0},
+                       {"name": "tornado/boat-3", "x_mm": 220, "y_mm": 20, "theta_deg": 10}],
+            "effects": {"seed": seed}}
+
+
+def write_rendered_session(folder: Path, fps: float = FPS, still_before: int = 10, still_after: int = 15) -> Path:
+    """A rendered Tornado Splash session: all still, boat-2 slides 150 mm over 0.5 s, all still."""
+    import cv2
+
+    from vision.render import render_scene
+
+    xs = [80.0] * still_before + [80.0 + 30.0 * i for i in range(1, 6)] + [230.0] * still_after
+    cache: dict[float, bytes] = {}
+    with SessionWriter(folder, game="tornado", fps=fps) as w:
+        for i, x in enumerate(xs):
+            if x not in cache:
+                img, _ = render_scene(tornado_scene(x))
+                cache[x] = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
+            w.add_encoded(cache[x], i / fps)
+    return folder

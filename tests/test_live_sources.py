@@ -32,6 +32,18 @@ def test_real_time_replay_follows_the_manifest_clock(tmp_path):
     assert elapsed >= 0.45  # never ahead of the recording's own clock
 
 
+def test_real_time_replay_passes_over_frames_a_slow_consumer_cannot_take(tmp_path):
+    write_session(tmp_path / "s", 20)  # 2 s at 10 fps
+    src = SessionSource(tmp_path / "s", realtime=True)
+    numbers = []
+    for t, img in src:
+        numbers.append(frame_number(img))
+        time.sleep(0.25)  # a consumer at 4 fps
+    assert numbers[0] == 0 and numbers[-1] == 19
+    assert len(numbers) < 14 and src.frames_skipped == 20 - len(numbers)
+    assert numbers == sorted(numbers)
+
+
 def test_missing_and_corrupt_frames_are_skipped_with_a_warning(tmp_path):
     folder = write_session(tmp_path / "s", 10)
     (folder / "frames" / "000003.png").unlink()

@@ -10,7 +10,9 @@ short line for the page ("camera 0 lost; retrying"); warnings (skipped frames) g
   camera that stops delivering is reported and reopened every second until it
   returns or the source is closed.
 * SessionSource: replays a session folder by its manifest timestamps (real time) or
-  as fast as possible; a missing or undecodable frame is skipped with a warning.
+  as fast as possible; a missing or undecodable frame is skipped with a warning. In
+  real time a slow consumer gets the newest due frame (older ones are passed over),
+  as it would from a camera.
 * VideoSource: a video file, paced by its own timestamps or as fast as possible.
 """
 
@@ -109,6 +111,7 @@ class SessionSource(FrameSource):
                                game=self.session.game, camera_file=self.session.camera_file,
                                frame_count=len(frames), loop=loop)
         self.index = -1  # index of the frame last yielded
+        self.frames_skipped = 0  # real-time replay: frames passed over because the consumer was behind
         self.frame_name = ""
 
     def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
@@ -120,7 +123,7 @@ class SessionSource(FrameSource):
         lap = 0
         while not self.closed:
             wall0 = time.monotonic()
-            for entry in frames:
+            for k, entry in enumerate(frames):
                 if self.closed:
                     return
                 t = entry.t - t_first
@@ -128,6 +131,10 @@ class SessionSource(FrameSource):
                     delay = wall0 + t / self.speed - time.monotonic()
                     if delay > 0 and self._closed.wait(delay):
                         return
+                    # A consumer slower than the recording sees the newest due frame, like a live camera.
+                    if k + 1 < len(frames) and wall0 + (frames[k + 1].t - t_first) / self.speed <= time.monotonic():
+                        self.frames_skipped += 1
+                        continue
                 try:
                     img = _decode_file(entry.path)
                 except InvalidInputError as exc:

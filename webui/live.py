@@ -364,16 +364,18 @@ class LiveEngine:
                             referee=referee)
 
 
-def pipeline_observe(image: np.ndarray, camera, game: str | None) -> Observation:
+def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True) -> Observation:
     """vision.pipeline.observe, keeping the sticker detections (for the overlay's homography).
 
+    thorough=False skips the detector's second look at small rejected candidates: about
+    4x faster on a 1280x720 frame (live frame rate), at the cost of the smallest stickers.
     No sticker in view (a hand over the table) is an empty observation, not an error.
     """
     from referee.catalog import default_catalog
     from vision import detect, pipeline
 
     catalog = default_catalog()
-    found = detect.detect_all(image, catalog)
+    found = detect.detect_all(image, catalog, second_pass=thorough)
     dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
     h, w = image.shape[:2]
     try:

@@ -15,6 +15,8 @@ def register(subparsers) -> None:
     p.add_argument("--course", metavar="C", help="Tornado Splash course")
     p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
+    p.add_argument("--thorough", action="store_true",
+                   help="look twice for small stickers (slower; the live page's default is the single look)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S", help="calm time before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true", help="print the rulings as one JSON list on stdout")
     p.set_defaults(run=run)
@@ -48,7 +50,7 @@ class Progress:
 
 
 def replay_session(folder, game=None, course=None, weights=None, camera=None, stable_s=0.5, observe=None,
-                   progress=None, on_warning=None) -> tuple[list[dict], str]:
+                   progress=None, on_warning=None, thorough=False) -> tuple[list[dict], str]:
     """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game."""
     from referee.registry import make_referee
     from vision.sources import SessionSource
@@ -64,7 +66,11 @@ def replay_session(folder, game=None, course=None, weights=None, camera=None, st
         camera = CameraModel.load(source.info.camera_file)
     settings = LiveSettings(game=game, course=course, weights=dict(weights or {}), camera=camera,
                             tracker=TrackerSettings(stable_s=stable_s), stream=False)
-    engine = LiveEngine(source, observe or pipeline_observe, settings)
+    if observe is None:
+        from functools import partial
+
+        observe = partial(pipeline_observe, thorough=thorough)
+    engine = LiveEngine(source, observe, settings)
     events = engine.events.subscribe()
     timeline: list[dict] = []
     n = 0
@@ -105,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         timeline, game = replay_session(args.session, game=args.game, course=args.course, weights=weights,
-                                        camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn)
+                                        camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn,
+                                        thorough=args.thorough)
     finally:
         progress.close()
     if args.json:

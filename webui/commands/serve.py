@@ -31,6 +31,8 @@ def register(subparsers) -> None:
     p.add_argument("--record", metavar="DIR", help="also record the frames to a new session folder")
     p.add_argument("--fast", action="store_true", help="replay as fast as possible, not in real time")
     p.add_argument("--loop", action="store_true", help="replay the session or video again and again")
+    p.add_argument("--thorough", action="store_true",
+                   help="look twice for small stickers (about 4x slower per frame)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S",
                    help="seconds the table must stay still before a ruling (default 0.5)")
     p.set_defaults(run=run)
@@ -83,7 +85,8 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     if args.record:
         recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
     return {"SOURCE": source, "GAME": game, "COURSE": args.course, "WEIGHTS": weights, "CAMERA": camera,
-            "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False}
+            "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
+            "THOROUGH": args.thorough}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,23 +117,25 @@ def run(args: argparse.Namespace) -> int:
         if config.get("RECORDER") is not None:
             config["RECORDER"].close()
         raise
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
-              f"the network", file=sys.stderr)
-    url_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-    print(f"refcam: {engine.settings.game} referee on {source.info.name}: open http://{url_host}:"
-          f"{server.effective_port}/  (Ctrl-C to stop)", file=sys.stderr, flush=True)
-
     def _terminate(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one stop is enough
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _terminate)
-    engine.start()
     try:
+        engine.start()
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
+                  f"the network", file=sys.stderr)
+        url_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
+        print(f"refcam: {engine.settings.game} referee on {source.info.name}: open http://{url_host}:"
+              f"{server.effective_port}/  (Ctrl-C to stop)", file=sys.stderr, flush=True)
         server.run()
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         engine.stop()
         server.close()
     if args.record:
