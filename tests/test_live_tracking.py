@@ -68,7 +68,17 @@ def test_flicker_neither_creates_nor_destroys_pieces():
     assert states[0].names() == ["tornado/boat-1"]
     assert all("tornado/boat-6" not in [p.name for p in u.pieces] for u in updates)
     # the two-frame drop-out does not even interrupt the stable status
-    assert all(u.status == STABLE for u in updates[8:])
+    assert all(u.status == STABLE for u in updates[12:])
+
+
+def test_no_state_is_ruled_while_a_new_piece_is_being_confirmed():
+    tr = StableStateTracker(TrackerSettings(min_hits=3))
+    a, b = pose("tornado/boat-1", 0, 0), pose("tornado/boat-2", 80, 0)
+    frames = still(6, a) + still(12, a, b)
+    # boat-1 is confirmed at frame 2, its calm time runs out at frame 7, while boat-2 (seen from
+    # frame 6) is still being confirmed: the first state ruled holds both
+    _, states = run(tr, frames)
+    assert [s.names() for s in states] == [["tornado/boat-1", "tornado/boat-2"]]
 
 
 def test_piece_hidden_under_a_hand_is_remembered_and_not_ruled():

@@ -211,7 +211,10 @@ class StableStateTracker:
         calm_for = 0.0 if self.calm_since is None else t - self.calm_since
         new_stable = None
         status = IN_PLAY
-        if self.calm_since is not None and calm_for >= s.stable_s - 1e-9:
+        # A piece still being confirmed (seen, not yet min_hits times) may be one just put down:
+        # rule only once it is known whether it is real, so no state is handed out without it.
+        pending = any(not tr.confirmed and tr.misses == 0 for tr in self.tracks.values())
+        if self.calm_since is not None and calm_for >= s.stable_s - 1e-9 and not pending:
             status = STABLE
             if not self._emitted_this_calm:
                 self._emitted_this_calm = True

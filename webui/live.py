@@ -289,6 +289,9 @@ class LiveEngine:
             if type(exc).__name__ != "NoStickersError":
                 self._warn_once(f"cannot observe this frame: {exc}", entry_ms)
             obs = Observation(pieces=(), game=game)
+        except Exception as exc:  # a vision bug on one frame must not stop the page
+            self._warn_once(f"vision failed on a frame ({type(exc).__name__}: {exc}); frame skipped", entry_ms)
+            obs = Observation(pieces=(), game=game)
         for w in obs.warnings:
             self._warn_once(w, entry_ms)
         rulings: list[Ruling] = []
@@ -303,6 +306,8 @@ class LiveEngine:
                     rulings = list(self.referee.observe_stable(update.new_stable, t))
                 except RefcamError as exc:
                     self._warn(f"the referee could not rule: {exc}", entry_ms)
+                except Exception as exc:  # a referee bug: say so, keep refereeing the next states
+                    self._warn(f"the referee failed on this state ({type(exc).__name__}: {exc})", entry_ms)
         if status_changed or update.new_stable is not None:
             self._publish(self._status_event(), entry_ms)
         for r in rulings:
@@ -340,7 +345,8 @@ class LiveEngine:
             self._H = H
         elif obs.pieces:
             self._H = None
-        annotated = draw_overlay(image, obs, update.pieces, update.hidden, game, update.status, self._H)
+        course = getattr(getattr(self.referee, "last_result", None), "course", None)  # Tornado Splash
+        annotated = draw_overlay(image, obs, update.pieces, update.hidden, game, update.status, self._H, course)
         h, w = annotated.shape[:2]
         if w > self.settings.stream_max_width:
             f = self.settings.stream_max_width / w
@@ -412,16 +418,19 @@ def photo_finish(image: np.ndarray, obs: Observation, t: float, *, game: str, co
                  weights: dict[str, float], camera, referee: GameReferee) -> dict:
     """The picture that explains the newest stable state, with its measures.
 
-    Tornado Splash: the photo-finish helper (webui.photofinish) draws zones, boundary
-    lines and each boat's measure. Returns {"png": bytes, "measures": dict, "t": float}.
+    Tornado Splash: webui.photofinish draws zones, boundary lines and each boat's
+    measure with its sigma; other games get the live overlay of that state.
+    Returns {"png": bytes, "measures": dict, "t": float}; nothing touches the disk.
     """
-    try:
-        from webui import photofinish
-    except ImportError:
-        photofinish = None
-    if photofinish is not None and hasattr(photofinish, "settle_picture"):
-        result = photofinish.settle_picture(image, obs, course=course, weights=weights, camera=camera)
-        return {"png": result["png"], "measures": result.get("measures", {}), "t": t}
+    if game == "tornado" and hasattr(referee, "assess"):
+        from webui.photofinish import render_photo_finish
+
+        result = referee.assess(obs)  # the standings of this state given the race so far
+        picture, note = render_photo_finish(result, image, obs)
+        measures = result.to_json()
+        if note:
+            measures["note"] = note
+        return {"png": png_bytes(picture), "measures": measures, "t": t}
     from webui.overlay import draw_overlay, fit_image_from_game
 
     H = fit_image_from_game(obs)

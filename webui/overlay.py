@@ -106,8 +106,51 @@ def short_name(name: str) -> str:
     return name.split("/", 1)[-1]
 
 
-def draw_game_geometry(img: np.ndarray, to_image: ToImage, game: str, pieces: dict[str, PiecePose]) -> None:
-    """Kang grid, Kayak river tiles, Tornado boundary lines, gate and finish line."""
+def draw_tornado_course(img: np.ndarray, to_image: ToImage, course) -> None:
+    """Tornado Splash zones (bands along the course path, named) and boundary lines.
+
+    course: referee.tornado.course.Course as the referee built it from the last stable state.
+    """
+    import cv2
+
+    tw = float(course.track_width)
+    band = img.copy()
+    h, w = img.shape[:2]
+    scale = max(0.5, w / 1400.0)
+    for z in course.zones:
+        path = np.asarray(z.path, dtype=np.float64).reshape(-1, 2)
+        if len(path) < 2:
+            continue
+        d = np.gradient(path, axis=0)
+        n = np.c_[-d[:, 1], d[:, 0]] / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
+        outline = np.vstack([path + n * tw / 2, (path - n * tw / 2)[::-1]])
+        px = to_image(outline)
+        if np.all(np.isfinite(px)) and np.abs(px).max() < 1e5:
+            cv2.fillPoly(band, [np.round(px).astype(np.int32)], ZONE_COLOURS[z.index % len(ZONE_COLOURS)])
+    cv2.addWeighted(band, 0.22, img, 0.78, 0, img)
+    for z in course.zones:
+        path = np.asarray(z.path, dtype=np.float64).reshape(-1, 2)
+        if len(path):
+            c = to_image(path[len(path) // 2][None])[0]
+            if np.all(np.isfinite(c)) and np.abs(c).max() < 1e5:
+                _label(img, z.name, c, 0.55 * scale, WHITE)
+    for line in course.lines():
+        # the boundary counts as extending without end; the drawn stretch spans the course
+        o, a = np.asarray(line.origin, float), np.asarray(line.along, float)
+        if line.kind == "ray":
+            seg = [o, o + a * (tw + 200.0)]
+        else:
+            seg = [o - a * (tw / 2 + 150.0), o + a * (tw / 2 + 150.0)]
+        color = WHITE if line is course.finish else MAGENTA
+        _poly(img, to_image, seg, color, 4 if line is course.finish else 2, closed=False)
+
+
+ZONE_COLOURS = [(255, 220, 170), (170, 230, 255), (200, 255, 200), (230, 200, 255), (200, 240, 240), (240, 210, 210)]
+
+
+def draw_game_geometry(img: np.ndarray, to_image: ToImage, game: str, pieces: dict[str, PiecePose],
+                       course=None) -> None:
+    """Kang grid, Kayak river tiles, Tornado zones and boundary lines (gate and finish line)."""
     cat = default_catalog()
     if game == "kang":
         g = cat.game("kang")["grid"]
@@ -129,6 +172,8 @@ def draw_game_geometry(img: np.ndarray, to_image: ToImage, game: str, pieces: di
                 _poly(img, to_image, piece_to_game(p, np.array([(-L / 2, y), (L / 2, y)])), CYAN, 1, closed=False)
             _poly(img, to_image, piece_to_game(p, np.array([(-L / 2, -W / 2), (L / 2, -W / 2), (L / 2, W / 2),
                                                             (-L / 2, W / 2)])), CYAN, 3)
+    elif game == "tornado" and course is not None:
+        draw_tornado_course(img, to_image, course)
     elif game == "tornado":
         for name, p in pieces.items():
             if name.startswith("tornado/curve-card-"):
@@ -141,18 +186,18 @@ def draw_game_geometry(img: np.ndarray, to_image: ToImage, game: str, pieces: di
 
 
 def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...], hidden: tuple[str, ...],
-                 game: str, status: str, H: np.ndarray | None) -> np.ndarray:
+                 game: str, status: str, H: np.ndarray | None, course=None) -> np.ndarray:
     """A copy of image (H, W, 3) BGR with outlines, names, game geometry and the status."""
     import cv2
 
     out = image.copy()
     h, w = out.shape[:2]
-    scale = max(0.5, w / 1400.0)
+    scale = max(0.7, w / 900.0)
     cat = default_catalog()
     if H is not None:
         to_image = projector(H)
         by_name = {p.name: p for p in pieces}
-        draw_game_geometry(out, to_image, game, by_name)
+        draw_game_geometry(out, to_image, game, by_name, course)
         for p in pieces:
             if not cat.has_piece(p.name):
                 continue

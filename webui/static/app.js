@@ -23,44 +23,68 @@
     return typeof v === "number" ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(1)) : String(v);
   }
 
+  function cell(tr, text, tag) {
+    const td = document.createElement(tag || "td");
+    td.textContent = text === undefined || text === null ? "" : String(text);
+    tr.appendChild(td);
+  }
+
+  function table(head, rows) {
+    const t = document.createElement("table");
+    const hr = document.createElement("tr");
+    head.forEach((h) => cell(hr, h, "th"));
+    t.appendChild(hr);
+    for (const r of rows) {
+      const tr = document.createElement("tr");
+      r.forEach((c) => cell(tr, c));
+      t.appendChild(tr);
+    }
+    return t;
+  }
+
+  function short(name) { return String(name).split("/").pop(); }
+
+  function measureText(m) {
+    if (!m) return "";
+    return `${fmt(m.value)} ± ${fmt(m.sigma)} ${m.kind === "angle_deg" ? "°" : "mm"}`;
+  }
+
   function renderState(state) {
     refcam.lastState = state;
     const box = $("state");
     box.textContent = "";
     if (!state) return;
-    if (state.note) {
-      const p = document.createElement("p");
-      p.className = "note";
-      p.textContent = state.note;
-      box.appendChild(p);
+    const add = (el) => { box.appendChild(el); return el; };
+    const para = (text, cls) => { const p = document.createElement("p"); p.textContent = text; if (cls) p.className = cls; return add(p); };
+    if (state.error) para(state.error, "note");
+    if (state.note) para(state.note, "note");
+    if (state.ranking) {
+      const hands = state.hand_size || {};
+      if (!state.ranking.length) para("no boats ranked yet");
+      else add(table(["#", "boat", "zone", "measure", "finished", "hand"], state.ranking.map((r) => [
+        r.rank === null || r.rank === undefined ? "–" : r.rank, short(r.name),
+        r.zone === null || r.zone === undefined ? (r.status || "") : r.zone,
+        measureText(r.measure) + (r.equidistant_with && r.equidistant_with.length ? " = " + r.equidistant_with.map(short).join(", ") : ""),
+        r.finished === true ? "yes" : r.finished === false ? "" : r.finished, hands[r.name]])));
+      const facts = [];
+      if (state.course) facts.push("course " + state.course);
+      if (state.round) facts.push("round " + state.round);
+      if (state.turn_order && state.turn_order.length) facts.push("turn order " + state.turn_order.map(short).join(", "));
+      if (state.crossed && state.crossed.length) facts.push("crossed " + state.crossed.map(short).join(", "));
+      if (state.eliminated && state.eliminated.length) facts.push("eliminated " + state.eliminated.map(short).join(", "));
+      if (state.violations && state.violations.length) facts.push(state.violations.length + " violation(s)");
+      if (facts.length) para(facts.join(" · "), "facts");
+    } else if (state.pieces) {
+      add(table(["piece", "where"], state.pieces.map((r) => [short(r.name), r.where || `(${fmt(r.x_mm)}, ${fmt(r.y_mm)}) mm`])));
     }
-    const rows = state.ranking || state.pieces || [];
-    if (rows.length) {
-      const table = document.createElement("table");
-      const ranked = !!state.ranking;
-      const head = ranked ? ["#", "boat", "zone", "measure", "finished"] : ["piece", "where"];
-      table.innerHTML = "<tr>" + head.map((h) => `<th>${h}</th>`).join("") + "</tr>";
-      for (const r of rows) {
-        const tr = document.createElement("tr");
-        const cells = ranked
-          ? [r.rank, r.name, r.zone, r.measure ? `${fmt(r.measure.value)} ± ${fmt(r.measure.sigma)} ${r.measure.kind === "angle_deg" ? "°" : "mm"}` : "", r.finished]
-          : [r.name, r.where || `(${fmt(r.x_mm)}, ${fmt(r.y_mm)}) mm`];
-        for (const c of cells) {
-          const td = document.createElement("td");
-          td.textContent = c === undefined || c === null ? "" : String(c);
-          tr.appendChild(td);
-        }
-        table.appendChild(tr);
-      }
-      box.appendChild(table);
-    }
-    const rest = Object.assign({}, state);
-    for (const k of ["ranking", "pieces", "note", "game", "engine"]) delete rest[k];
-    if (Object.keys(rest).length) {
-      const pre = document.createElement("pre");
-      pre.textContent = JSON.stringify(rest, null, 1);
-      box.appendChild(pre);
-    }
+    const det = document.createElement("details");
+    const sum = document.createElement("summary");
+    sum.textContent = "all details";
+    const pre = document.createElement("pre");
+    pre.textContent = JSON.stringify(state, null, 1);
+    det.appendChild(sum);
+    det.appendChild(pre);
+    add(det);
   }
 
   function addLog(kind, text, rule, legal, t) {
