@@ -11,7 +11,9 @@ import numpy as np
 
 def aruco_detector(small: bool = True, wide_refinement: bool = False):
     """DICT_5X5_1000 detector with sub-pixel corners; `small` lowers the minimum
-    perimeter so 15-20 px stickers in a 4K frame are still tried; `wide_refinement`
+    perimeter so 15-20 px stickers in a 4K frame are still tried, and the minimum
+    distance between candidates (with the thin s/7 quiet zone the outline of the white
+    border can otherwise crowd out the marker inside it); `wide_refinement`
     gives cornerSubPix a window of half a cell (the default 0.3 cell leaves ~0.3 px
     errors on tilted markers, even on an independent 16x-supersampled reference)."""
     import cv2
@@ -20,6 +22,7 @@ def aruco_detector(small: bool = True, wide_refinement: bool = False):
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     if small:
         params.minMarkerPerimeterRate = 0.005
+        params.minMarkerDistanceRate = 0.02
     if wide_refinement:
         params.cornerRefinementWinSize = 8
         params.relativeCornerRefinmentWinSize = 0.5

@@ -24,6 +24,7 @@ FX_1080P = (1000.0, 1500.0)  # realistic webcam focal lengths at 1920x1080
 CAMERA_HEIGHT_MM = (600.0, 1200.0)
 TILT_MAX_DEG = 40.0
 VIEW_MARGIN = 0.05  # share of the image kept free around the relevant area
+MIN_STICKER_PX_1080P = 17.0  # smallest sticker side a still may show at 1080p (scaled with the width)
 
 
 # --- geometry helpers ------------------------------------------------------------------------
@@ -613,8 +614,9 @@ def build_scene(game: str, seed: int, resolution: str | tuple[int, int] = "1080p
         for must in options:
             points = relevant_points(catalog, must)
             camera = fit_camera(rng, points, size, tilt_deg=tilt_deg)
-            if camera is not None:
+            if camera is not None and min_sticker_side_px(catalog, must, camera) >= MIN_STICKER_PX_1080P * size[0] / 1920:
                 break
+            camera = None
         if camera is not None:
             break
     else:
@@ -631,6 +633,27 @@ def build_scene(game: str, seed: int, resolution: str | tuple[int, int] = "1080p
     tags["relevant"] = sorted(p["name"] for p in must)
     scene["tags"] = tags
     return scene
+
+
+def min_sticker_side_px(catalog: Catalog, pieces: list[dict], camera: dict) -> float:
+    """Shortest sticker side (px) among the pieces' showing stickers, as the camera sees them."""
+    import cv2
+
+    from .render import camera_pose, showing_stickers
+
+    R, t = camera_pose(camera)
+    K, dist = np.array(camera["camera_matrix"]), np.array(camera["dist_coeffs"])
+    rvec = cv2.Rodrigues(R)[0]
+    best = math.inf
+    for p in pieces:
+        spec = catalog.piece(p["name"])
+        z = float(catalog.family(spec.family)["top_z_mm"])
+        for st in showing_stickers(spec, p.get("face")):
+            c = _frame_apply(p["x_mm"], p["y_mm"], p.get("theta_deg", 0.0), st.corners_local())
+            px, _ = cv2.projectPoints(np.column_stack([c, np.full(4, z)]).reshape(-1, 1, 3), rvec, t, K, dist)
+            px = px.reshape(4, 2)
+            best = min(best, min(float(np.linalg.norm(px[(k + 1) % 4] - px[k])) for k in range(4)))
+    return best
 
 
 def _tilt_of(camera: dict) -> float:
