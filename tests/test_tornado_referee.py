@@ -12,7 +12,7 @@ from referee.tornado import rounds
 from referee.tornado.api import rank
 from referee.tornado.cards import card_from_pose, check_turn, covered_spaces
 from referee.tornado.course import build_course, course_ids, load_course, parse_course
-from referee.tornado.errors import CourseFileError, UnknownCourseError, WeightsError
+from referee.tornado.errors import CourseFileError, MissingPiecesError, UnknownCourseError, WeightsError
 from referee.tornado.finish import TOO_CLOSE
 from referee.tornado.layout import layout_observation, layout_poses
 from referee.tornado.ranking import EQUIDISTANT
@@ -426,3 +426,25 @@ def test_cli_history_folder(tmp_path, capsys):
     doc = json.loads(out)
     assert rc == 0 and doc["ranking"][0]["name"] == "tornado/boat-1" and doc["ranking"][0]["finished"] is True
     assert doc["game_over"]
+
+
+def test_live_referee_completes_a_partly_seen_course_from_the_layout():
+    # marker 1 hidden (its cards seen), one card of curve 2 hidden, the finish line hidden
+    obs = _obs("splashway", {1: (800, 500, 90), 2: (760, 450, 90)})
+    spec = load_course("splashway")
+    full = build_course(spec, obs)
+    cards2 = [p.name for p in obs.pieces if p.name.startswith("tornado/curve-card-")][2:3]
+    part = Observation(tuple(p for p in obs.pieces if p.name not in
+                             ("tornado/curve-marker-1", "tornado/finish-line", *cards2)))
+    with pytest.raises(MissingPiecesError, match="curve-marker-1"):
+        build_course(spec, part)
+    built = build_course(spec, part, nominal_fallback=True)
+    assert any("curve 1 is not all in view" in w and "apex" in w for w in built.warnings)
+    assert any("curve 2 is not all in view" in w for w in built.warnings)
+    for za, zb in zip(full.zones, built.zones):
+        assert za.kind == zb.kind and za.exit.along == pytest.approx(zb.exit.along, abs=1e-6)
+    r = TornadoReferee("splashway").observe_stable(part, 0.0)
+    ranking = [x for x in r if x.kind == "ranking"][0]
+    assert ranking.details["ranking"][0]["name"] == "tornado/boat-1"
+    # the hidden pieces widen the uncertainty of measures taken against them
+    assert ranking.details["ranking"][0]["measure"]["sigma"] > 1.0

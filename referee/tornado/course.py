@@ -440,6 +440,13 @@ NOMINAL_SIGMA_DEG = 3.0
 
 
 def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> tuple[Observation, list[str], set]:
+    """Complete the course from the course file's layout where pieces are out of view.
+
+    Seen pieces always win: a curve marker out of view is placed at the apex of its
+    curve cards when they are seen (the apex lies under the marker), else at its
+    nominal place; a curve card out of view is laid from the (seen or nominal)
+    marker along the nominal direction of the line it stands for.
+    """
     from .layout import layout_poses  # layout builds on this module
 
     try:
@@ -451,24 +458,52 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
         added.append(nominal[FINISH_LINE])
         warnings.append(f"{FINISH_LINE} is not in view: the course file's nominal place stands in for it "
                         f"(+-{NOMINAL_SIGMA_MM:.0f} mm)")
-    cards = [p for p in obs.pieces if p.name.startswith(CURVE_CARD_PREFIX)]
+    seen_cards = [p for p in obs.pieces if p.name.startswith(CURVE_CARD_PREFIX)]
     used_names = {p.name for p in obs.pieces}
+    free = [p.name for p in catalog.pieces(family="tornado/curve-card") if p.name not in used_names]
     for c in spec.curves:
         marker = f"{MARKER_PREFIX}{c.marker}"
-        if obs.piece(marker) is not None or marker not in nominal:
+        if marker not in nominal:
             continue
-        v = (nominal[marker].x_mm, nominal[marker].y_mm)
-        if any(g.dist((p.x_mm, p.y_mm), v) <= CARD_TO_MARKER_TOLERANCE_MM * 2 for p in cards):
-            continue  # some of this curve is in view: do not mix nominal and seen pieces
-        added.append(nominal[marker])
-        nominal_cards = [p for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
-                         and g.dist((p.x_mm, p.y_mm), v) < 1e-6]
-        free = [p.name for p in catalog.pieces(family="tornado/curve-card") if p.name not in used_names]
-        for p, name in zip(nominal_cards, free):
-            used_names.add(name)
-            added.append(PiecePose(name, (), p.x_mm, p.y_mm, p.theta_deg, p.z_mm, p.sigma_mm, face=p.face))
-        warnings.append(f"{marker} and its curve cards are not in view: the course file's nominal layout stands "
-                        f"in for them (+-{NOMINAL_SIGMA_MM:.0f} mm, +-{NOMINAL_SIGMA_DEG:.0f} deg)")
+        nominal_v = (nominal[marker].x_mm, nominal[marker].y_mm)
+        nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
+                        and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
+        seen_marker = obs.piece(marker)
+        centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
+        reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
+        here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
+        if seen_marker is not None and len(here) >= 2:
+            continue
+        notes = []
+        if seen_marker is None:
+            if here:
+                ax = sum(p.x_mm for p in here) / len(here)
+                ay = sum(p.y_mm for p in here) / len(here)
+                sig = min(p.sigma_mm for p in here)
+                vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
+                notes.append("the marker is placed at its curve cards' apex")
+            else:
+                vertex_pose = nominal[marker]
+                notes.append("the marker takes its nominal place")
+            added.append(vertex_pose)
+        else:
+            vertex_pose = seen_marker
+        # the lines not seen: the nominal ray whose direction no seen card takes
+        missing_rays = list(nominal_rays)
+        for p in here:
+            if missing_rays:
+                missing_rays.remove(min(missing_rays, key=lambda a: abs(g.wrap180(a - p.theta_deg))))
+        for ang in missing_rays:
+            if not free:
+                break
+            name = free.pop(0)
+            face = "left-turn" if c.turn == "left" else "right-turn"
+            added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
+                                   face=face))
+            notes.append(f"a curve card takes its nominal direction {ang:.0f} deg")
+        if notes:
+            warnings.append(f"curve {c.marker} is not all in view: {'; '.join(notes)} from the course file "
+                            f"(+-{NOMINAL_SIGMA_MM:.0f} mm, +-{NOMINAL_SIGMA_DEG:.0f} deg)")
     if not added:
         return obs, [], set()
     from dataclasses import replace
