@@ -73,17 +73,18 @@ def detector_parameters(refine: str = "subpix", small_markers: bool = True, aruc
     """
     p = cv2.aruco.DetectorParameters()
     if small_markers:
-        p.minMarkerPerimeterRate = 0.008  # ~15 px perimeter... at 1920 px: 4 * 4 px
+        # measured on rendered tables (tests/bench/accuracy.py): more threshold windows or a
+        # lower perimeter limit cost time without finding more; the second pass does the rest
+        p.minMarkerPerimeterRate = 0.02  # 1080p: markers from ~10 px a side
         p.adaptiveThreshWinSizeMin = 3
-        p.adaptiveThreshWinSizeMax = 33
-        p.adaptiveThreshWinSizeStep = 6
+        p.adaptiveThreshWinSizeMax = 23
+        p.adaptiveThreshWinSizeStep = 10
         p.polygonalApproxAccuracyRate = 0.05
         p.minCornerDistanceRate = 0.05
         p.minMarkerDistanceRate = 0.05
         p.minDistanceToBorder = 2
-        p.perspectiveRemovePixelPerCell = 8
+        p.perspectiveRemovePixelPerCell = 4
         p.perspectiveRemoveIgnoredMarginPerCell = 0.2
-        p.minSideLengthCanonicalImg = 16
     p.cornerRefinementMethod = REFINE_METHODS[refine]
     p.cornerRefinementWinSize = 3
     p.relativeCornerRefinmentWinSize = 0.3
@@ -181,6 +182,8 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
             continue
         if any(np.linalg.norm(d - centre) < 0.3 * side for d in done):
             continue
+        if not _looks_like_marker(gray_f, q):
+            continue
         decoded = _decode_quad(gray_f, q, dic, dictionary, allowed)
         if decoded is None:
             # the candidate may be the white quiet zone's outline (s/7 wider on every side)
@@ -189,6 +192,31 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2]))
     return out
+
+
+def _looks_like_marker(gray_f: np.ndarray, quad: np.ndarray) -> bool:
+    """Cheap screen before refining: a dark square ring inside a light ring (the quiet zone),
+    either at the candidate's own outline or 1/9 inside it (the candidate being the quiet zone)."""
+    c = quad.mean(axis=0)
+    h, w = gray_f.shape
+    for k in (1.0, 7.0 / 9.0):
+        q = c + (quad - c) * k
+        inner = c + (q - c) * (6.0 / 7.0)  # middle of the black border cells ... roughly
+        outer = c + (q - c) * (8.0 / 7.0)  # middle of the quiet zone
+        pts = []
+        for ring in (q * 0.5 + inner * 0.5, outer):
+            for i in range(4):
+                a, b = ring[i], ring[(i + 1) % 4]
+                for t in (0.2, 0.35, 0.5, 0.65, 0.8):
+                    pts.append(a + t * (b - a))
+        pts = np.array(pts, dtype=np.float32)
+        if pts[:, 0].min() < 0 or pts[:, 1].min() < 0 or pts[:, 0].max() > w - 1 or pts[:, 1].max() > h - 1:
+            continue
+        v = cv2.remap(gray_f, pts[:, 0].reshape(1, -1), pts[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+        dark, light = v[:20], v[20:]
+        if np.median(light) - np.median(dark) > 15 and np.percentile(light, 20) > np.median(dark):
+            return True
+    return False
 
 
 _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.0, 0.22)])
@@ -329,84 +357,82 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.n
 
 
 def _refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """One round of edge-line refinement: (corners, rms px, blur sigma px estimate)."""
+    """One round of edge-line refinement: (corners, rms px, blur sigma px estimate).
+
+    Along each edge (between the corners, normal pointing out of the square), intensity
+    profiles are sampled across the edge within 3/4 of a cell (the black border is one
+    cell wide); each profile's crossing of the level half-way between its black and its
+    white gives an edge point. Points near the corners, where blur rounds the square, are
+    dropped; a line is fitted to each edge and adjacent lines are intersected.
+    """
     c = np.asarray(corners, dtype=np.float64)
     gray_f = gray if gray.dtype == np.float32 else gray.astype(np.float32)
-    side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
-    if side < 6:
+    edge_vec = np.roll(c, -1, axis=0) - c  # (4, 2) edge k runs from corner k to k+1
+    lengths = np.linalg.norm(edge_vec, axis=1)
+    side = float(lengths.mean())
+    if side < 6 or lengths.min() < 1e-6:
         return c, 0.0, 0.0
     cell = side / 7.0
-    half_w = float(np.clip(0.75 * cell, 1.5, 6.0))  # stay inside the 1-cell black border
+    half_w = float(np.clip(0.75 * cell, 1.5, 6.0))
     n_along = int(np.clip(side * 1.5, 8, 120))
     n_across = int(np.ceil(half_w * 4)) * 2 + 1
     offsets = np.linspace(-half_w, half_w, n_across)
-    centroid = c.mean(axis=0)
-    lines = []
-    residuals = []
-    blurs = []
+    step = offsets[1] - offsets[0]
+    d = edge_vec / lengths[:, None]
+    nrm = np.stack([-d[:, 1], d[:, 0]], axis=1)
+    mids = c + edge_vec / 2
+    flip = np.einsum("ij,ij->i", nrm, mids - c.mean(axis=0)) < 0
+    nrm[flip] *= -1  # outward
+    t = np.linspace(0.05, 0.95, n_along)
+    base = c[:, None, :] + t[None, :, None] * edge_vec[:, None, :]  # (4, n_along, 2)
+    pts = base[:, :, None, :] + offsets[None, None, :, None] * nrm[:, None, None, :]  # (4, n_along, n_across, 2)
+    prof = cv2.remap(gray_f, pts[..., 0].reshape(4 * n_along, n_across).astype(np.float32),
+                     pts[..., 1].reshape(4 * n_along, n_across).astype(np.float32),
+                     interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).astype(np.float64)
+    half = n_across // 2
+    black = prof[:, :half].min(axis=1)
+    white = prof[:, half + 1:].max(axis=1)
+    level = (black + white) / 2.0
+    cross = (prof[:, :-1] < level[:, None]) & (prof[:, 1:] >= level[:, None])
+    mid = (offsets[:-1] + offsets[1:]) / 2
+    dist = np.where(cross, np.abs(mid)[None, :], np.inf)
+    j = np.argmin(dist, axis=1)
+    rows = np.arange(len(prof))
+    ok = np.isfinite(dist[rows, j]) & ((white - black) > 15)
+    p0, p1 = prof[rows, j], prof[rows, j + 1]
+    pos = offsets[j] + (level - p0) / np.maximum(p1 - p0, 1e-9) * step
+    slope = np.max(np.diff(prof, axis=1), axis=1) / step
+    blur_each = (white - black) / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi)
+    ok = ok.reshape(4, n_along)
+    if (ok.sum(axis=1) < max(4, n_along // 3)).any():
+        return c, 0.0, 0.0
+    blur = float(np.median(blur_each.reshape(4, n_along)[ok]))
+    # blur rounds the square's corners and pulls the crossing inward near them: keep the
+    # edge points further than ~2.5 blur sigmas from either corner
+    from_corner = np.minimum(t, 1 - t)[None, :] * lengths[:, None]
+    keep_from = np.minimum(np.maximum(0.1 * lengths, 2.5 * blur + 0.5), 0.3 * lengths)
+    ok &= from_corner >= keep_from[:, None]
+    edge_pts = base + pos.reshape(4, n_along)[:, :, None] * nrm[:, None, :]
+    lines, residuals = [], []
     for k in range(4):
-        a, b = c[k], c[(k + 1) % 4]
-        d = b - a
-        length = np.linalg.norm(d)
-        if length < 1e-6:
+        e = edge_pts[k][ok[k]]
+        if len(e) < 4:
             return c, 0.0, 0.0
-        d = d / length
-        nrm = np.array([-d[1], d[0]])
-        if np.dot(nrm, (a + b) / 2 - centroid) < 0:
-            nrm = -nrm  # outward
-        t = np.linspace(0.05, 0.95, n_along)
-        base = a[None, :] + t[:, None] * (b - a)[None, :]
-        pts = base[:, None, :] + offsets[None, :, None] * nrm[None, None, :]  # (n_along, n_across, 2)
-        mapx = pts[..., 0].astype(np.float32)
-        mapy = pts[..., 1].astype(np.float32)
-        prof = cv2.remap(gray_f, mapx, mapy, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        # the edge is where the profile crosses half-way between the border's black and the quiet
-        # zone's white (robust to the neighbouring edges a gradient centroid would feel under blur)
-        half = n_across // 2
-        black = prof[:, :half].min(axis=1)
-        white = prof[:, half + 1:].max(axis=1)
-        level = (black + white) / 2.0
-        below = prof[:, :-1] < level[:, None]
-        above = prof[:, 1:] >= level[:, None]
-        cross = below & above
-        mid = (offsets[:-1] + offsets[1:]) / 2
-        dist = np.where(cross, np.abs(mid)[None, :], np.inf)
-        j = np.argmin(dist, axis=1)
-        rows = np.arange(len(prof))
-        ok = np.isfinite(dist[rows, j]) & ((white - black) > 15)
-        if ok.sum() < max(4, n_along // 3):
-            return c, 0.0, 0.0
-        p0, p1 = prof[rows, j], prof[rows, j + 1]
-        frac = (level - p0) / np.maximum(p1 - p0, 1e-9)
-        pos = (offsets[j] + frac * (offsets[1] - offsets[0]))
-        # blur rounds the square's corners and pulls the crossing inward near them: keep the
-        # edge points further than ~2.5 blur sigmas from either corner (sigma from the edge slope)
-        slope = np.max(np.diff(prof, axis=1), axis=1) / (offsets[1] - offsets[0])
-        blur = np.median((white - black)[ok] / np.maximum(slope[ok], 1e-6)) / math.sqrt(2 * math.pi)
-        from_corner = np.minimum(t, 1 - t) * length
-        keep_from = min(max(0.1 * length, 2.5 * blur + 0.5), 0.3 * length)
-        ok &= from_corner >= keep_from
-        if ok.sum() < 4:
-            return c, 0.0, 0.0
-        pos = pos[ok]
-        edge_pts = base[ok] + pos[:, None] * nrm[None, :]
-        # total-least-squares line with one pass of outlier trimming
-        line, res = _fit_line(edge_pts)
+        line, res = _fit_line(e)
         keep = np.abs(res) < max(3 * np.median(np.abs(res)) * 1.4826, 0.3)
-        if keep.sum() >= 4 and keep.sum() < len(res):
-            line, res = _fit_line(edge_pts[keep])
+        if 4 <= keep.sum() < len(res):
+            line, res = _fit_line(e[keep])
         lines.append(line)
         residuals.append(res)
-        blurs.append(blur)
     out = np.empty((4, 2))
     for k in range(4):
-        # corner k is the meeting point of edge k-1 (into it) and edge k (out of it)
+        # corner k is where edge k-1 (into it) meets edge k (out of it)
         p = _intersect(lines[(k - 1) % 4], lines[k])
         if p is None or np.linalg.norm(p - c[k]) > max(2.0, 0.25 * side):
             return c, 0.0, 0.0
         out[k] = p
     rms = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
-    return out, rms, float(np.median(blurs))
+    return out, rms, blur
 
 
 def _fit_line(pts: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:

@@ -1,0 +1,88 @@
+"""Sticker detection: small markers found, corners sub-pixel, unknown ids kept apart."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.catalog import default_catalog
+from tests.bench import synth
+from vision import detect
+
+CAT = default_catalog()
+
+
+@pytest.fixture(scope="module")
+def tornado_picture():
+    rng = np.random.default_rng(21)
+    pieces = synth.tornado_scene(rng, catalog=CAT)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(CAT, pieces)
+    stickers.append((777, synth.sticker_world_corners(CAT, synth.SynthPiece("tornado/boat-1", 200, -200, 10,
+                                                                             ("main",)), 200)))  # not in catalog
+    img = synth.render(cam, stickers, seed=3, blur_px=0.7)
+    truth = {mid: synth.project(cam, c) for mid, c in stickers}
+    return img, truth
+
+
+def test_detector_parameters_are_opencv_parameters():
+    p = detect.detector_parameters()
+    assert isinstance(p, cv2.aruco.DetectorParameters)
+    assert p.cornerRefinementMethod == cv2.aruco.CORNER_REFINE_SUBPIX
+    assert p.minMarkerPerimeterRate < cv2.aruco.DetectorParameters().minMarkerPerimeterRate
+    assert detect.detector_parameters(refine="apriltag").cornerRefinementMethod == cv2.aruco.CORNER_REFINE_APRILTAG
+
+
+def test_small_stickers_found_with_subpixel_corners(tornado_picture):
+    img, truth = tornado_picture
+    result = detect.detect_all(img, CAT)
+    found = {d.marker_id: d for d in result.detections}
+    assert 777 in result.unknown_ids and 777 not in found
+    sides = {mid: float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1))) for mid, c in truth.items()}
+    h, w = img.shape[:2]
+    inside = {mid for mid, c in truth.items() if c.min() > 5 and c[:, 0].max() < w - 5 and c[:, 1].max() < h - 5}
+    wanted = [mid for mid in inside if mid != 777 and sides[mid] >= 16]
+    assert len(wanted) > 15
+    assert set(wanted) <= set(found), sorted((m, round(sides[m], 1)) for m in set(wanted) - set(found))
+    errs = np.concatenate([np.linalg.norm(found[m].corners - truth[m], axis=1) for m in found])
+    assert np.median(errs) < 0.2 and errs.max() < 1.0
+    for d in result.detections:
+        assert d.corners.shape == (4, 2) and d.side_px > 10
+
+
+def test_refined_corners_beat_opencv_defaults(tornado_picture):
+    img, truth = tornado_picture
+    d0 = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000))
+    corners, ids, _ = d0.detectMarkers(img)
+    base = np.concatenate([np.linalg.norm(c.reshape(4, 2) - truth[int(i)], axis=1)
+                           for c, i in zip(corners, ids.ravel()) if int(i) in truth])
+    ours = detect.detect_markers(img, CAT)
+    mine = np.concatenate([np.linalg.norm(d.corners - truth[d.marker_id], axis=1) for d in ours])
+    assert len(ours) > len(ids.ravel())
+    assert np.median(mine) < 0.5 * np.median(base)
+
+
+def test_edge_refinement_recovers_a_shifted_corner_guess():
+    cam = synth.look_at_camera(image_size=(320, 240), target=(0, 0, 0), distance_mm=300, elevation_deg=70,
+                               hfov_deg=50, dist=(0, 0, 0, 0, 0))
+    h = 10.0
+    corners3 = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]])
+    img = synth.render(cam, [(205, corners3)], blur_px=0.8, noise=1.0, jpeg_quality=None, supersample=6)
+    truth = synth.project(cam, corners3)
+    guess = truth + np.array([[0.6, -0.4], [-0.5, 0.5], [0.4, 0.6], [-0.6, -0.3]])
+    gray = detect.to_gray(img).astype(np.float32)
+    refined, rms = detect.refine_corners_by_edges(gray, guess)
+    from_truth, _ = detect.refine_corners_by_edges(gray, truth)
+    assert rms > 0
+    assert np.abs(refined - from_truth).max() < 0.05  # converges from a guess 0.7 px off
+    assert np.abs(refined - truth).max() < 0.25  # a narrow quiet zone biases a blurred edge slightly inward
+
+
+def test_grey_input_and_no_catalog():
+    img = np.full((200, 200), 255, np.uint8)
+    marker = cv2.aruco.generateImageMarker(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000), 654, 70)
+    img[60:130, 60:130] = marker
+    dets = detect.detect_markers(img, None)
+    assert [d.marker_id for d in dets] == [654]
+    assert np.allclose(dets[0].corners[0], (59.5, 59.5), atol=0.3)
