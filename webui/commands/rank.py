@@ -55,26 +55,48 @@ def _load_observation(path: str, camera):
     return observe(image, camera, game="tornado"), image
 
 
-def _history_files(entries: list[str]) -> list[str]:
-    out: list[str] = []
+def _history_states(entries: list[str], camera):
+    """Earlier stable states, oldest first, as (label, t, Observation).
+
+    A session folder (manifest.jsonl) goes through the stable-state tracker, as on
+    the live page, so only the table at rest is ruled on; a plain folder or a file
+    list counts each image / observation file as one stable state.
+    """
+    t = 0.0
     for e in entries:
         p = Path(e)
-        if p.is_dir():
-            if (p / "manifest.jsonl").exists():
-                from vision.session import read_session
+        if p.is_dir() and (p / "manifest.jsonl").exists():
+            from vision.session import read_session
+            from vision.tracking import StableStateTracker
 
-                out += [str(f.path) for f in read_session(p).frames]
-            else:
-                files = sorted(f for f in p.iterdir()
-                               if f.suffix.lower() in IMAGE_SUFFIXES + (".json",) and not f.name.endswith(".truth.json"))
-                if not files:
-                    raise InvalidInputError(f"history folder {e!r} holds no images or observation files")
-                out += [str(f) for f in files]
+            session = read_session(p)
+            cam = camera
+            if cam is None and session.camera_file is not None:
+                from calibration.camera import CameraModel
+
+                cam = CameraModel.load(session.camera_file)
+            tracker = StableStateTracker()
+            for frame in session.frames:
+                obs, _ = _load_observation(str(frame.path), cam)
+                update = tracker.update(obs, frame.t)
+                if update.new_stable is not None:
+                    yield f"{p.name}/{frame.path.name}", t + frame.t, update.new_stable
+            t += (session.frames[-1].t if session.frames else 0.0) + 1.0
+            continue
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir()
+                           if f.suffix.lower() in IMAGE_SUFFIXES + (".json",) and not f.name.endswith(
+                               (".truth.json", ".scene.json")))
+            if not files:
+                raise InvalidInputError(f"history folder {e!r} holds no images or observation files")
         elif p.is_file():
-            out.append(str(p))
+            files = [p]
         else:
             raise InvalidInputError(f"history entry {e!r} does not exist")
-    return out
+        for f in files:
+            obs, _ = _load_observation(str(f), camera)
+            yield f.name, t, obs
+            t += 1.0
 
 
 def run(args) -> int:
@@ -90,11 +112,12 @@ def run(args) -> int:
     referee = TornadoReferee(args.course, args.weights, nominal_fallback=args.assume_layout)
     obs, image = _load_observation(args.image, camera)
     history_warnings = []
-    for i, h in enumerate(_history_files(args.history or [])):
-        hobs, _ = _load_observation(h, camera)
-        for r in referee.observe_stable(hobs, float(i)):
-            if r.kind == "warning" and r.summary not in history_warnings:
-                history_warnings.append(f"history {Path(h).name}: {r.summary}")
+    states = 0
+    for label, t, hobs in _history_states(args.history or [], camera):
+        states += 1
+        for r in referee.observe_stable(hobs, t):
+            if r.kind == "warning" and not any(r.summary in w for w in history_warnings):
+                history_warnings.append(f"history {label}: {r.summary}")
     try:
         result = referee.assess(obs)
     except MissingPiecesError as exc:
@@ -102,6 +125,9 @@ def run(args) -> int:
             raise
         raise MissingPiecesError(f"{exc} (--assume-layout takes pieces out of view from the course file)") from None
     doc = result.to_json()
+    if args.history:
+        doc["history_states"] = states
+        doc["round"] = referee.rounds.round
     doc["warnings"] = list(obs.warnings) + history_warnings + doc["warnings"]
     if args.annotate:
         from webui.photofinish import write_photo_finish
