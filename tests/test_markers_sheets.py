@@ -31,8 +31,8 @@ def rasterise(pdf_path: Path, page: int, dpi: int = RASTER_DPI) -> np.ndarray:
     return np.array(pil)
 
 
-def detect(gray: np.ndarray, dictionary: str = "DICT_5X5_1000"):
-    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+def detect(gray: np.ndarray, dictionary: str | None = None):
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary or default_catalog().dictionary))
     corners, ids, _ = cv2.aruco.ArucoDetector(d, cv2.aruco.DetectorParameters()).detectMarkers(gray)
     if ids is None:
         return {}
@@ -118,7 +118,7 @@ def test_pngs_decode_and_carry_their_dpi(sheets):
     catalog = default_catalog()
     pngs = sorted((sheets / "png").glob("*.png"))
     assert len(pngs) == len(catalog.known_ids())
-    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000)
+    dictionary = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, catalog.dictionary))
     detector = cv2.aruco.ArucoDetector(dictionary, cv2.aruco.DetectorParameters())
     for path in pngs:
         marker_id = int(path.name.split("-", 1)[0])

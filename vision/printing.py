@@ -278,6 +278,7 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
         else:
             groups.append([st])
 
+    pdf.set_title(title)
     y = _start_page(pdf, paper, title, subtitle)
     for group in groups:
         q = quiet_zone_mm(group[0].size_mm, catalog)
@@ -356,6 +357,7 @@ def build_charuco_pdf(paper: str = "a4", catalog: Catalog | None = None):
     w_mm, h_mm = board_size_mm(board)
     pdf = _new_pdf(paper)
     pdf.add_page()
+    pdf.set_title("refcam ChArUco calibration board")
     title = (f"refcam ChArUco calibration board - {spec['squares_x']} x {spec['squares_y']} squares of "
              f"{spec['square_mm']:g} mm, markers {spec['marker_mm']:g} mm, {spec['dictionary']}")
     subtitle = ("Print at 100% / actual size, glue flat on card. Then: refcam calibrate --camera N "
