@@ -160,6 +160,27 @@ def test_missing_camera_is_a_one_line_error(tmp_path, capsys):
     assert "cannot open camera 57" in _one_line_error(capsys)
 
 
+def test_camera_is_checked_before_the_out_path(tmp_path, capsys):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    assert main(["calibrate", "--camera", "57", "--out", str(blocker / "c.json")]) == 2
+    assert "cannot open camera 57" in _one_line_error(capsys)
+    assert main(["calibrate", "--camera", "-1", "--out", str(tmp_path / "c.json")]) == 2
+    assert "-1" in _one_line_error(capsys)
+
+
+def test_live_capture_releases_the_camera_on_bad_out(tmp_path, monkeypatch, capsys):
+    from webui.commands import calibrate as cmd
+
+    cap = _FakeCapture([])
+    monkeypatch.setattr(cmd, "open_camera", lambda index: cap)
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    assert main(["calibrate", "--camera", "0", "--out", str(blocker / "c.json")]) == 2
+    assert "cannot write camera file" in _one_line_error(capsys)
+    assert cap.released and cap.reads == 0
+
+
 def test_needs_images_or_camera(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["calibrate", "--out", str(tmp_path / "c.json")])

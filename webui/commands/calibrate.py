@@ -54,18 +54,26 @@ def write_atomically(camera, out: Path) -> None:
 
 def run(args) -> int:
     from calibration import charuco
+    from calibration.camera import CameraModel
     from referee.errors import InvalidInputError
 
-    from calibration.camera import CameraModel
-
-    out = check_out_file(args.out)
-    initial = CameraModel.load(args.camera_file) if args.camera_file else None
     if args.images is not None:
+        out = check_out_file(args.out)
+        initial = CameraModel.load(args.camera_file) if args.camera_file else None
         result = charuco.calibrate_folder(args.images, initial=initial)
     else:
-        if args.views < charuco.MIN_VIEWS:
-            raise InvalidInputError(f"--views {args.views} is too few (at least {charuco.MIN_VIEWS})")
-        result = _calibrate_live(args, charuco, initial)
+        if args.camera < 0:
+            raise InvalidInputError(f"--camera {args.camera}: camera indices start at 0")
+        cap = open_camera(args.camera)  # first: a missing camera is the likeliest mistake
+        try:
+            out = check_out_file(args.out)
+            initial = CameraModel.load(args.camera_file) if args.camera_file else None
+            if args.views < charuco.MIN_VIEWS:
+                raise InvalidInputError(f"--views {args.views} is too few (at least {charuco.MIN_VIEWS})")
+        except BaseException:
+            cap.release()
+            raise
+        result = _calibrate_live(args, charuco, cap, initial)
     write_atomically(result.camera, out)
     _report(result, out, args.json)
     return 0
@@ -89,15 +97,20 @@ def open_camera(index: int):
     return cap
 
 
-def _calibrate_live(args, charuco, initial=None):
+def _calibrate_live(args, charuco, cap, initial=None):
+    """Grab frames from the opened capture until the selector has its views (or Enter /
+    Ctrl-C), then calibrate; releases the capture."""
     import cv2
 
-    cap = open_camera(args.camera)
     save_dir = None
     if args.save_views:
         from vision.printing import prepare_out_dir
 
-        save_dir = prepare_out_dir(args.save_views)
+        try:
+            save_dir = prepare_out_dir(args.save_views)
+        except BaseException:
+            cap.release()
+            raise
     log = sys.stderr if args.json else sys.stdout
     stop = threading.Event()
     if sys.stdin is not None and sys.stdin.isatty():
