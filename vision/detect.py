@@ -81,7 +81,6 @@ def detector_parameters(refine: str = "subpix", small_markers: bool = True, aruc
         p.adaptiveThreshWinSizeStep = 10
         p.polygonalApproxAccuracyRate = 0.05
         p.minCornerDistanceRate = 0.05
-        p.minMarkerDistanceRate = 0.05
         p.minDistanceToBorder = 2
         p.perspectiveRemovePixelPerCell = 4
         p.perspectiveRemoveIgnoredMarginPerCell = 0.2

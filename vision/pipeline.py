@@ -24,10 +24,11 @@ from .table_pose import Intrinsics, StickerObs, TablePoseError, solve_table_pose
 # Below this sticker side (px) the detector misses some markers (see tests/bench/accuracy.py).
 RELIABLE_SIDE_PX = 16.0
 # Without a camera file: focal-length starting guesses (x the longer image side) for the fit.
-FOCAL_GUESSES = (0.55, 0.8, 1.2, 1.8)
+FOCAL_GUESSES = (0.55, 0.8, 1.2)
+FOCAL_PRIOR = 0.75  # a typical webcam: ~67 deg across the longer side
 # Without a camera file, unmodelled lens distortion and principal point: relative model error.
-NO_CAMERA_REL_ERROR = 0.003
-NO_CAMERA_FLOOR_MM = 0.4
+NO_CAMERA_REL_ERROR = 0.001
+NO_CAMERA_FLOOR_MM = 0.15
 
 
 class NoStickersError(RefcamError):
@@ -90,8 +91,8 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
         K, dist = camera.K, camera.dist
         intr = Intrinsics(K[0, 0], K[1, 1], K[0, 2], K[1, 2], focal_free=False)
     else:
-        f0 = FOCAL_GUESSES[1] * max(w, h)
-        intr = Intrinsics(f0, f0, (w - 1) / 2.0, (h - 1) / 2.0, focal_free=True)
+        f0 = FOCAL_PRIOR * max(w, h)
+        intr = Intrinsics(f0, f0, (w - 1) / 2.0, (h - 1) / 2.0, focal_free=True, prior_f=f0)
     obs_by_piece: dict[str, list[StickerObs]] = {}
     for name, ds in by_piece.items():
         lst = []
@@ -188,8 +189,8 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
 
     warnings.extend(_size_warnings(poses, catalog))
     if camera is None:
-        warnings.append(f"no camera file: focal length estimated from the stickers ({tp.f:.0f} px), lens "
-                        f"distortion not corrected; positions carry ~{NO_CAMERA_FLOOR_MM} mm + "
+        warnings.append(f"no camera file: focal length ({tp.f:.0f} px) and radial distortion (k1 {tp.k1:+.3f}) "
+                        f"estimated from the stickers, principal point assumed central; positions carry ~{NO_CAMERA_FLOOR_MM} mm + "
                         f"{NO_CAMERA_REL_ERROR * 100:.1f}% of the distance from the origin more uncertainty "
                         "(run `refcam calibrate` for a camera file)")
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
