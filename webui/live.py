@@ -266,6 +266,9 @@ class LiveEngine:
         except RefcamError as exc:
             self.error = str(exc)
             self._warn(f"source stopped: {exc}")
+        except Exception as exc:  # say what stopped the engine on the page, not as a traceback
+            self.error = f"{type(exc).__name__}: {exc}"
+            self._warn(f"the live engine stopped: {self.error}")
         finally:
             self.done.set()
             self._publish(self._status_event())
@@ -315,7 +318,10 @@ class LiveEngine:
         if update.new_stable is not None:
             self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
         if self.settings.stream and (self.frames.clients or self.latest_jpeg is None):
-            self._publish_frame(image, obs, update, game)
+            try:
+                self._publish_frame(image, obs, update, game)
+            except Exception as exc:  # a drawing bug must not stop the refereeing
+                self._warn_once(f"could not draw the live view ({type(exc).__name__}: {exc})", entry_ms)
         return rulings
 
     def _warn_once(self, message: str, entry_ms: float | None) -> None:

@@ -89,6 +89,18 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
             "THOROUGH": args.thorough}
 
 
+def shutdown(engine, server) -> None:
+    """Stop in order: the engine ends every open stream, the workers finish, then the sockets close."""
+    import logging
+
+    engine.stop()
+    logging.getLogger("waitress").setLevel(logging.ERROR)  # no "threads still running" chatter
+    try:
+        server.task_dispatcher.shutdown(cancel_pending=True, timeout=3)
+    finally:
+        server.close()
+
+
 def run(args: argparse.Namespace) -> int:
     if not (0 < args.port < 65536):
         raise InvalidInputError(f"--port {args.port} is not a port number (1-65535)")
@@ -119,9 +131,14 @@ def run(args: argparse.Namespace) -> int:
         raise
     def _terminate(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one stop is enough
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # End the open streams first, so waitress's own shutdown finds its workers free.
+        engine.frames.close()
+        engine.events.close()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
     try:
         engine.start()
         if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -136,8 +153,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        engine.stop()
-        server.close()
+        shutdown(engine, server)
     if args.record:
         print(f"refcam: recorded {config['RECORDER'].count} frames to {args.record}", file=sys.stderr)
     return 0

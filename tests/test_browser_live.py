@@ -1,0 +1,173 @@
+"""The live page in a real browser: Debian's chromium driven by Playwright against `refcam serve`.
+
+Replays the bundled Tornado Splash sample session in real time (looping) and checks
+what a person at the table sees: frames in the live view, rulings filling the log,
+"Settle it" showing the photo finish, two tabs receiving the same rulings. Prints
+the frame-to-browser latency of rulings (p50/p95). Screenshots go to tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "samples" / "sessions" / "tornado"
+ARTIFACTS = REPO / "tests" / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _need_browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is absent (CI installs Debian's chromium; refcam never downloads a browser)")
+    pytest.importorskip("playwright.sync_api", reason="Python Playwright is not installed")
+    if not (SAMPLE / "manifest.jsonl").is_file():
+        pytest.skip(f"no bundled sample session at {SAMPLE}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    _need_browser()
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(SAMPLE), "--loop",
+                             "--host", "127.0.0.1", "--port", str(port)],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    started = False
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        if "open http" in line:
+            started = True
+            break
+    if not started:
+        proc.kill()
+        pytest.fail(f"refcam serve did not start: {proc.stderr.read()[-500:]}")
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    rest = proc.stderr.read()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "live-serve-stderr.txt").write_text(rest)
+    assert "Traceback" not in rest, rest[-2000:]
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _live_rulings(page) -> list[dict]:
+    """Rulings that arrived while the page was connected (not the backlog sent on connect)."""
+    return page.evaluate("window.refcam.rulings.filter(r => r.sent_ms >= window.refcam.connectedAt - 5)")
+
+
+def _latencies(rulings: list[dict]) -> list[float]:
+    """Frame entry -> shown in the browser, ms: one figure per stable state (frame) ruled on."""
+    first_arrival: dict[float, float] = {}
+    for r in rulings:
+        if r["entry_ms"] is not None:
+            first_arrival.setdefault(r["entry_ms"], r["arrival_ms"])
+    return sorted(a - e for e, a in first_arrival.items())
+
+
+def test_page_shows_frames_rulings_and_the_photo_finish(browser, server):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1400, "height": 950})
+    page.goto(server + "/")
+    # the live view shows frames
+    page.wait_for_function("document.getElementById('live').naturalWidth > 0", timeout=30000)
+    assert page.locator("#game-title").inner_text() == "Tornado Splash"
+    # the rulings log fills with the Tornado referee's rulings, citing the rulebook
+    page.wait_for_function("window.refcam.rulings.some(r => r.kind === 'ranking')", timeout=45000)
+    rulings = page.evaluate("window.refcam.rulings")
+    ranking = [r for r in rulings if r["kind"] == "ranking"]
+    assert ranking[0]["summary"].startswith("ranking: 1. boat-")
+    assert ranking[0]["rule"].startswith("Tornado Splash")
+    assert page.locator("#log li").count() >= len(rulings)
+    assert page.locator("#status").inner_text().lower() in ("stable", "in play…")
+    assert "boat-1" in page.locator("#state").inner_text()
+    # Settle it: the photo finish of the newest stable state, with its measures
+    page.click("#settle")
+    page.wait_for_function("document.getElementById('settle-img').naturalWidth > 0", timeout=30000)
+    measures = page.locator("#settle-measures").inner_text()
+    assert "tornado/boat-1" in measures and "mm" in measures
+    href = page.get_attribute("#settle-download", "href")
+    png = page.request.get(server + href)
+    assert png.ok and png.headers["content-type"] == "image/png" and png.body()[:4] == b"\x89PNG"
+    assert "attachment" in png.headers["content-disposition"]
+    page.screenshot(path=str(ARTIFACTS / "live-page.png"), full_page=True)
+    # a phone: one column, nothing wider than the screen
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    phone.goto(server + "/")
+    phone.wait_for_function("document.getElementById('live').naturalWidth > 0", timeout=30000)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    phone.screenshot(path=str(ARTIFACTS / "live-phone.png"))
+    phone.close()
+    page.close()
+
+
+def test_two_tabs_both_receive_rulings_and_latency(browser, server):
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    tabs = [context.new_page(), context.new_page()]
+    for tab in tabs:
+        tab.goto(server + "/")
+    for tab in tabs:
+        tab.wait_for_function("window.refcam.connectedAt !== null", timeout=15000)
+    # wait for rulings made while both tabs were open: at least three stable states ruled on
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if all(len(_latencies(_live_rulings(t))) >= 3 for t in tabs):
+            break
+        time.sleep(0.5)
+    live = [_live_rulings(t) for t in tabs]
+    assert all(live), "both tabs receive rulings"
+    seqs = [{r["seq"] for r in rs} for rs in live]
+    common = seqs[0] & seqs[1]
+    assert common, "the same rulings reach both tabs"
+    assert all(tab.evaluate("document.getElementById('live').naturalWidth") > 0 for tab in tabs)
+    lat = sorted(_latencies(live[0]) + _latencies(live[1]))
+    engine_part = sorted(r["sent_ms"] - r["entry_ms"] for rs in live for r in rs if r["entry_ms"])
+    p50 = statistics.median(lat)
+    p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
+    report = {"latency_ms_p50": round(p50, 1), "latency_ms_p95": round(p95, 1), "samples": len(lat),
+              "engine_ms_p50": round(statistics.median(engine_part), 1), "tabs": 2}
+    print("\nlive latency, frame entering the engine -> ruling shown in the browser:", json.dumps(report))
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "live-latency.json").write_text(json.dumps(report) + "\n")
+    tabs[1].screenshot(path=str(ARTIFACTS / "live-second-tab.png"))
+    context.close()
+
+
+def test_chromium_is_debians():
+    """Guard: the tests drive the system chromium, never a downloaded browser."""
+    _need_browser()
+    assert shutil.which("chromium") or os.path.exists(CHROMIUM)
