@@ -448,3 +448,28 @@ def test_live_referee_completes_a_partly_seen_course_from_the_layout():
     assert ranking.details["ranking"][0]["name"] == "tornado/boat-1"
     # the hidden pieces widen the uncertainty of measures taken against them
     assert ranking.details["ranking"][0]["measure"]["sigma"] > 1.0
+
+
+@pytest.mark.parametrize("cid,hide", [("splashway", ()), ("raindrop-road", ("tornado/curve-marker-3", "tornado/finish-line")),
+                                      ("splashway", ("tornado/curve-marker-1", "tornado/finish-line"))])
+def test_without_the_start_gate_the_layout_is_fitted_to_the_pieces_seen(cid, hide):
+    # vision reports another frame when the gate is out of view: move everything rigidly
+    boats = {"splashway": {1: (750, 500, 90), 2: (900, 1000, 45)},
+             "raindrop-road": {1: (650, -500, -90), 2: (600, -850, -135)}}[cid]
+    obs = _obs(cid, boats)
+    ang, shift = 37.0, (250.0, -120.0)
+
+    def moved(p):
+        c, s = math.cos(math.radians(ang)), math.sin(math.radians(ang))
+        return PiecePose(p.name, p.marker_ids, c * p.x_mm - s * p.y_mm + shift[0], s * p.x_mm + c * p.y_mm + shift[1],
+                         p.theta_deg + ang, p.z_mm, p.sigma_mm, p.sigma_theta_deg, p.face)
+
+    part = Observation(tuple(moved(p) for p in obs.pieces if p.name not in ("tornado/start-gate",) + hide))
+    with pytest.raises(MissingPiecesError, match="start-gate"):
+        assess(TornadoGame.make(cid), part)
+    got = assess(TornadoGame.make(cid), part, nominal_fallback=True)
+    want = assess(TornadoGame.make(cid), obs)
+    assert got.ranking() == want.ranking()
+    for a, b in zip(got.boats, want.boats):
+        assert a.zone_index == b.zone_index and a.measure.value == pytest.approx(b.measure.value, abs=1e-6)
+    assert any("fitted to" in w for w in got.warnings)

@@ -454,6 +454,16 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
     except Exception:  # noqa: BLE001 - a layout that cannot place pieces simply gives no fallback
         return obs, [], set()
     added, warnings = [], []
+    if obs.piece(START_GATE) is None:
+        # Without the start gate the poses are not in the game frame: fit the layout
+        # to the course pieces that are seen, then place the gate from it.
+        fitted = _fit_layout(nominal, obs)
+        if fitted is None:
+            return obs, [], set()
+        nominal, rms, n = fitted
+        added.append(nominal[START_GATE])
+        warnings.append(f"{START_GATE} is not in view: the course file's layout, fitted to {n} pieces seen "
+                        f"(rms {rms:.0f} mm), places it; positions are not in the start-gate frame")
     if obs.piece(FINISH_LINE) is None and FINISH_LINE in nominal:
         added.append(nominal[FINISH_LINE])
         warnings.append(f"{FINISH_LINE} is not in view: the course file's nominal place stands in for it "
@@ -509,6 +519,66 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
     from dataclasses import replace
 
     return replace(obs, pieces=obs.pieces + tuple(added)), warnings, {p.name for p in added}
+
+
+def _fit_layout(nominal: dict[str, PiecePose], obs: Observation) -> tuple[dict, float, int] | None:
+    """The layout moved rigidly onto the observation's frame, from the seen course
+    pieces (curve markers, finish line); None with too little to fit.
+
+    Returns (moved poses with sigma widened by the fit's rms, rms mm, pieces used).
+    """
+    pairs = [((q.x_mm, q.y_mm), (p.x_mm, p.y_mm)) for name, q in nominal.items()
+             if (name.startswith(MARKER_PREFIX) or name == FINISH_LINE) and (p := obs.piece(name)) is not None]
+    if not pairs:
+        return None
+    ca = (sum(a[0] for a, _ in pairs) / len(pairs), sum(a[1] for a, _ in pairs) / len(pairs))
+    cb = (sum(b[0] for _, b in pairs) / len(pairs), sum(b[1] for _, b in pairs) / len(pairs))
+    if len(pairs) >= 2:
+        sxx = sum(g.dot(g.sub(a, ca), g.sub(b, cb)) for a, b in pairs)
+        sxy = sum(g.cross(g.sub(a, ca), g.sub(b, cb)) for a, b in pairs)
+        if math.hypot(sxx, sxy) < 1e-6:
+            return None
+        rot = math.degrees(math.atan2(sxy, sxx))
+    else:
+        finish = obs.piece(FINISH_LINE)
+        if finish is not None and FINISH_LINE in nominal:
+            rot = finish.theta_deg - nominal[FINISH_LINE].theta_deg
+        else:
+            rot = _turn_from_curve_cards(nominal, obs, pairs[0])
+            if rot is None:
+                return None  # one marker alone does not give the turn
+    shift = g.sub(cb, g.rotate(ca, rot))
+
+    def move(p: PiecePose, sigma: float) -> PiecePose:
+        x, y = g.add(g.rotate((p.x_mm, p.y_mm), rot), shift)
+        return PiecePose(p.name, p.marker_ids, x, y, p.theta_deg + rot, p.z_mm, sigma, p.sigma_theta_deg, p.face)
+
+    rms = math.sqrt(sum(g.dist(g.add(g.rotate(a, rot), shift), b) ** 2 for a, b in pairs) / len(pairs))
+    if rms > 4 * NOMINAL_SIGMA_MM:
+        return None  # the pieces seen are not laid out as the course file says
+    sigma = math.hypot(NOMINAL_SIGMA_MM, rms)
+    return {n: move(p, sigma) for n, p in nominal.items()}, rms, len(pairs)
+
+
+def _turn_from_curve_cards(nominal: dict[str, PiecePose], obs: Observation, pair) -> float | None:
+    """The layout's turn from one seen curve: its two cards' directions against the
+    nominal entry and exit directions (None when the pairing is ambiguous, as for a
+    180-degree curve)."""
+    (nv, sv) = pair
+    rays = [p.theta_deg for n, p in nominal.items() if n.startswith(CURVE_CARD_PREFIX)
+            and g.dist((p.x_mm, p.y_mm), nv) < 1e-6]
+    seen = [p.theta_deg for p in obs.pieces if p.name.startswith(CURVE_CARD_PREFIX)
+            and g.dist((p.x_mm, p.y_mm), sv) <= CARD_TO_MARKER_TOLERANCE_MM]
+    if len(rays) != 2 or len(seen) != 2:
+        return None
+    options = []
+    for a, b in ((rays[0], rays[1]), (rays[1], rays[0])):
+        d1, d2 = g.wrap180(seen[0] - a), g.wrap180(seen[1] - b)
+        options.append((abs(g.wrap180(d1 - d2)), d1 + g.wrap180(d2 - d1) / 2))
+    options.sort()
+    if options[1][0] - options[0][0] < 30.0:
+        return None
+    return options[0][1]
 
 
 def _choose_entry(spec: CourseSpec, curve: CurveSpec, vertex: g.Point, a: _CurveCard, b: _CurveCard,
