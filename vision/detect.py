@@ -181,16 +181,71 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
             continue
         if any(np.linalg.norm(d - centre) < 0.3 * side for d in done):
             continue
-        if not _looks_like_marker(gray_f, q):
-            continue
-        decoded = _decode_quad(gray_f, q, dic, dictionary, allowed)
+        decoded = None
+        if _looks_like_marker(gray_f, q):
+            decoded = _decode_quad(gray_f, q, dic, dictionary, allowed)
+            if decoded is None:
+                # the candidate may be the white quiet zone's outline (s/7 wider on every side)
+                decoded = _decode_quad(gray_f, centre + (q - centre) * (7.0 / 9.0), dic, dictionary, allowed)
         if decoded is None:
-            # the candidate may be the white quiet zone's outline (s/7 wider on every side)
-            decoded = _decode_quad(gray_f, centre + (q - centre) * (7.0 / 9.0), dic, dictionary, allowed)
+            # or a blurred halo around it: find the dark square inside the candidate again
+            inner = _resegment(gray, q)
+            if inner is not None and _looks_like_marker(gray_f, inner):
+                decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed)
         if decoded is not None:
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2]))
     return out
+
+
+def _resegment(gray: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
+    """The largest dark quadrilateral inside a candidate (Otsu threshold of its crop), as a
+    (4, 2) quad in the candidate's corner orientation, or None."""
+    h, w = gray.shape
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int) - 1
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 2
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    crop = gray[y0:y1, x0:x1]
+    if crop.shape[0] < 8 or crop.shape[1] < 8:
+        return None
+    big = cv2.resize(crop, None, fx=4, fy=4, interpolation=cv2.INTER_LINEAR)
+    inside = np.zeros(big.shape, np.uint8)
+    cv2.fillConvexPoly(inside, np.round((quad - [x0, y0] + 0.5) * 4 - 0.5).astype(np.int32), 255)
+    vals = big[inside > 0]
+    if vals.size < 50:
+        return None
+    thr, _ = cv2.threshold(vals.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    mask = ((big < thr) & (inside > 0)).astype(np.uint8) * 255
+    mask = cv2.erode(mask, np.ones((3, 3), np.uint8))  # cut thin bridges to the candidate's rim
+    # two-level hierarchy: outer boundaries of dark blobs (the halo's rim and, inside its hole,
+    # the marker's black square) are at the top level; holes below them
+    contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    cand_area = abs(cv2.contourArea(quad.astype(np.float32))) * 16
+    best = None
+    for cnt, hier in zip(contours, hierarchy[0] if hierarchy is not None else []):
+        if hier[3] != -1:
+            continue
+        area = cv2.contourArea(cnt)
+        if area < 0.2 * cand_area or area > 0.8 * cand_area:
+            continue
+        peri = cv2.arcLength(cnt, True)
+        for eps in (0.03, 0.05, 0.08):
+            poly = cv2.approxPolyDP(cnt, eps * peri, True)
+            if len(poly) == 4 and cv2.isContourConvex(poly):
+                if best is None or area > best[0]:
+                    best = (area, poly.reshape(4, 2).astype(np.float64))
+                break
+    if best is None:
+        return None
+    # back to image pixels: x = (x_big + 0.5) / 4 - 0.5 (pixel centres)
+    poly = (best[1] + 0.5) / 4.0 - 0.5 + np.array([x0, y0])
+    def turn(p):  # z of (p1 - p0) x (p2 - p1): the corner order's orientation
+        a, b = p[1] - p[0], p[2] - p[1]
+        return float(a[0] * b[1] - a[1] * b[0])
+
+    if np.sign(turn(poly)) != np.sign(turn(quad)):
+        poly = poly[::-1].copy()
+    return poly
 
 
 def _looks_like_marker(gray_f: np.ndarray, quad: np.ndarray) -> bool:
