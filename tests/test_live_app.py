@@ -11,7 +11,9 @@ from vision.tracking import TrackerSettings
 from webui.app import create_app
 from webui.live import Broadcaster, LiveEngine, LiveSettings
 
-from tests.live_helpers import move_script, scripted_observe, write_session
+from referee.observation import Observation
+
+from tests.live_helpers import move_script, pose, scripted_observe, write_session
 
 
 def state_only(game, course=None, weights=None):
@@ -189,3 +191,50 @@ def test_observe_errors_become_warnings_not_crashes(tmp_path):
             warnings.append(ev["message"])
     assert warnings == ["cannot observe this frame: camera file x.json is for 1280x720 images but the image is 64x48"]
     assert engine.frames_in == 5
+
+
+def test_camera_lost_mid_session_is_reported_and_the_log_kept(monkeypatch):
+    from tests.test_live_sources import FakeCapture
+    from vision.sources import CameraSource
+
+    world = {"plugged": True, "n": 0}
+    monkeypatch.setattr(CameraSource, "RETRY_S", 0.05)
+    source = CameraSource(0, capture_factory=lambda i: FakeCapture(world))
+    still = Observation(pieces=(pose("kang/small-1", -100, -100),), game="kang")
+    engine = LiveEngine(source, lambda image, camera, game: still,
+                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)), referee_factory=state_only)
+    sub = engine.events.subscribe()
+    engine.start()
+    seen = []
+
+    def wait_for(pred, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ev = sub.get(timeout=0.1)
+            if ev is not None:
+                seen.append(ev)
+                if pred(ev):
+                    return ev
+        raise AssertionError(f"not seen; got {[e['type'] for e in seen]}")
+
+    wait_for(lambda e: e["type"] == "ruling")
+    world["plugged"] = False
+    lost = wait_for(lambda e: e["type"] == "status" and "lost" in e["source_status"])
+    assert lost["source_status"] == "camera 0 lost; retrying"
+    world["plugged"] = True
+    wait_for(lambda e: e["type"] == "status" and "back" in e["source_status"])
+    assert [e["ruling"]["summary"] for e in engine.backlog() if e["type"] == "ruling"] == [
+        "kang/small-1 appeared at a1 (-100, -100) mm"]  # the log survived the outage
+    engine.stop()
+
+
+def test_record_frames_writes_a_replayable_session(tmp_path):
+    from vision.session import SessionWriter
+    from webui.commands.record import record_frames
+
+    folder = write_session(tmp_path / "s", 12)
+    with SessionWriter(tmp_path / "rec", game="kang") as writer:
+        n = record_frames(SessionSource(folder, realtime=False), writer, seconds=0.55)
+    assert n == 6  # frames at 0.0 .. 0.5 s
+    replayed = list(SessionSource(tmp_path / "rec", realtime=False))
+    assert [round(t, 2) for t, _ in replayed] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]

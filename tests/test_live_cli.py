@@ -98,6 +98,9 @@ def test_serve_bad_settings_are_one_line_errors(tmp_path):
     assert_one_line_error(refcam("serve", "--replay", str(folder), "--weights", "boat-1=lots"), "boat-1=lots")
     assert_one_line_error(refcam("serve", "--replay", str(folder), "--course", "moon-river"), "moon-river")
     assert_one_line_error(refcam("serve", "--replay", str(tmp_path / "nope")), "does not exist")
+    (tmp_path / "clip.mp4").write_text("not a video")
+    assert_one_line_error(refcam("serve", "--video", str(tmp_path / "clip.mp4")), "not a readable video")
+    assert_one_line_error(refcam("serve", "--replay", str(folder), "--port", "70000"), "70000")
     (tmp_path / "cam.json").write_text("[1, 2")
     assert_one_line_error(refcam("serve", "--replay", str(folder), "--camera-file", str(tmp_path / "cam.json")),
                           "not JSON")

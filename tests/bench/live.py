@@ -1,0 +1,128 @@
+"""Frames per second the live page serves to 1 and to 5 tabs at once.
+
+Runs `refcam serve --replay <sample session> --loop` on 127.0.0.1 (real-time replay)
+and reads its MJPEG stream with 1, then 5 concurrent clients for a fixed time each,
+counting whole JPEG parts. Prints each figure and its ratio to the source's own frame
+rate (the baseline: the manifest's fps) and to the rate the engine processed frames in
+the same interval (/healthz). Loopback only; every loop is bounded in time.
+
+    .venv/bin/python -m tests.bench.live [--game kang] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def health(port: int) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", "/healthz")
+    data = json.loads(conn.getresponse().read())
+    conn.close()
+    return data
+
+
+def read_stream(port: int, seconds: float, counts: list, i: int) -> None:
+    """Count whole MJPEG parts received in `seconds` (after the first one)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/stream.mjpg")
+    resp = conn.getresponse()
+    buf = b""
+    n = 0
+    start = None
+    deadline = time.monotonic() + seconds + 15  # hard bound even if frames never come
+    while time.monotonic() < deadline:
+        chunk = resp.read1(65536)
+        if not chunk:
+            break
+        buf += chunk
+        while True:
+            head = buf.find(b"Content-Length: ")
+            if head < 0:
+                break
+            end = buf.find(b"\r\n\r\n", head)
+            if end < 0:
+                break
+            length = int(buf[head + 16:end])
+            if len(buf) < end + 4 + length:
+                break
+            buf = buf[end + 4 + length:]
+            if start is None:
+                start = time.monotonic()
+            else:
+                n += 1
+        if start is not None and time.monotonic() - start >= seconds:
+            break
+    counts[i] = n / (time.monotonic() - start) if start else 0.0
+    conn.close()
+
+
+def measure(port: int, tabs: int, seconds: float) -> tuple[list[float], float]:
+    counts = [0.0] * tabs
+    h0, t0 = health(port)["frames"], time.monotonic()
+    threads = [threading.Thread(target=read_stream, args=(port, seconds, counts, i)) for i in range(tabs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 30)
+    engine_fps = (health(port)["frames"] - h0) / (time.monotonic() - t0)
+    return counts, engine_fps
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--game", default="kang", choices=("kang", "kayak", "tornado"))
+    ap.add_argument("--seconds", type=float, default=10.0)
+    args = ap.parse_args(argv)
+    session = REPO / "samples" / "sessions" / args.game
+    if not (session / "manifest.jsonl").is_file():
+        print(f"no sample session at {session}", file=sys.stderr)
+        return 2
+    header = json.loads((session / "manifest.jsonl").read_text().splitlines()[0])
+    source_fps = float(header.get("fps") or 0) or None
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop",
+                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "open http" not in (proc.stderr.readline() or "open http"):
+            pass
+        time.sleep(5.0)  # let the engine warm up (imports, first frames)
+        results = {}
+        for tabs in (1, 5):
+            per_tab, engine_fps = measure(port, tabs, args.seconds)
+            mean = sum(per_tab) / len(per_tab)
+            results[tabs] = mean
+            ratio_src = f"{mean / source_fps:.2f}" if source_fps else "n/a"
+            print(f"{tabs} tab(s): {mean:.2f} fps per tab (min {min(per_tab):.2f}, max {max(per_tab):.2f}); "
+                  f"engine processed {engine_fps:.2f} fps; source {source_fps} fps; "
+                  f"ratio to source {ratio_src}; ratio to engine {mean / engine_fps if engine_fps else 0:.2f}")
+        print(f"5 tabs vs 1 tab: {results[5] / results[1]:.2f} of the per-tab frame rate" if results[1] else "")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
