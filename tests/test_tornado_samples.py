@@ -133,3 +133,34 @@ if __name__ == "__main__":  # python -m tests.test_tornado_samples [FOLDER]
         print("camera file" if cam else "no camera file", json.dumps(out["counts"]))
         for n in out["notes"]:
             print("  ", n)
+
+
+def test_photo_finish_maps_the_game_frame_onto_the_photo():
+    if not SAMPLES.is_dir() or not any(SAMPLES.glob("*.truth.json")):
+        pytest.skip("samples/tornado is not rendered yet (make samples)")
+    pytest.importorskip("vision.pipeline")
+    from calibration.camera import CameraModel
+    from vision.imageio import load_image
+    from vision.pipeline import observe
+    from webui.photofinish import _View, game_to_image_homography, render_photo_finish
+
+    truth_path = sorted(SAMPLES.glob("*.truth.json"))[0]
+    truth = json.loads(truth_path.read_text())
+    image = load_image(SAMPLES / truth_path.name.replace(".truth.json", ".jpg"))
+    camera = CameraModel.from_json(truth["camera"], "truth camera")
+    obs = observe(image, camera, game="tornado")
+    H = game_to_image_homography(image, obs, camera)
+    assert H is not None
+    view = _View(H, camera)
+    # every visible flat sticker of the truth lands within a few pixels of where the mapping puts it
+    errors = []
+    for st in truth["stickers"]:
+        if not st["visible"] or st["z_mm"] > 2.0:
+            continue
+        x, y = (sum(c[0] for c in st["corners_mm"]) / 4, sum(c[1] for c in st["corners_mm"]) / 4)
+        errors.append(math.dist(view.px((x, y)), st["centre_px"]))
+    print("photo finish mapping error px: max", round(max(errors), 2), "of", len(errors), "stickers")
+    assert errors and max(errors) < 4.0, errors
+    picture, note = render_photo_finish(assess(TornadoGame.make(truth["course"]), obs, nominal_fallback=True),
+                                        image, obs, camera)
+    assert note is None and picture.shape[0] >= image.shape[0] and picture.shape[1] > image.shape[1]

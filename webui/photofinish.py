@@ -43,11 +43,13 @@ def _boat_colour(name: str) -> tuple[int, int, int]:
     return BOAT_COLOURS[k % len(BOAT_COLOURS)]
 
 
-def game_to_image_homography(image: np.ndarray, observation: Observation) -> np.ndarray | None:
+def game_to_image_homography(image: np.ndarray, observation: Observation, camera=None) -> np.ndarray | None:
     """(3, 3) homography from game-frame mm (table plane) to image pixels, or None.
 
     Sticker centres found in the image are paired with their game-frame position
-    (piece pose + catalog placement); needs at least 4 flat stickers.
+    (piece pose + catalog placement); needs at least 4 flat stickers. With a camera
+    (calibration.camera.CameraModel) the centres are undistorted first and the
+    homography maps to ideal (undistorted) pixels: see _View.px for the way back.
     """
     import cv2
 
@@ -70,21 +72,44 @@ def game_to_image_homography(image: np.ndarray, observation: Observation) -> np.
         dst.append(tuple(np.asarray(d.corners, dtype=float).mean(axis=0)))
     if len(src) < MIN_MATCHES:
         return None
+    if camera is not None:
+        dst = cv2.undistortPoints(np.array(dst, float).reshape(-1, 1, 2), camera.K, camera.dist, None,
+                                  camera.K).reshape(-1, 2).tolist()
     H, _mask = cv2.findHomography(np.array(src, float), np.array(dst, float), cv2.RANSAC, 8.0)
     return H
 
 
 class _View:
-    """Maps game-frame mm to canvas pixels (a homography)."""
+    """Maps game-frame mm to canvas pixels: a homography, then the lens distortion
+    when a camera model is known (radial-tangential, as OpenCV)."""
 
-    def __init__(self, H: np.ndarray):
+    def __init__(self, H: np.ndarray, camera=None):
         self.H = H
+        self.K = camera.K if camera is not None else None
+        self.dist = camera.dist if camera is not None else None
 
     def px(self, p: g.Point) -> tuple[int, int]:
         v = self.H @ np.array([p[0], p[1], 1.0])
         if abs(v[2]) < 1e-9:
             return (-10**6, -10**6)
-        return (int(round(v[0] / v[2])), int(round(v[1] / v[2])))
+        u, w = v[0] / v[2], v[1] / v[2]
+        if self.K is not None:
+            u, w = self._distort(u, w)
+        if not (abs(u) < 1e6 and abs(w) < 1e6):
+            return (-10**6, -10**6)
+        return (int(round(u)), int(round(w)))
+
+    def _distort(self, u: float, w: float) -> tuple[float, float]:
+        K, d = self.K, list(self.dist) + [0.0] * 5
+        x, y = (u - K[0, 2]) / K[0, 0], (w - K[1, 2]) / K[1, 1]
+        if x * x + y * y > 4.0:  # far outside the picture the polynomial model turns back on itself
+            return u, w
+        k1, k2, p1, p2, k3 = d[:5]
+        r2 = x * x + y * y
+        radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
+        xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
+        yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
+        return xd * K[0, 0] + K[0, 2], yd * K[1, 1] + K[1, 2]
 
     def visible(self, p: g.Point) -> bool:
         """In front of the camera (a plane point beyond the horizon maps mirrored)."""
@@ -141,20 +166,22 @@ def _dashed(img, view: _View, a: g.Point, b: g.Point, colour, thick: int, dash_m
 
 
 def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
-                        observation: Observation | None = None) -> tuple[np.ndarray, str | None]:
-    """The annotated picture (H, W, 3) BGR, and a note when the schematic stood in for the photo."""
+                        observation: Observation | None = None, camera=None) -> tuple[np.ndarray, str | None]:
+    """The annotated picture (H, W, 3) BGR, and a note when the schematic stood in for the photo.
+
+    camera: the CameraModel the image was taken with, if known (corrects lens distortion)."""
     import cv2
 
     note = None
     H = None
     if image is not None and observation is not None:
-        H = game_to_image_homography(image, observation)
+        H = game_to_image_homography(image, observation, camera)
         if H is None:
             note = "photo finish drawn on a top-down schematic: too few stickers to map the course onto the photo"
     elif image is None:
         note = "photo finish drawn on a top-down schematic of the course (no photo given)"
     if H is not None:
-        canvas, view = image.copy(), _View(H)
+        canvas, view = image.copy(), _View(H, camera)
     else:
         canvas, view = _schematic_view(result)
     h, w = canvas.shape[:2]
@@ -290,11 +317,11 @@ def _panel_rows(result: RankResult) -> list[tuple[str, tuple[int, int, int], flo
 
 
 def write_photo_finish(result: RankResult, out_path: str | Path, image: np.ndarray | None = None,
-                       observation: Observation | None = None) -> str | None:
+                       observation: Observation | None = None, camera=None) -> str | None:
     """Render and write the photo finish (PNG/JPEG by suffix); returns the schematic note, if any."""
     import cv2
 
-    picture, note = render_photo_finish(result, image, observation)
+    picture, note = render_photo_finish(result, image, observation, camera)
     out_path = Path(out_path)
     if out_path.suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {str(out_path)!r}: use a .png or .jpg file name")

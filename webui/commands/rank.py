@@ -132,7 +132,7 @@ def run(args) -> int:
     if args.annotate:
         from webui.photofinish import write_photo_finish
 
-        note = write_photo_finish(result, args.annotate, image=image, observation=obs)
+        note = write_photo_finish(result, args.annotate, image=image, observation=obs, camera=camera)
         if note:
             doc["warnings"].append(note)
         doc["annotated"] = str(args.annotate)
