@@ -50,10 +50,11 @@ class PieceFit:
     rms_sigma: float  # rms whitened reprojection residual
 
 
-def _project(X, R, t, fx, fy, cx, cy, k1=0.0):
+def _project(X, R, t, fx, fy, cx, cy, k1=0.0, k2=0.0):
     Xc = X @ R.T + t
     xn, yn = Xc[:, 0] / Xc[:, 2], Xc[:, 1] / Xc[:, 2]
-    g = 1.0 + k1 * (xn * xn + yn * yn)
+    r2 = xn * xn + yn * yn
+    g = 1.0 + k1 * r2 + k2 * r2 * r2
     return np.stack([fx * xn * g + cx, fy * yn * g + cy], axis=1)
 
 
@@ -68,8 +69,8 @@ def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | Non
                             for i, s in enumerate(stickers)])
     w = np.repeat(1.0 / np.array([s.sigma_px for s in stickers]) ** 2, 4)
     pose = np.array(fit_rigid_2d(loc, world, w))
-    nf = tp._ncam - 6  # 2 (f, k1) without a camera file
-    cam = np.concatenate([tp.rvec, tp.tvec] + ([np.array([tp.f, tp.k1])] if nf else []))
+    nf = tp._ncam - 6  # 3 (f, k1, k2) without a camera file
+    cam = np.concatenate([tp.rvec, tp.tvec] + ([np.array([tp.f, tp.k1, tp.k2])] if nf else []))
     ratio = tp.intrinsics.fy / tp.intrinsics.fx
     cx, cy = tp.intrinsics.cx, tp.intrinsics.cy
 
@@ -77,11 +78,11 @@ def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | Non
         R = cv2.Rodrigues(cam_p[:3])[0]
         fx = cam_p[6] if nf else tp.intrinsics.fx
         fy = fx * ratio if nf else tp.intrinsics.fy
-        k1 = cam_p[7] if nf else 0.0
+        k1, k2 = (cam_p[7], cam_p[8]) if nf else (0.0, 0.0)
         x, y, th = piece_p
         c, s = math.cos(th), math.sin(th)
         X = np.stack([x + c * loc[:, 0] - s * loc[:, 1], y + s * loc[:, 0] + c * loc[:, 1], zs], axis=1)
-        return ((_project(X, R, cam_p[3:6], fx, fy, cx, cy, k1) - obs) / sig[:, None]).ravel()
+        return ((_project(X, R, cam_p[3:6], fx, fy, cx, cy, k1, k2) - obs) / sig[:, None]).ravel()
 
     def jac_piece(piece_p):
         J = np.empty((2 * len(obs), 3))

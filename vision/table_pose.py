@@ -45,6 +45,7 @@ class Intrinsics:
     prior_f: float = 0.0
     prior_log_f_sigma: float = 0.35
     prior_k1_sigma: float = 0.08
+    prior_k2_sigma: float = 0.08
 
     def K(self, f: float | None = None) -> np.ndarray:
         fx = f if f is not None else self.fx
@@ -73,6 +74,7 @@ class TablePose:
     tvec: np.ndarray  # (3,)
     f: float  # focal length used (fx)
     k1: float  # radial distortion estimated without a camera file (0 with one: corners are undistorted)
+    k2: float
     intrinsics: Intrinsics
     reference: str  # piece held at the identity
     piece_poses: dict  # flat piece name -> (x, y, theta_rad) in the reference frame
@@ -253,7 +255,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
         loc = np.concatenate([s.local_mm for s in groups[n]])
         wor = np.concatenate([intersect_plane(s.ideal_px, s.z_mm, rvec, tvec, K0) for s in groups[n]])
         poses[n] = fit_rigid_2d(loc, wor)
-    nf = 2 if intrinsics.focal_free else 0  # f and k1
+    nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
     # flattened observations
     loc, zs, obs, sig, owner = [], [], [], [], []
@@ -296,7 +298,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
         piece_cov[n] = cov[c0:c0 + 3, c0:c0 + 3]
     rvec_out = cv2.Rodrigues(state.R)[0].ravel()
     # covariance of the local rotation increment equals that of rvec to first order near the solution
-    tp = TablePose(rvec=rvec_out, tvec=state.t.copy(), f=float(state.f), k1=float(state.k1), intrinsics=intrinsics,
+    tp = TablePose(rvec=rvec_out, tvec=state.t.copy(), f=float(state.f), k1=float(state.k1), k2=float(state.k2),
+                   intrinsics=intrinsics,
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
                    rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names))
@@ -333,6 +336,7 @@ class _State:
     f: float
     poses: np.ndarray  # (n_pieces, 3); row 0 = reference, held at 0
     k1: float = 0.0
+    k2: float = 0.0
 
 
 class _PlaneModel:
@@ -346,8 +350,8 @@ class _PlaneModel:
     def residuals(self, st: _State, with_jac: bool = False):
         """Whitened residuals (2N [+2 prior rows]) and, on request, their Jacobian.
 
-        Camera parameters: rotation increment (3), t (3), then with nf: f and k1 (a one-term
-        radial distortion about the image centre: u = f x (1 + k1 r^2) + cx).
+        Camera parameters: rotation increment (3), t (3), then with nf: f, k1, k2 (radial
+        distortion about the image centre: u = f x (1 + k1 r^2 + k2 r^4) + cx).
         """
         p = st.poses[self.owner]
         c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
@@ -358,10 +362,12 @@ class _PlaneModel:
         fx = st.f if self.nf else self.intr.fx
         fy = fx * self.ratio if self.nf else self.intr.fy
         k1 = st.k1 if self.nf else 0.0
+        k2 = st.k2 if self.nf else 0.0
         iz = 1.0 / Xc[:, 2]
         xn, yn = Xc[:, 0] * iz, Xc[:, 1] * iz
         r2 = xn * xn + yn * yn
-        g = 1.0 + k1 * r2
+        g = 1.0 + k1 * r2 + k2 * r2 * r2
+        kk = 2.0 * (k1 + 2.0 * k2 * r2)  # dg/d(xn) = kk xn
         u = fx * xn * g + self.intr.cx
         v = fy * yn * g + self.intr.cy
         r = ((np.stack([u, v], axis=1) - self.obs) / self.sig[:, None]).ravel()
@@ -372,10 +378,10 @@ class _PlaneModel:
         n = len(X)
         # d(u,v)/d(xn,yn) then d(xn,yn)/dXc
         A = np.empty((n, 2, 2))
-        A[:, 0, 0] = fx * (g + 2 * k1 * xn * xn)
-        A[:, 0, 1] = fx * 2 * k1 * xn * yn
-        A[:, 1, 0] = fy * 2 * k1 * xn * yn
-        A[:, 1, 1] = fy * (g + 2 * k1 * yn * yn)
+        A[:, 0, 0] = fx * (g + kk * xn * xn)
+        A[:, 0, 1] = fx * kk * xn * yn
+        A[:, 1, 0] = fy * kk * xn * yn
+        A[:, 1, 1] = fy * (g + kk * yn * yn)
         B = np.zeros((n, 2, 3))
         B[:, 0, 0] = iz
         B[:, 0, 2] = -xn * iz
@@ -398,6 +404,8 @@ class _PlaneModel:
             J[:, 1, 6] = self.ratio * yn * g / self.sig
             J[:, 0, 7] = fx * xn * r2 / self.sig
             J[:, 1, 7] = fy * yn * r2 / self.sig
+            J[:, 0, 8] = fx * xn * r2 * r2 / self.sig
+            J[:, 1, 8] = fy * yn * r2 * r2 / self.sig
         # piece pose: dX/dx = e1, dX/dy = e2, dX/dtheta = (-s lx - c ly, c lx - s ly, 0)
         dX = np.zeros((n, 3, 3))
         dX[:, 0, 0] = 1.0
@@ -411,31 +419,33 @@ class _PlaneModel:
             J[m, :, c0:c0 + 3] = Jp[m]
         J = J.reshape(2 * n, npar)
         if self.nf:
-            Jprior = np.zeros((2, npar))
+            Jprior = np.zeros((4, npar))  # 4 rows: the residuals are handled in (u, v) pairs
             Jprior[0, 6] = 1.0 / (st.f * self.intr.prior_log_f_sigma)
             Jprior[1, 7] = 1.0 / self.intr.prior_k1_sigma
+            Jprior[2, 8] = 1.0 / self.intr.prior_k2_sigma
             J = np.concatenate([J, Jprior])
         return r, J
 
     def _prior(self, st: _State) -> np.ndarray:
         f0 = self.intr.prior_f or self.intr.fx
         return np.array([math.log(max(st.f, 1e-6) / f0) / self.intr.prior_log_f_sigma,
-                         st.k1 / self.intr.prior_k1_sigma])
+                         st.k1 / self.intr.prior_k1_sigma, st.k2 / self.intr.prior_k2_sigma, 0.0])
 
     def apply(self, st: _State, delta: np.ndarray) -> _State:
         R = cv2.Rodrigues(delta[:3].reshape(3, 1))[0] @ st.R
         t = st.t + delta[3:6]
         f = st.f + (delta[6] if self.nf else 0.0)
         k1 = st.k1 + (delta[7] if self.nf else 0.0)
+        k2 = st.k2 + (delta[8] if self.nf else 0.0)
         poses = st.poses.copy()
         poses[1:] += delta[6 + self.nf:].reshape(-1, 3)
-        return _State(R, t, f, poses, k1)
+        return _State(R, t, f, poses, k1, k2)
 
     def weights(self, r: np.ndarray) -> np.ndarray:
         d = np.sqrt((r.reshape(-1, 2) ** 2).sum(axis=1))
         w = np.where(d <= HUBER_K, 1.0, HUBER_K / np.maximum(d, 1e-12))
         if self.nf:
-            w[-1] = 1.0  # the priors are not outliers
+            w[-2:] = 1.0  # the priors are not outliers
         return w
 
     def levenberg_marquardt(self, st: _State, iterations: int = 40):
