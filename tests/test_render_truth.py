@@ -9,20 +9,24 @@ from __future__ import annotations
 import numpy as np
 
 
-def aruco_detector(small: bool = True, wide_refinement: bool = False):
-    """DICT_5X5_1000 detector with sub-pixel corners; `small` lowers the minimum
-    perimeter so 15-20 px stickers in a 4K frame are still tried, and the minimum
-    distance between candidates (with the thin s/7 quiet zone the outline of the white
-    border can otherwise crowd out the marker inside it); `wide_refinement`
-    gives cornerSubPix a window of half a cell (the default 0.3 cell leaves ~0.3 px
-    errors on tilted markers, even on an independent 16x-supersampled reference)."""
+def aruco_detector(small: bool = True, wide_refinement: bool = False, fine_bits: bool = False):
+    """DICT_5X5_1000 detector with sub-pixel corners.
+
+    small: minimum perimeter lowered so 15-20 px stickers in a 4K frame are still tried;
+    fine_bits: thresholds at more window sizes and reads the bits with 8 px per cell
+    (the default 4 misreads some blurred 20 px stickers, but this pass in turn drops a
+    few large ones, hence detect() runs both); wide_refinement: cornerSubPix over half a
+    cell (the default 0.3 cell leaves ~0.3 px errors on tilted markers, even on an
+    independent 16x-supersampled reference)."""
     import cv2
 
     params = cv2.aruco.DetectorParameters()
     params.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
     if small:
         params.minMarkerPerimeterRate = 0.005
-        params.minMarkerDistanceRate = 0.02
+    if fine_bits:
+        params.adaptiveThreshWinSizeStep = 4
+        params.perspectiveRemovePixelPerCell = 8
     if wide_refinement:
         params.cornerRefinementWinSize = 8
         params.relativeCornerRefinmentWinSize = 0.5
@@ -31,12 +35,21 @@ def aruco_detector(small: bool = True, wide_refinement: bool = False):
     return cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000), params)
 
 
-def detect(image: np.ndarray, small: bool = True, wide_refinement: bool = False) -> dict[int, np.ndarray]:
-    """Marker id -> (4, 2) corners found in a BGR image."""
-    corners, ids, _ = aruco_detector(small, wide_refinement).detectMarkers(image)
+def _detect_once(image, **kw) -> dict[int, np.ndarray]:
+    corners, ids, _ = aruco_detector(**kw).detectMarkers(image)
     if ids is None:
         return {}
     return {int(i): c.reshape(4, 2).astype(np.float64) for i, c in zip(ids.ravel(), corners)}
+
+
+def detect(image: np.ndarray, small: bool = True, wide_refinement: bool = False) -> dict[int, np.ndarray]:
+    """Marker id -> (4, 2) corners found in a BGR image. With `small`, a second pass with
+    fine_bits adds the markers the first one missed."""
+    found = _detect_once(image, small=small, wide_refinement=wide_refinement)
+    if small:
+        for mid, c in _detect_once(image, small=True, wide_refinement=wide_refinement, fine_bits=True).items():
+            found.setdefault(mid, c)
+    return found
 
 
 def simple_scene(size=(640, 480), pose=None, dist=(-0.06, 0.015, 0.0005, -0.0004, 0.0), clean=True) -> dict:

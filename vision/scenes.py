@@ -511,6 +511,17 @@ def tornado_pieces(rng: np.random.Generator, course_id: str, catalog: Catalog | 
             if any(cpoly.intersects(piece_polygon(catalog, p)) for p in layout if "curve-card" not in p["name"]):
                 continue
             cards_placed.append(card)
+            # sometimes the card played before it, touching it from behind
+            names = [c for c in racing_card_names(catalog, deck, "straight-1")
+                     if c not in {q["name"] for q in cards_placed}]
+            if names and rng.random() < 0.4:
+                length = catalog.piece(names[0]).footprint["size_mm"][0]
+                bx, by = _frame_apply(cx, cy, th, [(-length, 0)])[0]
+                behind = {"name": names[0], "x_mm": float(bx), "y_mm": float(by), "theta_deg": th}
+                bpoly = piece_polygon(catalog, behind).buffer(-0.5)
+                if not any(bpoly.intersects(o) for o in others) and not any(
+                        bpoly.intersects(piece_polygon(catalog, p)) for p in layout if "curve-card" not in p["name"]):
+                    cards_placed.append(behind)
     # character cards beside the course near the boats
     chars = []
     if characters if characters is not None else rng.random() < 0.6:
