@@ -156,15 +156,41 @@ def test_two_tabs_both_receive_rulings_and_latency(browser, server):
     assert all(tab.evaluate("document.getElementById('live').naturalWidth") > 0 for tab in tabs)
     lat = sorted(_latencies(live[0]) + _latencies(live[1]))
     engine_part = sorted(r["sent_ms"] - r["entry_ms"] for rs in live for r in rs if r["entry_ms"])
+    transport = sorted(r["arrival_ms"] - r["sent_ms"] for rs in live for r in rs)
     p50 = statistics.median(lat)
     p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
     report = {"latency_ms_p50": round(p50, 1), "latency_ms_p95": round(p95, 1), "samples": len(lat),
-              "engine_ms_p50": round(statistics.median(engine_part), 1), "tabs": 2}
+              "engine_ms_p50": round(statistics.median(engine_part), 1),
+              "server_to_page_ms_p50": round(statistics.median(transport), 1), "tabs": 2}
     print("\nlive latency, frame entering the engine -> ruling shown in the browser:", json.dumps(report))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "live-latency.json").write_text(json.dumps(report) + "\n")
     tabs[1].screenshot(path=str(ARTIFACTS / "live-second-tab.png"))
     context.close()
+
+
+def test_game_settings_form_switches_the_game(browser, server):
+    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page.goto(server + "/")
+    page.wait_for_function("window.refcam.config !== null", timeout=15000)
+    page.click("details.settings summary")
+    page.fill("#weights", "boat-1=lots")
+    page.click("#config-form button[type=submit]")
+    page.wait_for_selector("#config-error:not([hidden])", timeout=10000)
+    assert "not a number" in page.locator("#config-error").inner_text()
+    page.select_option("#game", "kang")
+    page.fill("#weights", "")
+    page.click("#config-form button[type=submit]")
+    page.wait_for_function("document.getElementById('game-title').textContent === 'Kang'", timeout=10000)
+    assert page.locator("#settle").is_hidden()  # the photo finish is Tornado Splash's
+    page.select_option("#game", "tornado")
+    page.fill("#weights", "boat-1=3,boat-2=1")
+    page.click("#config-form button[type=submit]")
+    page.wait_for_function("document.getElementById('game-title').textContent === 'Tornado Splash'", timeout=10000)
+    assert page.locator("#settle").is_visible()
+    cfg = page.evaluate("window.refcam.config")
+    assert cfg["weights"] == {"tornado/boat-1": 3.0, "tornado/boat-2": 1.0}
+    page.close()
 
 
 def test_chromium_is_debians():

@@ -130,7 +130,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     @app.get("/api/state")
     def api_state():
-        return jsonify(config=engine.config_json(), state=engine.state_json(), status=engine._status_event(),
+        return jsonify(config=engine.config_json(), state=engine.state_json(), status=engine.status_event(),
                        log=list(engine.log))
 
     @app.post("/api/config")

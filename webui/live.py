@@ -209,10 +209,10 @@ class LiveEngine:
         with self._lock:
             head = [{"type": "config", "config": self.config_json()},
                     {"type": "state", "state": self.state_json()},
-                    self._status_event()]
+                    self.status_event()]
             return [dict(e, seq=0, entry_ms=None) for e in head] + list(self.log)
 
-    def _status_event(self) -> dict:
+    def status_event(self) -> dict:
         u = self.latest_update
         return {"type": "status", "status": self.status, "source_status": self.source_status,
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
@@ -227,7 +227,7 @@ class LiveEngine:
 
     def _source_status(self, message: str) -> None:
         self.source_status = message
-        self._publish(self._status_event())
+        self._publish(self.status_event())
 
     def _source_restart(self) -> None:
         self._restart_pending = True
@@ -262,7 +262,7 @@ class LiveEngine:
                 if now - fps_t0 >= 1.0:
                     self.fps = fps_n / (now - fps_t0)
                     fps_t0, fps_n = now, 0
-                    self._publish(self._status_event())
+                    self._publish(self.status_event())
         except RefcamError as exc:
             self.error = str(exc)
             self._warn(f"source stopped: {exc}")
@@ -271,7 +271,7 @@ class LiveEngine:
             self._warn(f"the live engine stopped: {self.error}")
         finally:
             self.done.set()
-            self._publish(self._status_event())
+            self._publish(self.status_event())
 
     def process(self, t: float, image: np.ndarray, entry_ms: float | None = None) -> list[Ruling]:
         """One frame through observe, tracker and referee; returns the rulings it caused."""
@@ -312,7 +312,7 @@ class LiveEngine:
                 except Exception as exc:  # a referee bug: say so, keep refereeing the next states
                     self._warn(f"the referee failed on this state ({type(exc).__name__}: {exc})", entry_ms)
         if status_changed or update.new_stable is not None:
-            self._publish(self._status_event(), entry_ms)
+            self._publish(self.status_event(), entry_ms)
         for r in rulings:
             self._publish({"type": "ruling", "ruling": r.to_json()}, entry_ms, keep=True)
         if update.new_stable is not None:

@@ -116,15 +116,18 @@
 
   function connect() {
     const es = new EventSource("/events");
-    es.onopen = () => { refcam.connectedAt = Date.now(); showAlert(""); };
+    // On every (re)connection the server sends the whole rulings log again: start the list afresh.
+    es.onopen = () => { refcam.connectedAt = Date.now(); showAlert(""); $("log").textContent = ""; };
     es.onerror = () => showAlert("connection to refcam lost; retrying…");
     const on = (type, fn) => es.addEventListener(type, (msg) => {
       refcam.events += 1;
       fn(JSON.parse(msg.data), Date.now());
     });
+    const seen = new Set();
     on("ruling", (ev, now) => {
       const r = ev.ruling;
-      refcam.rulings.push({ seq: ev.seq, entry_ms: ev.entry_ms, sent_ms: ev.sent_ms, arrival_ms: now, summary: r.summary, legal: r.legal, rule: r.rule, kind: r.kind });
+      if (!seen.has(ev.seq)) refcam.rulings.push({ seq: ev.seq, entry_ms: ev.entry_ms, sent_ms: ev.sent_ms, arrival_ms: now, summary: r.summary, legal: r.legal, rule: r.rule, kind: r.kind });
+      seen.add(ev.seq);
       addLog(r.kind, r.summary, r.rule, r.legal, r.t);
     });
     on("warning", (ev) => addLog("warning", ev.message, null, null, null));
