@@ -74,7 +74,7 @@ def _place_boats(tc: TruthCourse, rng: random.Random, n: int):
     return boats
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(which=st.sampled_from(COURSE_FILES + ["custom"] * 2), seed=st.integers(0, 2**32 - 1),
        sigma=st.sampled_from([0.3, 1.0, 2.5]), n_boats=st.integers(2, 6))
 def test_ranking_matches_direct_computation(which, seed, sigma, n_boats):

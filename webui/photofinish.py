@@ -210,8 +210,13 @@ def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
                 cv2.fillPoly(overlay, band, col)
         cv2.addWeighted(overlay, 0.25, canvas, 0.75, 0, canvas)
         for z in course.zones:
-            _text(canvas, z.name, view.px(z.path[len(z.path) // 2] if len(z.path) > 2 else
-                                          g.scale(g.add(z.path[0], z.path[-1]), 0.5)), fs * 0.7, (255, 255, 255), th)
+            # the zone's name near the edge of its band, clear of the boats on the path
+            i = len(z.path) // 2
+            a, b = z.path[max(i - 1, 0)], z.path[min(i + 1, len(z.path) - 1)]
+            mid = z.path[i] if len(z.path) > 2 else g.scale(g.add(z.path[0], z.path[-1]), 0.5)
+            if g.dist(a, b) > 1e-6:
+                mid = g.add(mid, g.scale(g.rotate(g.unit(g.sub(b, a)), -90.0), 0.4 * tw))
+            _text(canvas, z.name, view.px(mid), fs * 0.7, (255, 255, 255), th)
         # boundary lines: extended without end (dashed), the physical part solid
         reach = 4000.0
         for line in course.lines():
@@ -242,6 +247,7 @@ def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
             if m.kind == "distance_mm" and m.foot is not None:
                 cv2.line(canvas, p, view.px(m.foot), col, th + 1, cv2.LINE_AA)
                 label = f"{m.value:.1f} +-{m.sigma:.1f} mm"
+                at = view.px(g.add(b.position, g.scale(g.sub(m.foot, b.position), 0.5)))
             elif m.kind == "angle_deg" and b.zone_index is not None and b.zone_index < len(course.zones):
                 z = course.zones[b.zone_index]
                 rho = g.dist(b.position, z.vertex)
@@ -252,9 +258,11 @@ def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
                 cv2.polylines(canvas, [np.array(arc, np.int32)], False, col, th + 1, cv2.LINE_AA)
                 cv2.line(canvas, view.px(z.vertex), p, col, max(1, th // 2), cv2.LINE_AA)
                 label = f"{m.value:.1f} +-{m.sigma:.1f} deg"
+                at = arc[len(arc) // 2]
             else:
-                label = ""
-            _text(canvas, label, (p[0] + int(14 * unit), p[1] + int(30 * unit)), fs * 0.75, col, th)
+                label, at = "", p
+            # the value sits on its own line or arc, so neighbouring boats' labels part
+            _text(canvas, label, (at[0] + int(6 * unit), at[1] - int(8 * unit)), fs * 0.75, col, th)
         if b.finish is not None:
             pts = np.array([view.px(q) for q in b.finish.front], np.int32)
             cv2.polylines(canvas, [pts], b.standing_on is None, (255, 255, 255), th, cv2.LINE_AA)
@@ -303,11 +311,33 @@ def _panel_rows(result: RankResult) -> list[tuple[str, tuple[int, int, int], flo
             meas = f"  {b.measure.value:.1f}+-{b.measure.sigma:.1f} {unit}"
         fin = " FINISHED" if b.finished is True else (" finish: too close to call" if b.finished == "too close to call" else "")
         rows.append((f"{rank}. {b.name.split('/')[-1]}  w{b.weight:g}{meas}{fin}", col, 0.9))
-        rows.append((f"     {b.zone or b.status}", (220, 220, 220), 0.65))
+        where = b.zone or b.status
+        if b.measure is not None and b.measure.line:
+            where += f"  ({'distance' if b.measure.kind == 'distance_mm' else 'angle'} to {b.measure.line})"
+        rows.append((f"     {where}", (220, 220, 220), 0.65))
         if b.equidistant_with:
             rows.append(("     = equidistant within measurement with " +
                          ", ".join(n.split('/')[-1] for n in b.equidistant_with) + ": lower weight first",
                          EQUI_COLOUR, 0.6))
+    # why each boat is ahead of the next one
+    ranked = [b for b in result.boats if b.rank is not None and b.measure is not None]
+    calls = {frozenset((c.ahead, c.behind)): c for c in result.calls}
+    for a, b in zip(ranked, ranked[1:]):
+        c = calls.get(frozenset((a.name, b.name)))
+        if c is None:
+            continue
+        na, nb = a.name.split("/")[-1], b.name.split("/")[-1]
+        unit = "deg" if c.kind == "angle_deg" else "mm"
+        if c.verdict == "zone":
+            text, colour = f"{na} before {nb}: zone nearer the finish", (200, 200, 200)
+        elif c.verdict == "ahead":
+            text = f"{na} before {nb}: {c.delta:.1f} {unit} apart > band {2 * c.sigma:.1f}"
+            colour = (200, 200, 200)
+        else:
+            text = (f"{na} = {nb}: {c.delta:.1f} {unit} apart < band {2 * c.sigma:.1f}: lighter first"
+                    if c.kind != "start gate" else f"{na} = {nb}: both on the start gate: lighter first")
+            colour = EQUI_COLOUR
+        rows.append((text, colour, 0.6))
     if result.hand_size:
         rows.append(("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in result.hand_size.items()),
                      (255, 255, 255), 0.7))
