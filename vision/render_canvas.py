@@ -93,8 +93,6 @@ class Canvas:
 
     def fill(self, polygon_xy, z_mm: float, colour, owner: str = "", order: int | None = None) -> None:
         """Fill a world polygon (N, 2) mm lying at height z_mm."""
-        import cv2
-
         poly = np.asarray(polygon_xy, dtype=np.float64)
         if len(poly) < 3:
             return
@@ -152,8 +150,7 @@ class Canvas:
         if np.any(depth <= 1.0):
             return
         H = cv2.getPerspectiveTransform(np.asarray(src_corners_px, np.float32), dst.astype(np.float32))
-        # paint only the bounding box of the (convex) target quad
-        # src corners are the outline of the painted area for stickers; textures pass their full extent
+        # paint only the bounding box of the target quad
         h_img, w_img = self.image.shape[:2]
         x0 = max(0, int(math.floor(dst[:, 0].min())) - 2)
         y0 = max(0, int(math.floor(dst[:, 1].min())) - 2)

@@ -71,7 +71,6 @@ def draw_sticker(canvas: Canvas, marker_id: int, corners_world_xy: np.ndarray, z
     the marker (its occlusion reference)."""
     corners = np.asarray(corners_world_xy, dtype=np.float64)
     centre = corners.mean(axis=0)
-    side_mm = float(np.linalg.norm(corners[1] - corners[0]))
     quiet = centre + (corners - centre) * (1 + 2 * quiet_zone_fraction)
     canvas.fill(quiet, z_mm, PAPER, owner=owner)
     # size the bitmap to about 1.5x the painted size so the warp never loses a cell
@@ -83,7 +82,6 @@ def draw_sticker(canvas: Canvas, marker_id: int, corners_world_xy: np.ndarray, z
     src = np.array([[-0.5, -0.5], [n - 0.5, -0.5], [n - 0.5, n - 0.5], [-0.5, n - 0.5]])
     order = canvas.next_order()
     canvas.warp(bitmap, src, corners, z_mm, owner=owner, order=order)
-    del side_mm
     return order
 
 

@@ -54,7 +54,7 @@ def piece_polygon(catalog: Catalog, piece: dict):
 
 def sticker_points(catalog: Catalog, piece: dict, z_mm: float | None = None) -> np.ndarray:
     """(N, 3) world corners of the quiet zones of a piece's showing stickers."""
-    from .render import piece_top_z, showing_stickers
+    from .render import showing_stickers
 
     spec = catalog.piece(piece["name"])
     z = catalog.family(spec.family)["top_z_mm"] if z_mm is None else z_mm
@@ -66,7 +66,6 @@ def sticker_points(catalog: Catalog, piece: dict, z_mm: float | None = None) -> 
         quiet = centre + (c - centre) * (1 + 2 * q)
         w = _frame_apply(piece["x_mm"], piece["y_mm"], piece.get("theta_deg", 0.0), quiet)
         out.append(np.column_stack([w, np.full(4, float(z))]))
-    del piece_top_z
     return np.vstack(out) if out else np.zeros((0, 3))
 
 
