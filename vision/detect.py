@@ -164,38 +164,100 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     At 15-22 px a cell is 2-3 px wide, and the first pass samples the bits through the
     contour polygon's corners, which are off by up to a pixel: enough to read the wrong
     cells. Here each candidate's corners are first refined on its four edges, then every
-    cell is sampled at its centre (3x3 points), and thresholded half-way between the
-    black border and the white quiet zone around it.
+    cell is sampled at its centre (3x3 points), and read hard or soft (_decode_quad).
+    Candidates are screened first, all at once (a dark ring inside a light one), and at
+    most SECOND_PASS_MAX candidates a frame are read, the most marker-like first.
     """
-    centres_found = np.array([f[1].mean(axis=0) for f in found]) if found else np.zeros((0, 2))
-    out: list[tuple[int, np.ndarray, str, float]] = []
+    quads = np.array([r.reshape(4, 2) for r in rejected], dtype=np.float64) if len(rejected) else np.zeros((0, 4, 2))
+    if not len(quads):
+        return []
+    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).mean(axis=1)
+    centres = quads.mean(axis=1)
+    keep = (sides >= 8) & (sides <= SECOND_PASS_MAX_SIDE_PX)
+    if found:
+        cf = np.array([f[1].mean(axis=0) for f in found])
+        dmin = np.linalg.norm(centres[:, None, :] - cf[None, :, :], axis=2).min(axis=1)
+        keep &= dmin >= 0.7 * sides
+    idx = np.flatnonzero(keep)
+    if not len(idx):
+        return []
+    ring_score = np.stack([_ring_contrast(gray_f, quads[idx], k) for k in (1.0, 7.0 / 9.0)], axis=1)  # (m, 2)
+    halo_score = _halo_contrast(gray_f, quads[idx])
+    order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
+    out: list[tuple[int, np.ndarray, str, float]] = []
     done: list[np.ndarray] = []
-    for r in rejected:
-        q = r.reshape(4, 2).astype(np.float64)
-        side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
-        if side > SECOND_PASS_MAX_SIDE_PX or side < 8:
-            continue
-        centre = q.mean(axis=0)
-        if len(centres_found) and np.min(np.linalg.norm(centres_found - centre, axis=1)) < 0.7 * side:
-            continue
+    tried = 0
+    for j in order:
+        if tried >= SECOND_PASS_MAX or max(ring_score[j].max(), halo_score[j]) <= 0:
+            break
+        i = idx[j]
+        q, centre, side = quads[i], centres[i], sides[i]
         if any(np.linalg.norm(d - centre) < 0.3 * side for d in done):
             continue
+        tried += 1
         decoded = None
-        if _looks_like_marker(gray_f, q):
-            decoded = _decode_quad(gray_f, q, dic, dictionary, allowed)
-            if decoded is None:
-                # the candidate may be the white quiet zone's outline (s/7 wider on every side)
-                decoded = _decode_quad(gray_f, centre + (q - centre) * (7.0 / 9.0), dic, dictionary, allowed)
-        if decoded is None:
-            # or a blurred halo around it: find the dark square inside the candidate again
+        for k, scale in enumerate((1.0, 7.0 / 9.0)):  # 7/9: the candidate is the quiet zone's outline
+            if decoded is None and ring_score[j, k] > 0:
+                decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed)
+        if decoded is None and halo_score[j] > 0:
+            # a blurred halo around the marker: find the dark square inside the candidate again
             inner = _resegment(gray, q)
-            if inner is not None and _looks_like_marker(gray_f, inner):
+            if inner is not None and _ring_contrast(gray_f, inner[None], 1.0)[0] > 0:
                 decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed)
         if decoded is not None:
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2]))
     return out
+
+
+SECOND_PASS_MAX = 48
+
+
+def _sample(gray_f: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Bilinear samples at (..., 2) points; NaN outside the image."""
+    flat = pts.reshape(-1, 2).astype(np.float32)
+    h, w = gray_f.shape
+    v = cv2.remap(gray_f, flat[:, 0].reshape(1, -1), flat[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    out = np.where((flat[:, 0] >= 0) & (flat[:, 1] >= 0) & (flat[:, 0] <= w - 1) & (flat[:, 1] <= h - 1), v, np.nan)
+    return out.reshape(pts.shape[:-1])
+
+
+_T_RING = np.array([0.2, 0.35, 0.5, 0.65, 0.8])
+
+
+def _ring_points(quads: np.ndarray, scale: float) -> np.ndarray:
+    """(m, 4 * len(_T_RING), 2) points along the quads scaled by `scale` about their centres."""
+    c = quads.mean(axis=1, keepdims=True)
+    q = c + (quads - c) * scale
+    a, b = q, np.roll(q, -1, axis=1)
+    return (a[:, :, None, :] + _T_RING[None, None, :, None] * (b - a)[:, :, None, :]).reshape(len(quads), -1, 2)
+
+
+def _ring_contrast(gray_f: np.ndarray, quads: np.ndarray, scale: float) -> np.ndarray:
+    """(m,) light-minus-dark contrast of a marker's black border ring (middle of the border cells)
+    against its quiet zone (middle of the quiet zone), for quads scaled by `scale`; <= 0: not a marker."""
+    dark = _sample(gray_f, _ring_points(quads, scale * 13.0 / 14.0))
+    light = _sample(gray_f, _ring_points(quads, scale * 8.0 / 7.0))
+    with np.errstate(invalid="ignore"):
+        md, ml = np.median(dark, axis=1), np.median(light, axis=1)
+        ok = (ml - md > 15) & (np.percentile(light, 20, axis=1) > md)
+    return np.where(ok & np.isfinite(md) & np.isfinite(ml), ml - md, 0.0)
+
+
+def _halo_contrast(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(m,) > 0 when the quad holds something clearly darker than its rim in the middle and
+    something lighter around that (a black square in a white quiet zone inside a blurred halo)."""
+    c = quads.mean(axis=1, keepdims=True)
+    inner = np.concatenate([c, c + (quads - c) * 0.35], axis=1)
+    edges = np.concatenate([quads, (quads + np.roll(quads, -1, axis=1)) / 2], axis=1)
+    vi = _sample(gray_f, inner)
+    vm = _sample(gray_f, c + (edges - c) * 0.8)
+    vr = _sample(gray_f, edges)
+    with np.errstate(invalid="ignore"):
+        rim = np.median(vr, axis=1)
+        ok = (np.min(vi, axis=1) < rim - 20) & (np.median(vm, axis=1) > rim + 10)
+    return np.where(ok, np.median(vm, axis=1) - np.min(vi, axis=1), 0.0)
 
 
 def _resegment(gray: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
@@ -248,31 +310,6 @@ def _resegment(gray: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     return poly
 
 
-def _looks_like_marker(gray_f: np.ndarray, quad: np.ndarray) -> bool:
-    """Cheap screen before refining: a dark square ring inside a light ring (the quiet zone),
-    either at the candidate's own outline or 1/9 inside it (the candidate being the quiet zone)."""
-    c = quad.mean(axis=0)
-    h, w = gray_f.shape
-    for k in (1.0, 7.0 / 9.0):
-        q = c + (quad - c) * k
-        inner = c + (q - c) * (6.0 / 7.0)  # middle of the black border cells ... roughly
-        outer = c + (q - c) * (8.0 / 7.0)  # middle of the quiet zone
-        pts = []
-        for ring in (q * 0.5 + inner * 0.5, outer):
-            for i in range(4):
-                a, b = ring[i], ring[(i + 1) % 4]
-                for t in (0.2, 0.35, 0.5, 0.65, 0.8):
-                    pts.append(a + t * (b - a))
-        pts = np.array(pts, dtype=np.float32)
-        if pts[:, 0].min() < 0 or pts[:, 1].min() < 0 or pts[:, 0].max() > w - 1 or pts[:, 1].max() > h - 1:
-            continue
-        v = cv2.remap(gray_f, pts[:, 0].reshape(1, -1), pts[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
-        dark, light = v[:20], v[20:]
-        if np.median(light) - np.median(dark) > 15 and np.percentile(light, 20) > np.median(dark):
-            return True
-    return False
-
-
 _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.0, 0.22)])
 
 
@@ -287,9 +324,9 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     """
     refined, rms, blur = _refine_edges(gray_f, quad)
     q = refined if rms > 0 else quad
-    n = 7  # 5x5 bits + 1-cell border
+    n = dic.markerSize + 2  # bits + 1-cell border
     H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
-    pts = _sample_points()
+    pts = _sample_points(n)
     img_p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 2)
     h, w = gray_f.shape
     if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
@@ -313,7 +350,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     if rms <= 0 or allowed is None:
         return None
     side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
-    ids, rots, templates = _templates(dictionary, allowed, blur / (side / n))
+    ids, rots, templates = _templates(dictionary, allowed, blur / (side / n), n)
     m = np.concatenate([cells.ravel(), ring])
     m = m - m.mean()
     norm = np.linalg.norm(m)
@@ -338,42 +375,41 @@ _BLUR_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)  # blur sigma in cells
 _TEMPLATE_CACHE: dict = {}
 
 
-def _sample_points() -> np.ndarray:
-    """(49*9 + 28, 2) sample points in cell units: 3x3 per cell, then the quiet-zone ring."""
-    if "pts" not in _TEMPLATE_CACHE:
-        n = 7
+def _sample_points(n: int = 7) -> np.ndarray:
+    """(n*n*9 + 4n, 2) sample points in cell units: 3x3 per cell, then the quiet-zone ring."""
+    if ("pts", n) not in _TEMPLATE_CACHE:
         jj, ii = np.meshgrid(np.arange(n) + 0.5, np.arange(n) + 0.5)
         cellp = (np.stack([jj.ravel(), ii.ravel()], axis=1)[:, None, :] + _CELL_OFFSETS[None, :, :]).reshape(-1, 2)
         t = np.linspace(0.5, n - 0.5, n)
         ring = np.concatenate([np.stack([t, np.full(n, -0.45)], 1), np.stack([t, np.full(n, n + 0.45)], 1),
                                np.stack([np.full(n, -0.45), t], 1), np.stack([np.full(n, n + 0.45), t], 1)])
-        _TEMPLATE_CACHE["pts"] = np.concatenate([cellp, ring])
-    return _TEMPLATE_CACHE["pts"]
+        _TEMPLATE_CACHE[("pts", n)] = np.concatenate([cellp, ring])
+    return _TEMPLATE_CACHE[("pts", n)]
 
 
-def _templates(dictionary: int, allowed: tuple, blur_cells: float):
-    """(ids (M,), rotations (M,), unit zero-mean templates (M, 77)) for the nearest blur level."""
+def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
+    """(ids (M,), rotations (M,), unit zero-mean templates (M, n*n + 4n)) for the nearest blur level."""
     level = min(_BLUR_LEVELS, key=lambda b: abs(b - blur_cells))
     key = (dictionary, allowed, level)
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
     S = 12  # drawing pixels per cell
-    pts = _sample_points()
-    n_cell = 49 * len(_CELL_OFFSETS)
+    pts = _sample_points(n)
+    n_cell = n * n * len(_CELL_OFFSETS)
     ids, rots, rows = [], [], []
     for mid in allowed:
         if mid >= len(dic.bytesList):
             continue
-        img = dic.generateImageMarker(int(mid), 7, borderBits=1).astype(np.float32) / 255.0  # (7, 7)
+        img = dic.generateImageMarker(int(mid), n, borderBits=1).astype(np.float32) / 255.0  # (n, n)
         for rot in range(4):
             turned = np.rot90(img, -rot)  # drawing as seen when the corners are rolled by `rot`
-            big = np.ones((9 * S, 9 * S), np.float32)
-            big[S:8 * S, S:8 * S] = cv2.resize(turned, (7 * S, 7 * S), interpolation=cv2.INTER_NEAREST)
+            big = np.ones(((n + 2) * S, (n + 2) * S), np.float32)
+            big[S:(n + 1) * S, S:(n + 1) * S] = cv2.resize(turned, (n * S, n * S), interpolation=cv2.INTER_NEAREST)
             big = cv2.GaussianBlur(big, (0, 0), level * S)
             px = ((pts + 1.0) * S - 0.5).astype(np.float32)
             v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
-            t = np.concatenate([v[:n_cell].reshape(49, -1).mean(axis=1), v[n_cell:]])
+            t = np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]])
             t = t - t.mean()
             ids.append(int(mid))
             rots.append(rot)
