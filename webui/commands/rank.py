@@ -103,6 +103,8 @@ def run(args) -> int:
     from referee.tornado.api import TornadoReferee
     from referee.tornado.errors import MissingPiecesError
 
+    if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
+        raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
     camera = None
     if args.camera_file:
         from calibration.camera import CameraModel
