@@ -101,6 +101,13 @@ def test_serve_bad_settings_are_one_line_errors(tmp_path):
     (tmp_path / "clip.mp4").write_text("not a video")
     assert_one_line_error(refcam("serve", "--video", str(tmp_path / "clip.mp4")), "not a readable video")
     assert_one_line_error(refcam("serve", "--replay", str(folder), "--port", "70000"), "70000")
+    wrong = {"image_size": [1920, 1080], "camera_matrix": [[1000, 0, 960], [0, 1000, 540], [0, 0, 1]],
+             "dist_coeffs": [0, 0, 0, 0, 0]}
+    (tmp_path / "wrong.json").write_text(json.dumps(wrong))
+    for cmd in ("serve", "replay"):
+        args = ["--replay", str(folder)] if cmd == "serve" else [str(folder)]
+        assert_one_line_error(refcam(cmd, *args, "--camera-file", str(tmp_path / "wrong.json")),
+                              "is for 1920x1080 images but the image is 64x48")
     (tmp_path / "cam.json").write_text("[1, 2")
     assert_one_line_error(refcam("serve", "--replay", str(folder), "--camera-file", str(tmp_path / "cam.json")),
                           "not JSON")

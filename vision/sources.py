@@ -42,6 +42,7 @@ class SourceInfo:
     game: str | None = None  # the session header's game, if any
     camera_file: Path | None = None  # a session's own camera.json
     frame_count: int | None = None
+    frame_size: tuple[int, int] | None = None  # (w, h) of the first frame
     loop: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -93,6 +94,17 @@ def _decode_file(path: Path) -> np.ndarray:
     return load_image(path)
 
 
+def _first_size(frames) -> tuple[int, int] | None:
+    """(w, h) of the first readable frame (bad frames are reported when replayed)."""
+    for entry in frames[:5]:
+        try:
+            img = _decode_file(entry.path)
+        except InvalidInputError:
+            continue
+        return img.shape[1], img.shape[0]
+    return None
+
+
 class SessionSource(FrameSource):
     """Replay a session folder (vision.session format)."""
 
@@ -109,7 +121,7 @@ class SessionSource(FrameSource):
         fps = (len(frames) - 1) / span if span > 0 else None
         self.info = SourceInfo(kind="session", name=str(folder), fps=self.session.header.get("fps", fps),
                                game=self.session.game, camera_file=self.session.camera_file,
-                               frame_count=len(frames), loop=loop)
+                               frame_count=len(frames), loop=loop, frame_size=_first_size(frames))
         self.index = -1  # index of the frame last yielded
         self.frames_skipped = 0  # real-time replay: frames passed over because the consumer was behind
         self.frame_name = ""
@@ -162,7 +174,7 @@ class VideoSource(FrameSource):
         if not self.path.is_file():
             raise SourceError(f"no such video file: {self.path}")
         cap = cv2.VideoCapture(str(self.path))
-        ok, _ = cap.read() if cap.isOpened() else (False, None)
+        ok, first = cap.read() if cap.isOpened() else (False, None)
         fps = cap.get(cv2.CAP_PROP_FPS) if ok else 0.0
         count = int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) if ok else 0
         cap.release()
@@ -171,7 +183,7 @@ class VideoSource(FrameSource):
         self.realtime = realtime
         self.loop = loop
         self.info = SourceInfo(kind="video", name=str(self.path), fps=fps if fps > 0 else None,
-                               frame_count=count or None, loop=loop)
+                               frame_count=count or None, loop=loop, frame_size=(first.shape[1], first.shape[0]))
 
     def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
         import cv2
@@ -235,7 +247,10 @@ class CameraSource(FrameSource):
         if width and height:
             self._set_size(cap, width, height)
         self._cap = cap
-        self.info = SourceInfo(kind="camera", name=f"camera {index}", fps=self._fps(cap))
+        if width and height:
+            ok, first = cap.read()
+        self.info = SourceInfo(kind="camera", name=f"camera {index}", fps=self._fps(cap),
+                               frame_size=(first.shape[1], first.shape[0]) if ok and first is not None else None)
         self._cond = threading.Condition()
         self._newest: tuple[float, np.ndarray] | None = None
         self._seq = 0

@@ -369,7 +369,8 @@ class LiveEngine:
         with self._lock:
             obs, image, t, game = self.stable_obs, self.stable_image, self.stable_t, self.settings.game
             course, weights, camera = self.settings.course, dict(self.settings.weights), self.settings.camera
-            referee = self.referee
+            # a copy, so the picture is drawn while the engine goes on ruling
+            referee = self.referee.clone() if hasattr(self.referee, "clone") else self.referee
         if obs is None or image is None:
             raise RefcamError("no stable state yet: wait until the table is still")
         return photo_finish(image, obs, t, game=game, course=course, weights=weights, camera=camera,

@@ -79,8 +79,15 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     game = args.game or source.info.game or "tornado"
     default_catalog().game(game)
     make_referee(game, course=args.course, weights=weights)  # refuse a bad course/weights before serving
-    if camera is None and source.info.camera_file is not None:
-        camera = CameraModel.load(source.info.camera_file)
+    try:
+        if camera is None and source.info.camera_file is not None:
+            camera = CameraModel.load(source.info.camera_file)
+        if camera is not None and source.info.frame_size is not None:
+            # a camera file for another resolution would spoil every frame: refuse it now
+            camera.check_image_size(*source.info.frame_size, source=f"camera file {args.camera_file or source.info.camera_file}")
+    except BaseException:
+        source.close()
+        raise
     recorder = None
     if args.record:
         recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
