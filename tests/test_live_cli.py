@@ -204,3 +204,22 @@ def test_replay_works_on_every_bundled_sample_session(game, capsys):
     for t, ev in events:
         near = [r for r in timeline if 0 <= r["t"] - t <= 1.0 and ev["piece"] in r["summary"]]
         assert near, f"no ruling on {ev['piece']} ({ev['kind']}) after t={t}"
+
+
+def test_replay_progress_is_a_bar_on_a_terminal_and_percentages_otherwise():
+    import io
+
+    from webui.commands.replay import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, plain = Tty(), io.StringIO()
+    for stream in (tty, plain):
+        p = Progress(40, stream)
+        for i in range(1, 41):
+            p.update(i)
+        p.close()
+    assert "\r" in tty.getvalue() and "[#########################] 100% (40/40 frames)" in tty.getvalue()
+    assert plain.getvalue().splitlines() == [f"refcam: replay {p}%" for p in (2, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100)]

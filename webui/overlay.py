@@ -198,7 +198,9 @@ def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Piece
         to_image = projector(H)
         by_name = {p.name: p for p in pieces}
         draw_game_geometry(out, to_image, game, by_name, course)
-        for p in pieces:
+        # boats and pawns last, so their names sit on top of the cards under them
+        movers = ("tornado/boat", "kayak/pawn", "kang/kangaroo")
+        for p in sorted(pieces, key=lambda p: cat.has_piece(p.name) and cat.piece(p.name).family in movers):
             if not cat.has_piece(p.name):
                 continue
             spec = cat.piece(p.name)
@@ -206,7 +208,9 @@ def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Piece
             if spec.family in ("table/corner", "kang/board"):
                 continue
             outline = piece_to_game(p, np.array(footprint_polygon(spec.footprint, 16)))
-            _poly(out, to_image, outline, color, 2)
+            _poly(out, to_image, outline, color, 3 if spec.family in movers else 2)
+            if spec.family == "tornado/racing-card":
+                continue  # outlines suffice: card names would bury the boats' names
             c = to_image(np.array([[p.x_mm, p.y_mm]]))[0]
             if np.all(np.isfinite(c)):
                 _label(out, short_name(p.name) + (" (hidden)" if p.name in hidden else ""),
