@@ -388,35 +388,58 @@ def _sample_points(n: int = 7) -> np.ndarray:
 
 
 def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
-    """(ids (M,), rotations (M,), unit zero-mean templates (M, n*n + 4n)) for the nearest blur level."""
+    """(ids (M,), rotations (M,), unit zero-mean templates (M, n*n + 4n)) for the nearest blur level.
+
+    Blurring and sampling are linear in the drawing, so the samples of every marker are
+    (its (n+2)^2 cell pattern) @ B, with B built once per blur level from one blurred
+    drawing per cell.
+    """
     level = min(_BLUR_LEVELS, key=lambda b: abs(b - blur_cells))
-    key = (dictionary, allowed, level)
+    key = (dictionary, allowed, level, n)
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
-    S = 12  # drawing pixels per cell
-    pts = _sample_points(n)
-    n_cell = n * n * len(_CELL_OFFSETS)
-    ids, rots, rows = [], [], []
+    B = _cell_response(n, level)  # ((n+2)^2, samples)
+    ids, rots, patterns = [], [], []
     for mid in allowed:
         if mid >= len(dic.bytesList):
             continue
         img = dic.generateImageMarker(int(mid), n, borderBits=1).astype(np.float32) / 255.0  # (n, n)
         for rot in range(4):
-            turned = np.rot90(img, -rot)  # drawing as seen when the corners are rolled by `rot`
-            big = np.ones(((n + 2) * S, (n + 2) * S), np.float32)
-            big[S:(n + 1) * S, S:(n + 1) * S] = cv2.resize(turned, (n * S, n * S), interpolation=cv2.INTER_NEAREST)
-            big = cv2.GaussianBlur(big, (0, 0), level * S)
-            px = ((pts + 1.0) * S - 0.5).astype(np.float32)
-            v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
-            t = np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]])
-            t = t - t.mean()
+            pattern = np.ones((n + 2, n + 2), np.float32)
+            pattern[1:n + 1, 1:n + 1] = np.rot90(img, -rot)  # as seen when the corners are rolled by `rot`
             ids.append(int(mid))
             rots.append(rot)
-            rows.append(t / np.linalg.norm(t))
-    out = (np.array(ids), np.array(rots), np.array(rows))
+            patterns.append(pattern.ravel())
+    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    out = (np.array(ids), np.array(rots), T)
     _TEMPLATE_CACHE[key] = out
     return out
+
+
+def _cell_response(n: int, level: float) -> np.ndarray:
+    """((n+2)^2, n*n + 4n): the sampled values (cells averaged over their 3x3 points, then the
+    quiet-zone ring) of a drawing that is white in one cell only, blurred by `level` cells."""
+    key = ("B", n, level)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    S = 12  # drawing pixels per cell
+    pts = _sample_points(n)
+    px = ((pts + 1.0) * S - 0.5).astype(np.float32)
+    n_cell = n * n * len(_CELL_OFFSETS)
+    rows = []
+    for cell in range((n + 2) ** 2):
+        big = np.zeros(((n + 2) * S, (n + 2) * S), np.float32)
+        r, c = divmod(cell, n + 2)
+        big[r * S:(r + 1) * S, c * S:(c + 1) * S] = 1.0
+        big = cv2.GaussianBlur(big, (0, 0), level * S, borderType=cv2.BORDER_CONSTANT)
+        v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+        rows.append(np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]]))
+    B = np.array(rows)
+    _TEMPLATE_CACHE[key] = B
+    return B
 
 
 def _dedupe(found):

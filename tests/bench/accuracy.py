@@ -155,6 +155,52 @@ def evaluate(case: Case, tally: Tally, catalog, with_default: bool = True) -> No
             pe.append(abs(d_obs - d_true))
 
 
+DETECTOR_VARIANTS = (
+    ("default ArucoDetector", dict(bare="default")),
+    ("ArUco3 fast mode (tuned)", dict(bare="aruco3")),
+    ("refcam, OpenCV SUBPIX only", dict(refine="subpix", edge_refine=False)),
+    ("refcam, CONTOUR + edge lines", dict(refine="contour")),
+    ("refcam, APRILTAG + edge lines", dict(refine="apriltag")),
+    ("refcam, no OpenCV refine + edge", dict(refine="none")),
+    ("refcam (SUBPIX + edge lines)", dict(refine="subpix")),
+)
+
+
+def compare_detectors(cases: list[Case], catalog, out=sys.stdout) -> None:
+    """Detection rate, corner error against the truth and time per frame for each variant."""
+    known = catalog.known_ids()
+    print("== detector variants (same images): visible found | corner error px median / p95 | ms per frame ==",
+          file=out)
+    for label, kw in DETECTOR_VARIANTS:
+        vis = found = 0
+        errs, ms = [], []
+        small = [0, 0]
+        for case in cases:
+            gray = detect.to_gray(case.image)
+            t0 = time.perf_counter()
+            if "bare" in kw:
+                p = (cv2.aruco.DetectorParameters() if kw["bare"] == "default"
+                     else detect.detector_parameters(aruco3=True))
+                corners, ids, _ = cv2.aruco.ArucoDetector(
+                    cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000), p).detectMarkers(gray)
+                got = {} if ids is None else {int(i): c.reshape(4, 2) for c, i in zip(corners, ids.ravel())}
+            else:
+                got = {d.marker_id: d.corners for d in detect.detect_markers(gray, catalog, **kw)}
+            ms.append((time.perf_counter() - t0) * 1000)
+            for s in case.truth["stickers"]:
+                if not (s.get("visible") and s["id"] in known):
+                    continue
+                vis += 1
+                small[0] += s["side_px"] < 22
+                if s["id"] in got:
+                    found += 1
+                    small[1] += s["side_px"] < 22
+                    errs.append(np.linalg.norm(got[s["id"]] - np.array(s["corners_px"]), axis=1))
+        e = np.concatenate(errs) if errs else np.zeros(1)
+        print(f"  {label:34s} {found}/{vis} = {100 * found / max(vis, 1):6.2f} %  (< 22 px: {small[1]}/{small[0]})  "
+              f"{np.median(e):.3f} / {np.percentile(e, 95):.3f} px  {np.median(ms):5.0f} ms", file=out)
+
+
 def stats(values) -> str:
     v = np.asarray(values, dtype=np.float64)
     if v.size == 0:
@@ -206,6 +252,7 @@ def main(argv=None) -> int:
     ap.add_argument("--generated-only", action="store_true")
     ap.add_argument("--resolutions", default="720p,1080p,4k")
     ap.add_argument("--games", default="tornado,kayak,kang")
+    ap.add_argument("--no-compare", action="store_true", help="skip the detector-variant comparison")
     args = ap.parse_args(argv)
     catalog = default_catalog()
     tally = Tally()
@@ -215,11 +262,17 @@ def main(argv=None) -> int:
     if not args.samples_only:
         cases.append(generated_cases(args.n, tuple(args.resolutions.split(",")), tuple(args.games.split(","))))
     n = 0
+    kept: list[Case] = []
     for case in itertools.chain(*cases):
         evaluate(case, tally, catalog)
         n += 1
+        if case.resolution == "1080p" and len(kept) < 12 and (case.game == "tornado" or len(kept) % 3 == 0):
+            kept.append(case)
     print(f"{n} images")
     report(tally)
+    if kept and not args.no_compare:
+        print(f"({len(kept)} 1080p images, mostly Tornado Splash)")
+        compare_detectors(kept, catalog)
     return 0
 
 
