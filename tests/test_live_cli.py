@@ -84,6 +84,7 @@ def test_replay_missing_folder(tmp_path):
 def test_serve_with_a_camera_that_does_not_exist_fails_before_serving():
     proc = refcam("serve", "--camera", "57", "--port", str(free_port()), timeout=30)
     assert_one_line_error(proc, "camera 57 does not exist")
+    assert len(proc.stderr.strip().splitlines()) == 1  # no backend chatter either
     assert "open http" not in proc.stderr
 
 

@@ -217,9 +217,19 @@ class VideoSource(FrameSource):
 
 
 def _open_capture(index: int):
+    """cv2.VideoCapture(index), without OpenCV's backend chatter when there is no such camera."""
     import cv2
 
-    return cv2.VideoCapture(index)
+    try:
+        from cv2.utils import logging as cv_log
+    except ImportError:  # pragma: no cover - builds without the logging bindings
+        return cv2.VideoCapture(index)
+    level = cv_log.getLogLevel()
+    cv_log.setLogLevel(cv_log.LOG_LEVEL_ERROR)
+    try:
+        return cv2.VideoCapture(index)
+    finally:
+        cv_log.setLogLevel(level)
 
 
 class CameraSource(FrameSource):
