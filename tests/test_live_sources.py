@@ -44,6 +44,17 @@ def test_real_time_replay_passes_over_frames_a_slow_consumer_cannot_take(tmp_pat
     assert numbers == sorted(numbers)
 
 
+def test_real_time_clock_starts_after_the_consumers_first_frame(tmp_path):
+    write_session(tmp_path / "s", 10)
+    src = SessionSource(tmp_path / "s", realtime=True)
+    numbers = []
+    for t, img in src:
+        numbers.append(frame_number(img))
+        if len(numbers) == 1:
+            time.sleep(0.5)  # warm-up on the first frame
+    assert numbers == list(range(10)) and src.frames_skipped == 0
+
+
 def test_missing_and_corrupt_frames_are_skipped_with_a_warning(tmp_path):
     folder = write_session(tmp_path / "s", 10)
     (folder / "frames" / "000003.png").unlink()

@@ -124,6 +124,7 @@ class SessionSource(FrameSource):
                                frame_count=len(frames), loop=loop, frame_size=_first_size(frames))
         self.index = -1  # index of the frame last yielded
         self.frames_skipped = 0  # real-time replay: frames passed over because the consumer was behind
+        self.started = False
         self.frame_name = ""
 
     def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
@@ -155,7 +156,13 @@ class SessionSource(FrameSource):
                     continue
                 self.index = entry.index
                 self.frame_name = entry.path.name
+                first = not self.started
+                self.started = True
                 yield t + lap * period, img
+                if first:
+                    # The consumer's first frame includes its warm-up (imports, detector set-up):
+                    # start the clock after it, so the replay does not begin by skipping frames.
+                    wall0 = time.monotonic() - t / self.speed
             if not self.loop:
                 return
             lap += 1
