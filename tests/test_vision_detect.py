@@ -86,3 +86,29 @@ def test_grey_input_and_no_catalog():
     dets = detect.detect_markers(img, None)
     assert [d.marker_id for d in dets] == [654]
     assert np.allclose(dets[0].corners[0], (59.5, 59.5), atol=0.3)
+
+
+@pytest.mark.parametrize("turn", [0, 1, 2, 3])
+def test_second_pass_reads_give_corners_in_marker_order(turn):
+    """Hard and soft reads of a candidate whose corners start at any of the 4 corners."""
+    cam = synth.look_at_camera(image_size=(320, 240), target=(0, 0, 0), distance_mm=300, elevation_deg=70,
+                               hfov_deg=50, dist=(0, 0, 0, 0, 0))
+    h = 8.0
+    corners3 = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]])
+    img = synth.render(cam, [(205, corners3)], blur_px=0.8, noise=0, jpeg_quality=None)
+    truth = synth.project(cam, corners3)
+    gray = detect.to_gray(img).astype(np.float32)
+    allowed = tuple(sorted(CAT.known_ids()))
+    dic = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000)
+
+    class NoHardRead:  # forces the soft (template) read
+        markerSize = 5
+
+        def identify(self, *args):
+            return False, 0, 0
+
+    for d in (dic, NoHardRead()):
+        marker_id, corners, rms = detect._decode_quad(gray, np.roll(truth, turn, axis=0), d, detect.DICTIONARY,
+                                                      allowed)
+        assert marker_id == 205 and rms > 0
+        assert np.abs(corners - truth).max() < 0.5

@@ -407,7 +407,7 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
         img = dic.generateImageMarker(int(mid), n, borderBits=1).astype(np.float32) / 255.0  # (n, n)
         for rot in range(4):
             pattern = np.ones((n + 2, n + 2), np.float32)
-            pattern[1:n + 1, 1:n + 1] = np.rot90(img, -rot)  # as seen when the corners are rolled by `rot`
+            pattern[1:n + 1, 1:n + 1] = np.rot90(img, rot)  # as seen when the corners are rolled by `rot`
             ids.append(int(mid))
             rots.append(rot)
             patterns.append(pattern.ravel())

@@ -29,6 +29,7 @@ FOCAL_PRIOR = 0.75  # a typical webcam: ~67 deg across the longer side
 # Without a camera file, unmodelled lens distortion and principal point: relative model error.
 NO_CAMERA_REL_ERROR = 0.001
 NO_CAMERA_FLOOR_MM = 0.15
+DISAGREE_SIGMA = 8.0  # rms reprojection residual (in corner sigmas) above which a piece's stickers disagree
 
 
 class NoStickersError(RefcamError):
@@ -173,6 +174,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                     z_used = z_on
             if name in tp.outliers:
                 fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
+            elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
+                warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
+                                f"bent, restuck, or two copies? its sigma is widened to match")
         pose, cov = transform_pose(fit.pose, fit.cov, frame_pose)
         sigma_mm, sigma_th = sigma_from_cov(cov)
         if camera is None:
