@@ -46,6 +46,13 @@ def _dump(obj) -> str:
 
 
 # --- stills ----------------------------------------------------------------------------------
+def camera_file_of(camera: dict, note: str) -> dict:
+    """The camera file (SPEC section 4) holding a render's true intrinsics, for --camera-file."""
+    cam = {k: camera[k] for k in ("image_size", "camera_matrix", "dist_coeffs", "model", "rms_px")}
+    cam["note"] = note
+    return cam
+
+
 def still_plan(game: str) -> list[dict]:
     """Resolution, tilt, occluders, course and close calls of each still: fixed, spread out."""
     courses = course_names()
@@ -75,6 +82,8 @@ def generate_stills(games, index: list) -> None:
             (folder / f"{stem}.jpg").write_bytes(encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes())
             (folder / f"{stem}.truth.json").write_text(_dump(truth))
             (folder / f"{stem}.scene.json").write_text(_dump(scene))
+            (folder / f"{stem}.camera.json").write_text(
+                _dump(camera_file_of(truth["camera"], "true intrinsics of the rendered still")))
             vis = [s for s in truth["stickers"] if s["visible"]]
             entry = {"image": f"{game}/{stem}.jpg", "truth": f"{game}/{stem}.truth.json",
                      "scene": f"{game}/{stem}.scene.json", "game": game, "resolution": item["resolution"],
@@ -153,13 +162,11 @@ def write_session(script: SessionScript, folder: Path, note: str) -> dict:
                                 "pieces": truth["pieces"], "stickers": truth["stickers"]})
             count += 1
             stable += int(is_stable)
-    cam = {k: camera[k] for k in ("image_size", "camera_matrix", "dist_coeffs", "model", "rms_px")}
-    cam["note"] = "true intrinsics of the rendered session"
-    (folder / "camera.json").write_text(_dump(cam))
+    (folder / "camera.json").write_text(_dump(camera_file_of(camera, "true intrinsics of the rendered session")))
     (folder / "truth.jsonl").write_text("".join(json.dumps(line) + "\n" for line in truth_lines))
     print(f"session {folder.name}: {count} frames ({stable} stable), {len(script.positions) - 1} moves", flush=True)
     return {"folder": f"sessions/{folder.name}", "game": script.game, "frames": count, "stable_frames": stable,
-            "moves": len(script.positions) - 1, "image_size": cam["image_size"], "fps": SESSION_FPS}
+            "moves": len(script.positions) - 1, "image_size": camera["image_size"], "fps": SESSION_FPS}
 
 
 def _session_base(game: str, rng, pieces_for_view: list[dict], all_pieces: list[dict], size, fx_1080p: float,
