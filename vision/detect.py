@@ -79,7 +79,7 @@ def detector_parameters(refine: str = "subpix", small_markers: bool = True, aruc
         p.adaptiveThreshWinSizeMin = 3
         p.adaptiveThreshWinSizeMax = 23
         p.adaptiveThreshWinSizeStep = 10
-        p.polygonalApproxAccuracyRate = 0.05
+        p.polygonalApproxAccuracyRate = 0.04
         p.minCornerDistanceRate = 0.05
         p.minDistanceToBorder = 2
         p.perspectiveRemovePixelPerCell = 4
