@@ -1,7 +1,8 @@
 """Frames per second the live page serves to 1 and to 5 tabs at once.
 
-Runs `refcam serve --replay <sample session> --loop` on 127.0.0.1 (real-time replay)
-and reads its MJPEG stream with 1, then 5 concurrent clients for a fixed time each,
+Runs `refcam serve --replay <sample session> --loop` on 127.0.0.1, in real time and then
+with --fast (the engine as fast as it can), and reads its MJPEG stream with 1, then 5
+concurrent clients for a fixed time each,
 counting whole JPEG parts. Prints each figure and its ratio to the source's own frame
 rate (the baseline: the manifest's fps) and to the rate the engine processed frames in
 the same interval (/healthz). Loopback only; every loop is bounded in time.
@@ -85,6 +86,35 @@ def measure(port: int, tabs: int, seconds: float) -> tuple[list[float], float]:
     return counts, engine_fps
 
 
+def run_server(session: Path, source_fps: float | None, seconds: float, fast: bool) -> None:
+    port = free_port()
+    cmd = [sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop", "--port", str(port)]
+    proc = subprocess.Popen(cmd + (["--fast"] if fast else []), cwd=REPO, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "open http" not in (proc.stderr.readline() or "open http"):
+            pass
+        time.sleep(5.0)  # let the engine warm up (imports, first frames)
+        results = {}
+        for tabs in (1, 5):
+            per_tab, engine_fps = measure(port, tabs, seconds)
+            mean = sum(per_tab) / len(per_tab)
+            results[tabs] = mean
+            ratio_src = f"{mean / source_fps:.2f}" if source_fps else "n/a"
+            print(f"{tabs} tab(s): {mean:.2f} fps per tab (min {min(per_tab):.2f}, max {max(per_tab):.2f}); "
+                  f"engine processed {engine_fps:.2f} fps; source {source_fps} fps; "
+                  f"ratio to source {ratio_src}; ratio to engine {mean / engine_fps if engine_fps else 0:.2f}")
+        if results[1]:
+            print(f"5 tabs vs 1 tab: {results[5] / results[1]:.2f} of the per-tab frame rate")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", default="kang", choices=("kang", "kayak", "tornado"))
@@ -96,31 +126,10 @@ def main(argv=None) -> int:
         return 2
     header = json.loads((session / "manifest.jsonl").read_text().splitlines()[0])
     source_fps = float(header.get("fps") or 0) or None
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop",
-                             "--port", str(port)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and "open http" not in (proc.stderr.readline() or "open http"):
-            pass
-        time.sleep(5.0)  # let the engine warm up (imports, first frames)
-        results = {}
-        for tabs in (1, 5):
-            per_tab, engine_fps = measure(port, tabs, args.seconds)
-            mean = sum(per_tab) / len(per_tab)
-            results[tabs] = mean
-            ratio_src = f"{mean / source_fps:.2f}" if source_fps else "n/a"
-            print(f"{tabs} tab(s): {mean:.2f} fps per tab (min {min(per_tab):.2f}, max {max(per_tab):.2f}); "
-                  f"engine processed {engine_fps:.2f} fps; source {source_fps} fps; "
-                  f"ratio to source {ratio_src}; ratio to engine {mean / engine_fps if engine_fps else 0:.2f}")
-        print(f"5 tabs vs 1 tab: {results[5] / results[1]:.2f} of the per-tab frame rate" if results[1] else "")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    for fast in (False, True):
+        mode = "as fast as possible (--fast)" if fast else "real time"
+        print(f"-- {args.game} sample session replayed in {mode}")
+        run_server(session, source_fps, args.seconds, fast)
     return 0
 
 
