@@ -1,7 +1,6 @@
 """`refcam serve`, `record` and `replay` through the command line: rulings, bad input, faults."""
 
 import json
-import os
 import socket
 import subprocess
 import sys

@@ -22,7 +22,7 @@ Observations; no images.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from referee.observation import Observation, PiecePose
 
