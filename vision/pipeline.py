@@ -40,9 +40,18 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
             detections: detect.DetectionResult | None = None) -> Observation:
     """Pieces in one (H, W, 3) BGR image, in the game frame (mm), with uncertainty.
 
-    camera: calibration.camera.CameraModel or None (then the focal length is estimated
-    from the flat stickers and sigma widened). game: "kang", "kayak", "tornado" or None
-    to infer it from the ids in view. Raises NoStickersError when no known sticker shows.
+    camera: calibration.camera.CameraModel or None (then the focal length and radial
+    distortion are estimated from the stickers, with webcam priors, and sigma widened).
+    game: "kang", "kayak", "tornado" or None to infer it from the ids in view.
+    detections: a detect.detect_all result to reuse (the live page keeps it for its overlay).
+    Raises NoStickersError when no known sticker shows, TablePoseError when the stickers
+    in view do not fix the table plane, CameraFileError when the camera file is for
+    another image size.
+
+    Observation.frame: kind ("piece": the game's anchor, "table-corner", "camera-plane"),
+    anchor, game_frame (bool), camera_file, focal_px, tilt_deg, camera_distance_mm,
+    camera_pose {rvec, tvec, camera_matrix, dist_coeffs} (game frame -> camera, for
+    cv2.projectPoints), image_from_game (3x3: table plane z=0 in mm -> undistorted pixels).
     """
     catalog = catalog or default_catalog()
     h, w = image.shape[:2]

@@ -48,6 +48,7 @@ class Tally:
     found_refcam: int = 0
     found_default: int = 0
     by_size: dict = field(default_factory=dict)  # size bin -> [visible, found]
+    by_res: dict = field(default_factory=dict)  # resolution -> [visible, found refcam, found default]
     errors: dict = field(default_factory=dict)  # (resolution, with_camera) -> list of mm
     axis_z: dict = field(default_factory=dict)  # with_camera -> list of |error|/sigma per axis
     pair_errors: dict = field(default_factory=dict)  # (resolution, with_camera) -> list of mm
@@ -120,7 +121,10 @@ def evaluate(case: Case, tally: Tally, catalog, with_default: bool = True) -> No
         tally.ms_default.setdefault(case.resolution, []).append((time.perf_counter() - t0) * 1000)
         found_default = set(int(i) for i in ids.ravel()) if ids is not None else set()
         tally.found_default += len(found_default & set(visible))
+        tally.by_res.setdefault(case.resolution, [0, 0, 0])[2] += len(found_default & set(visible))
     tally.visible += len(visible)
+    tally.by_res.setdefault(case.resolution, [0, 0, 0])[0] += len(visible)
+    tally.by_res[case.resolution][1] += len(found & set(visible))
     tally.found_refcam += len(found & set(visible))
     for mid, s in visible.items():
         side = s["side_px"]
@@ -216,6 +220,9 @@ def report(tally: Tally, out=sys.stdout) -> dict:
     p(f"refcam  {tally.found_refcam}/{tally.visible} = {100 * rate:.2f} %")
     p(f"default ArucoDetector {tally.found_default}/{tally.visible} = {100 * rate0:.2f} %  "
       f"(ratio refcam/default {rate / max(rate0, 1e-9):.3f})")
+    for res in sorted(tally.by_res):
+        v, f, f0 = tally.by_res[res]
+        p(f"  {res:>6}: refcam {f}/{v} = {100 * f / max(v, 1):.2f} %, default {f0}/{v} = {100 * f0 / max(v, 1):.2f} %")
     for b in sorted(tally.by_size):
         v, f = tally.by_size[b]
         p(f"  side {b[0]:>3}-{b[1] if b[1] < 1e8 else 'inf':>3} px: {f}/{v} = {100 * f / max(v, 1):.2f} %")
