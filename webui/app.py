@@ -4,7 +4,7 @@ Config keys (all optional except a source or an engine):
   ENGINE      a ready LiveEngine (tests)
   SOURCE      a vision.sources.FrameSource; OBSERVE: observe(image, camera, game) -> Observation
               (default vision.pipeline.observe); GAME, COURSE, WEIGHTS, CAMERA, TRACKER, RECORDER,
-              THOROUGH (the detector's slower second pass for small stickers)
+              THOROUGH (default True: the detector's second look at small stickers)
   START_ENGINE  start the engine thread at once (default True)
   KEEPALIVE_S   seconds between keep-alive comments on idle streams (default 5)
 
@@ -30,7 +30,7 @@ from webui.live import LiveEngine, LiveSettings, jpeg_part, sse_message
 COURSES_DIR = Path(__file__).resolve().parents[1] / "referee" / "data" / "courses"
 
 
-def default_observe(thorough: bool = False):
+def default_observe(thorough: bool = True):
     """The vision pipeline's observe (with its detections kept for the overlay)."""
     from functools import partial
 
@@ -58,7 +58,7 @@ def create_app(test_config: dict | None = None) -> Flask:
                                 camera=app.config.get("CAMERA"))
         if app.config.get("TRACKER") is not None:
             settings.tracker = app.config["TRACKER"]
-        observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH")))
+        observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)))
         engine = LiveEngine(source, observe, settings, recorder=app.config.get("RECORDER"))
     app.extensions["refcam_engine"] = engine
     settled: collections.OrderedDict[int, dict] = collections.OrderedDict()

@@ -380,8 +380,8 @@ class LiveEngine:
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True) -> Observation:
     """vision.pipeline.observe, keeping the sticker detections (for the overlay's homography).
 
-    thorough=False skips the detector's second look at small rejected candidates: about
-    4x faster on a 1280x720 frame (live frame rate), at the cost of the smallest stickers.
+    thorough=False skips the detector's second look at small rejected candidates (a
+    little faster, at the cost of the smallest stickers; `--quick` on the command line).
     No sticker in view (a hand over the table) is an empty observation, not an error.
     """
     from referee.catalog import default_catalog

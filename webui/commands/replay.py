@@ -15,8 +15,8 @@ def register(subparsers) -> None:
     p.add_argument("--course", metavar="C", help="Tornado Splash course")
     p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
-    p.add_argument("--thorough", action="store_true",
-                   help="look twice for small stickers (slower; the live page's default is the single look)")
+    p.add_argument("--quick", action="store_true",
+                   help="skip the detector's second look at small stickers (for slow computers)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S", help="calm time before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true", help="print the rulings as one JSON list on stdout")
     p.set_defaults(run=run)
@@ -50,7 +50,7 @@ class Progress:
 
 
 def replay_session(folder, game=None, course=None, weights=None, camera=None, stable_s=0.5, observe=None,
-                   progress=None, on_warning=None, thorough=False) -> tuple[list[dict], str]:
+                   progress=None, on_warning=None, thorough=True) -> tuple[list[dict], str]:
     """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game."""
     from referee.registry import make_referee
     from vision.sources import SessionSource
@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         timeline, game = replay_session(args.session, game=args.game, course=args.course, weights=weights,
                                         camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn,
-                                        thorough=args.thorough)
+                                        thorough=not args.quick)
     finally:
         progress.close()
     if args.json:

@@ -31,8 +31,8 @@ def register(subparsers) -> None:
     p.add_argument("--record", metavar="DIR", help="also record the frames to a new session folder")
     p.add_argument("--fast", action="store_true", help="replay as fast as possible, not in real time")
     p.add_argument("--loop", action="store_true", help="replay the session or video again and again")
-    p.add_argument("--thorough", action="store_true",
-                   help="look twice for small stickers (about 4x slower per frame)")
+    p.add_argument("--quick", action="store_true",
+                   help="skip the detector's second look at small stickers (for slow computers)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S",
                    help="seconds the table must stay still before a ruling (default 0.5)")
     p.set_defaults(run=run)
@@ -93,7 +93,7 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
         recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
     return {"SOURCE": source, "GAME": game, "COURSE": args.course, "WEIGHTS": weights, "CAMERA": camera,
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
-            "THOROUGH": args.thorough}
+            "THOROUGH": not args.quick}
 
 
 def shutdown(engine, server) -> None:
