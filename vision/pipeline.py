@@ -21,7 +21,9 @@ from . import detect
 from .pieces import PieceFit, corner_sigma_px, fit_piece, sigma_from_cov, transform_pose, wrap_deg
 from .table_pose import Intrinsics, StickerObs, TablePoseError, solve_table_pose
 
-# Below this sticker side (px) the detector misses some markers (see tests/bench/accuracy.py).
+# Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
+# every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
+# margin for real optics (defocus, motion blur).
 RELIABLE_SIDE_PX = 16.0
 # Without a camera file: focal-length starting guesses (x the longer image side) for the fit.
 FOCAL_GUESSES = (0.55, 0.8, 1.2)
