@@ -26,11 +26,11 @@ from .table_pose import StickerObs, TablePose, fit_rigid_2d, intersect_plane
 
 # Corner noise model (px): sqrt(base^2 + (k_small / side)^2 + (k_blur * edge_rms)^2),
 # fitted on synthetic and rendered pictures (see tests/bench/accuracy.py).
-CORNER_SIGMA_BASE_PX = 0.06
-CORNER_SIGMA_SMALL = 1.6
+CORNER_SIGMA_BASE_PX = 0.05
+CORNER_SIGMA_SMALL = 1.2
 CORNER_SIGMA_BLUR = 0.25
 # Position floor (mm): printed sticker scale and placement on the piece.
-POSITION_FLOOR_MM = 0.08
+POSITION_FLOOR_MM = 0.05
 THETA_FLOOR_DEG = 0.05
 
 

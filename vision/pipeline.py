@@ -31,7 +31,9 @@ FOCAL_PRIOR = 0.75  # a typical webcam: ~67 deg across the longer side
 # Without a camera file, unmodelled lens distortion and principal point: relative model error.
 NO_CAMERA_REL_ERROR = 0.001
 NO_CAMERA_FLOOR_MM = 0.15
-DISAGREE_SIGMA = 8.0  # rms reprojection residual (in corner sigmas) above which a piece's stickers disagree
+DISAGREE_SIGMA = 8.0
+POOR_CALIBRATION_PX = 1.0  # camera file rms_px above which we suggest recalibrating
+MISMATCH_SIGMA = 4.0  # plane-fit rms residual (corner sigmas) that suggests a wrong camera file  # rms reprojection residual (in corner sigmas) above which a piece's stickers disagree
 
 
 class NoStickersError(RefcamError):
@@ -105,6 +107,11 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     else:
         f0 = FOCAL_PRIOR * max(w, h)
         intr = Intrinsics(f0, f0, (w - 1) / 2.0, (h - 1) / 2.0, focal_free=True, prior_f=f0)
+    # a camera file's own reprojection error: half of it as extra (independent) corner noise
+    calib_px = 0.5 * float(camera.rms_px) if camera is not None else 0.0
+    if camera is not None and camera.rms_px > POOR_CALIBRATION_PX:
+        warnings.append(f"the camera file's calibration is poor (rms {camera.rms_px:.2f} px): recalibrate with "
+                        f"more ChArUco views for tighter positions")
     obs_by_piece: dict[str, list[StickerObs]] = {}
     for name, ds in by_piece.items():
         lst = []
@@ -116,7 +123,8 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                 ideal = d.corners.copy()
             lst.append(StickerObs(marker_id=d.marker_id, piece=name, ideal_px=ideal,
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
-                                  sigma_px=corner_sigma_px(d.side_px, d.edge_rms_px, d.source), size_mm=st.size_mm,
+                                  sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source),
+                                                      calib_px), size_mm=st.size_mm,
                                   side_px=d.side_px))
         obs_by_piece[name] = lst
 
@@ -149,6 +157,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     except (np.linalg.LinAlgError, cv2.error, FloatingPointError) as exc:
         raise TablePoseError(f"cannot find the table plane from the {sum(map(len, flat.values()))} flat "
                              f"sticker(s) in view ({type(exc).__name__})") from None
+    if camera is not None and tp.rms_sigma > MISMATCH_SIGMA:
+        warnings.append(f"the stickers fit the camera model poorly ({tp.rms_sigma:.1f} sigma rms): is the camera "
+                        f"file for this camera and zoom? sigma is widened to match")
     for n in tp.outliers:
         warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
                         f"table-plane estimate, its pose is less certain")

@@ -31,7 +31,7 @@ class SynthCamera:
     def camera_model(self):
         from calibration.camera import CameraModel
         return CameraModel.from_intrinsics(self.image_size, self.K[0, 0], self.K[1, 1], self.K[0, 2], self.K[1, 2],
-                                           tuple(self.dist), rms_px=0.2)
+                                           tuple(self.dist), rms_px=0.0)
 
 
 def look_at_camera(image_size=(1920, 1080), hfov_deg=62.0, target=(0.0, 0.0, 0.0), distance_mm=1000.0,
