@@ -193,3 +193,19 @@ def test_no_camera_file_estimates_focal_and_warns():
 def test_nothing_known_in_view_is_an_error():
     with pytest.raises(NoStickersError, match="no refcam stickers"):
         observe(np.zeros((100, 120, 3), np.uint8), None, catalog=CAT, detections=DetectionResult((), (700, 701)))
+
+
+def test_wrong_or_poor_camera_file_is_reported():
+    from calibration.camera import CameraModel
+    rng = np.random.default_rng(9)
+    pieces = kayak_pieces(rng)
+    cam = kayak_camera()
+    dets = detections_for(cam, pieces, rng)
+    K = cam.K
+    wrong = CameraModel.from_intrinsics(cam.image_size, K[0, 0] * 0.85, K[1, 1] * 0.85, K[0, 2] + 40, K[1, 2],
+                                        (0.2, 0, 0, 0, 0))
+    obs = observe(np.zeros((1080, 1920, 3), np.uint8), wrong, catalog=CAT, detections=dets)
+    assert any("camera file for this camera" in w for w in obs.warnings)
+    poor = CameraModel.from_intrinsics(cam.image_size, K[0, 0], K[1, 1], K[0, 2], K[1, 2], tuple(cam.dist), rms_px=1.6)
+    obs = observe(np.zeros((1080, 1920, 3), np.uint8), poor, catalog=CAT, detections=dets)
+    assert any("calibration is poor" in w for w in obs.warnings)
