@@ -14,7 +14,18 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# The main job: a quick look at what refcam sees and rules on two bundled stills,
+# then the live page replaying the bundled Tornado Splash session.
 demo: $(STAMP)
+	@echo "== refcam observe: every piece of a bundled Kang still, in mm, with sigma =="
+	$(VENV)/bin/refcam observe samples/kang/004.jpg --camera-file samples/kang/004.camera.json
+	@echo
+	@echo "== refcam rank: a Tornado Splash close call (photo finish in out/photo-finish.png) =="
+	@mkdir -p out
+	$(VENV)/bin/refcam rank samples/tornado/001.jpg --course roundabout-river \
+		--camera-file samples/tornado/001.camera.json --annotate out/photo-finish.png
+	@echo
+	@echo "== refcam serve: open http://127.0.0.1:8000/ in a browser (Ctrl-C stops) =="
 	$(VENV)/bin/refcam serve
 
 test: $(STAMP)
