@@ -192,12 +192,13 @@ def test_final_places_last_boat_without_crossing_and_eliminated_share_last():
 def test_round_tracker_turn_order_and_new_rounds():
     t = rounds.RoundTracker()
     t.start(["a", "b", "c"])
-    t.on_moves(["b"], ["a", "b", "c"])  # a moved 0 spaces
-    assert t.round == 1 and t.acted == ["a", "b"]
-    t.on_moves(["c"], ["c", "a", "b"])
-    assert t.complete(["a", "b", "c"])
-    t.on_moves(["c"], ["c", "a", "b"])
+    assert t.begin_turn("b", ["a", "b", "c"]) is False  # out of turn: recorded, not a new round
+    assert t.round == 1 and t.acted == ["b"] and t.waiting_before("b") == ["a"]
+    assert t.begin_turn("c", ["c", "a", "b"]) is False
+    assert not t.complete(["a", "b", "c"])  # a has not acted (it may pass: Moving Less Than 3 Spaces)
+    assert t.begin_turn("c", ["c", "a", "b"]) is True  # c's second turn: a passed, round 2 began
     assert t.round == 2 and t.turn_order == ["c", "a", "b"] and t.acted == ["c"]
+    assert t.waiting_before("b", gone=["a"]) == []
 
 
 # ---------------------------------------------------------------- card placement
@@ -266,8 +267,10 @@ def test_race_history_settles_the_finish_and_ends_the_game():
     all_rulings = []
     for i, s in enumerate(states):
         all_rulings += ref.observe_stable(_obs("tornado-circuit", s), float(i))
-    finishes = [r for r in all_rulings if r.kind == "finish"]
+    finishes = [r for r in all_rulings if r.kind == "finish" and r.details["crossed"] is True]
     assert [r.details["boat"] for r in finishes] == ["tornado/boat-3", "tornado/boat-1"]
+    short = [r for r in all_rulings if r.kind == "finish" and r.details["crossed"] is False]
+    assert short and all("has not crossed" in r.summary for r in short)
     over = [r for r in all_rulings if r.rule == "Tornado Splash, Ending the Game"]
     assert over and over[0].details["final_places"] == {"tornado/boat-3": 1, "tornado/boat-1": 2, "tornado/boat-2": 3}
     st = ref.state_json()

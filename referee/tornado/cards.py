@@ -187,9 +187,16 @@ RULE_TOKEN = "Tornado Splash, Player Token Placement"
 def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: PiecePose | None = None,
                old_cards: list[Card] = (), new_cards: list[Card] = (), boosted: bool = False,
                table: Polygon | None = None, gate_outline: Polygon | None = None,
-               catalog: Catalog | None = None, sigma_band: float = 2.0) -> list[Violation]:
+               catalog: Catalog | None = None, sigma_band: float = 2.0, tip: Card | None = None,
+               ordered: bool = False, check_limit: bool = True, check_token: bool = True) -> list[Violation]:
     """Check one boat's turn: the cards it laid (``new_cards``, in the order laid,
     known from its deck) on top of ``old_cards`` and its move from ``before`` to ``after``.
+
+    tip: the card the new chain continues (default: the card the boat stood on, or
+    the start gate); ordered: ``new_cards`` are already in chain order (else sorted
+    by distance from the boat); check_limit / check_token: run the Racing Card
+    Limitation and Player Token Placement checks (the live referee counts spaces
+    along the boat's whole route itself).
     """
     catalog = catalog or default_catalog()
     out: list[Violation] = []
@@ -198,8 +205,8 @@ def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: Piece
     start_on = card_under(before, list(old_cards), covered)
 
     # Chain of the new cards, from the card the boat stood on (or the start gate).
-    prev_card = start_on.card if start_on else None
-    chain = sorted(new_cards, key=lambda c: g.dist(c.centre, (before.x_mm, before.y_mm)))
+    prev_card = tip if tip is not None else (start_on.card if start_on else None)
+    chain = list(new_cards) if ordered else sorted(new_cards, key=lambda c: g.dist(c.centre, (before.x_mm, before.y_mm)))
     for card in chain:
         tol = sigma_band * math.hypot(card.pose.sigma_mm, prev_card.pose.sigma_mm if prev_card else 0.0) + 0.5
         if prev_card is not None:
@@ -229,7 +236,7 @@ def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: Piece
         ahead += sum(1 for sp in start_on.card.spaces
                      if sp.index > start_on.space.index and (start_on.card.name, sp.index) not in covered)
     ahead += sum(1 for c in new_cards for sp in c.spaces if (c.name, sp.index) not in covered)
-    if new_cards and ahead > limit:
+    if check_limit and new_cards and ahead > limit:
         out.append(Violation(boat, RULE_BOOST if boosted else RULE_LIMIT,
                              f"the cards laid give {ahead} movement spaces this round (at most {limit})",
                              cards=tuple(c.name for c in new_cards)))
@@ -247,7 +254,7 @@ def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: Piece
                                      f"{boat} is eliminated", eliminates=True, cards=(c.name,)))
 
     # Player Token Placement: the token ends wholly behind its space's front bracket.
-    end_on = card_under(after, all_cards, covered)
+    end_on = card_under(after, all_cards, covered) if check_token else None
     if end_on is not None:
         outline = boat_outline(after, catalog)
         front = max(end_on.card.local(q)[0] for q in outline)

@@ -2,13 +2,21 @@
 
 Implements the GameReferee protocol (referee/rulings.py). Fixed facts (course,
 weights) live in a frozen TornadoGame; everything that changes (zones reached,
-crossings, rounds, boosts, eliminations, violations) lives here and is copied by
-clone().
+crossings, rounds, turns, routes, boosts, eliminations, violations) lives here and
+is copied by clone().
+
+Every stable state is ruled on per boat: each boat whose token moved gets one
+"move" ruling (how many movement spaces along its own route, legal or not and
+why), cards laid or picked up are "state" rulings, and the Ranking Phase of each
+new round is a "ranking" ruling. Two boats' turns seen in one stable state (the
+engine missed the state between them) are still judged one boat at a time
+(moves.py attributes the new cards to the routes they continue).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 
 from shapely.geometry import Polygon
@@ -19,22 +27,74 @@ from referee.observation import Observation, PiecePose
 from referee.rulings import Ruling
 
 from . import geometry as g
-from .cards import RULE_BOOST, Violation, card_from_pose, check_turn, table_polygon
+from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMENT, RULE_TOKEN, RULE_TOUCHING,
+                    RULE_TURN, Card, Violation, card_under, cards_in, check_turn, covered_spaces, table_polygon)
 from .course import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
+from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, place_on_route, route_spaces
 from .rounds import RoundTracker
-from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in
+from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
+from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
 RULE_RANKING = "Tornado Splash, Ranking Phase"
 RULE_FINISH = "Tornado Splash, Crossing the Finish Line"
 RULE_END = "Tornado Splash, Ending the Game"
-# A boat has moved when its position changed by more than this many sigma (and 5 mm).
+RULE_MOVEMENT = "Tornado Splash, Player Token Movement"
+RULE_ACTION = "Tornado Splash, Action Phase"
+RULE_PLACING = "Tornado Splash, Placing Racing Cards"
+RULE_FINAL = "Tornado Splash, Final Rankings"
+RULE_DECK_EMPTY = "Tornado Splash, When Your Deck is Empty"
+# A piece has moved when its position changed by more than this many sigma (and 5 mm).
 MOVE_SIGMAS, MOVE_FLOOR_MM = 4.0, 5.0
+# Action Phase / Boosting: movement spaces a boat may move in its turn.
+ALLOWANCE, BOOSTED_ALLOWANCE = 3, 4
 
 
 def _moved(a: PiecePose, b: PiecePose) -> bool:
     return g.dist((a.x_mm, a.y_mm), (b.x_mm, b.y_mm)) > max(MOVE_FLOOR_MM, MOVE_SIGMAS * math.hypot(a.sigma_mm, b.sigma_mm))
+
+
+@dataclasses.dataclass
+class Turn:
+    """One boat's current turn: where it began on the boat's route, spaces moved so far."""
+
+    round: int
+    start: Place
+    began_t: float
+    prev_action_t: float  # the boat's last action before this turn (-inf: none)
+    spaces: int = 0
+    moved: bool = False
+    last_action_t: float = 0.0
+
+
+@dataclasses.dataclass
+class _Action:
+    """What one boat did between two stable states (before judging it)."""
+
+    boat: str
+    before: PiecePose | None
+    after: PiecePose | None
+    moved: bool
+    chain: list[Card]
+    tip: Tip
+    before_place: Place | None = None
+    after_place: Place | None = None
+    new_turn: bool = False
+    new_round: bool = False
+
+    @property
+    def spaces(self) -> int | None:
+        if not self.moved:
+            return 0
+        if self.before_place and self.after_place and self.before_place.known and self.after_place.known:
+            return self.after_place.index - self.before_place.index
+        return None
+
+    @property
+    def acts(self) -> bool:
+        """Laid cards or moved its token along its route (a nudge within its space is no action)."""
+        return bool(self.chain) or (self.moved and self.spaces != 0)
 
 
 class TornadoReferee:
@@ -50,12 +110,16 @@ class TornadoReferee:
         # turns this off and names the missing pieces instead.
         self.nominal_fallback = nominal_fallback
         # Player Setup: each player picks a character and a boat; by default
-        # character k goes with boat k, and a flip seen during one boat's move is
+        # character k goes with boat k, and a flip seen during one boat's turn is
         # credited to that boat.
         self.characters = dict(characters or {})
         self.memory = RaceMemory()
         self.rounds = RoundTracker()
+        self.routes = Routes()
+        self.turns: dict[str, Turn] = {}
+        self.last_actor: str | None = None
         self.last_poses: dict[str, PiecePose] = {}
+        self.last_pieces: dict[str, PiecePose] | None = None  # every piece of the last stable state
         self.card_poses: dict[str, PiecePose] = {}
         self.character_faces: dict[str, str] = {}
         self.boosts: dict[str, dict] = {}  # boat -> {"t": ..., "round": ...}
@@ -64,6 +128,8 @@ class TornadoReferee:
         self.game_over_announced = False
         self.table_warned = False
         self.t = 0.0
+        gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
+        self.gate_depth_mm = float(gate[0])
 
     # ------------------------------------------------------------------ queries
     def assess(self, obs: Observation) -> RankResult:
@@ -74,7 +140,10 @@ class TornadoReferee:
         other = copy.copy(self)
         other.memory = self.memory.clone()
         other.rounds = self.rounds.clone()
+        other.routes = self.routes.clone()
+        other.turns = {k: dataclasses.replace(v) for k, v in self.turns.items()}
         other.last_poses = dict(self.last_poses)
+        other.last_pieces = dict(self.last_pieces) if self.last_pieces is not None else None
         other.card_poses = dict(self.card_poses)
         other.character_faces = dict(self.character_faces)
         other.boosts = {k: dict(v) for k, v in self.boosts.items()}
@@ -90,6 +159,9 @@ class TornadoReferee:
             "boosts": {k: dict(v) for k, v in self.boosts.items()},
             "violations": [dict(v.to_json(), t=t) for t, v in self.violations],
             "weights": dict(self.facts.weights),
+            "routes": {k: list(v) for k, v in self.routes.cards.items()},
+            "decks": {str(d): b for d, b in sorted(self.routes.deck_owner.items())},
+            "turn_spaces": {b: {"round": tr.round, "spaces": tr.spaces} for b, tr in self.turns.items()},
         })
         return res
 
@@ -101,26 +173,314 @@ class TornadoReferee:
         except RefcamError as exc:
             return [Ruling(t, self.game, "warning", str(exc))]
         rulings: list[Ruling] = []
+        catalog = self.facts.catalog
+        course = result.course
         boats = {b.name: b for b in boats_in(observation)}
-        movers = [n for n, p in boats.items() if n in self.last_poses and _moved(self.last_poses[n], p)]
         for n in boats:
             if n not in self.memory.seen_boats:
                 self.memory.seen_boats.append(n)
+        first_state = self.last_pieces is None
+        cards_now = {c.name: c for c in cards_in(observation, catalog)}
+        new_cards = [c for n, c in cards_now.items() if n not in self.card_poses]
+        old_cards = {n: c for n, c in cards_now.items() if n in self.card_poses}
+        active = [n for n in boats if n not in self.memory.eliminated and n not in self.memory.crossed]
 
-        # Action Phase: turns follow the round's ranking.
-        if not self.rounds.turn_order:
-            self.rounds.start(self.memory.last_ranking or self._racing(result))
+        # Whose route each new card continues (moves.py), before any judging.
+        tips = {}
+        for n in active:
+            before = self.last_poses.get(n, boats[n])
+            route = self.routes.route(n, old_cards)
+            if route:
+                tips[n] = Tip(card=route[-1])
+            elif course is not None and is_on_start_gate(course, (before.x_mm, before.y_mm)):
+                tips[n] = Tip(gate=gate_point(course.start, self.gate_depth_mm, before))
+            else:
+                tips[n] = Tip()
+        if first_state:
+            # Cards already laid: each boat's route starts at the card it stands on.
+            covered0 = covered_spaces(list(cards_now.values()))
+            for n in active:
+                on = card_under(boats[n], list(cards_now.values()), covered0)
+                if on is not None and self.routes.deck_owner.get(on.card.deck) in (None, n) and \
+                        self.routes.owner(on.card.name) is None:
+                    self.routes.add(n, on.card)
+                    tips[n] = Tip(card=on.card)
+            new_cards = [c for c in new_cards if self.routes.owner(c.name) is None]
+        chains, unassigned = attribute(new_cards, {n: tips[n] for n in active}, self.routes, after=boats)
+        for n, chain in chains.items():
+            for c in chain:
+                self.routes.add(n, c)
+        for c in [c for chain in chains.values() for c in chain] + unassigned:
+            if c.name not in self.memory.card_order:
+                self.memory.card_order.append(c.name)
+        for c in cards_now.values():
+            if c.name not in self.memory.card_order:
+                self.memory.card_order.append(c.name)
+        stack = stack_order(list(cards_now.values()), self.memory)
+        covered = covered_spaces(stack)
+
+        if first_state:
+            rulings += self._character_cards(observation, [], t)
+            rulings += self._finish_and_ranking(observation, result, [], t, first=True)
+            self._remember(observation, boats)
+            return rulings
+
+        rulings += self._piece_changes(observation, boats, cards_now, t)
+
+        # What each boat did: laid cards, moved its token.
+        actions: list[_Action] = []
+        for n in active:
+            before, after = self.last_poses.get(n), boats[n]
+            moved = before is not None and _moved(before, after)
+            chain = chains.get(n, [])
+            if not moved and not chain:
+                continue
+            a = _Action(n, before, after, moved, chain, tips[n])
+            route = self.routes.route(n, cards_now)
+            all_cards = list(cards_now.values())
+            if before is not None:
+                a.before_place = place_on_route(before, route, covered, all_cards, self._on_gate(course, before))
+            a.after_place = place_on_route(after, route, covered, all_cards, self._on_gate(course, after))
+            actions.append(a)
+
+        # Action Phase: whose turn each action is; a boat acting again after another
+        # boat took its turn (or laying new cards after it moved) begins a new round.
+        order = self.rounds.turn_order or self.memory.last_ranking
         round_before = self.rounds.round
-        self.rounds.on_moves(movers, self.memory.last_ranking or self._racing(result))
-        if self.rounds.round != round_before:
-            order = ", ".join(_short(n) for n in self.rounds.turn_order)
-            rulings.append(Ruling(t, self.game, "state", f"round {self.rounds.round} begins; turn order from the "
-                                  f"ranking: {order}", rule="Tornado Splash, Game Flow",
-                                  details={"round": self.rounds.round, "turn_order": list(self.rounds.turn_order)}))
+        for a in actions:
+            if not a.acts:
+                continue
+            turn = self.turns.get(a.boat)
+            a.new_turn = (a.boat not in self.rounds.acted or self.last_actor != a.boat or turn is None
+                          or (bool(a.chain) and turn.moved))
+            a.new_round = a.new_turn and a.boat in self.rounds.acted
+        actions.sort(key=lambda a: (a.new_turn, a.new_round, order.index(a.boat) if a.boat in order else len(order)))
+        for a in actions:
+            if not a.acts:
+                continue
+            if a.new_turn:
+                if a.new_round and self.rounds.round == round_before:
+                    rulings += self._begin_round(observation, [x for x in actions if x.new_round], t)
+                prev = self.turns.get(a.boat)
+                self.turns[a.boat] = Turn(round=self.rounds.round, start=a.before_place or Place(None, why="unseen"),
+                                          began_t=t, prev_action_t=prev.last_action_t if prev else -math.inf)
+                self.rounds.begin_turn(a.boat, self.rounds.turn_order)
+            self.last_actor = a.boat
 
-        rulings += self._character_cards(observation, movers, t)
-        rulings += self._new_cards(observation, boats, t)
+        rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
 
+        table = table_polygon(observation)
+        gate = observation.piece(START_GATE)
+        gate_outline = None
+        if gate is not None:
+            spec = catalog.piece(START_GATE)
+            gate_outline = Polygon([g.to_world((gate.x_mm, gate.y_mm), gate.theta_deg, q)
+                                    for q in spec.footprint_polygon()])
+        previous_cards = [c for c in stack if c.name in old_cards]
+        for a in actions:
+            rulings += self._judge(a, previous_cards, cards_now, covered, table, gate_outline, t)
+        for c in unassigned:
+            rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} ({c.kind}) was laid; it continues no boat's "
+                                  "route and its deck colour is nobody's yet, so whose card it is cannot be told",
+                                  rule=RULE_PLACING, details={"card": c.name, "deck": c.deck, "kind": c.kind}))
+        if table is None and new_cards and not self.table_warned:
+            self.table_warned = True
+            rulings.append(Ruling(t, self.game, "warning", "table corners (stickers 0-3) not all in view: cannot check "
+                                                           "cards hanging off the table (Out of Bounds)"))
+        movers = [a.boat for a in actions if a.moved]
+        rulings += self._finish_and_ranking(observation, result, movers, t)
+        self._remember(observation, boats)
+        return rulings
+
+    # ------------------------------------------------------------------ parts
+    @staticmethod
+    def _on_gate(course, pose: PiecePose) -> bool:
+        return course is not None and is_on_start_gate(course, (pose.x_mm, pose.y_mm))
+
+    def _remember(self, observation: Observation, boats: dict[str, PiecePose]) -> None:
+        self.last_poses.update(boats)
+        self.last_pieces = {p.name: p for p in observation.pieces}
+        self.card_poses = {p.name: p for p in observation.pieces if p.name.startswith(CARD_PREFIX)}
+
+    def _allowance(self, boat: str) -> tuple[int, bool]:
+        """Action Phase / Boosting: 3 spaces a turn, 4 on the turn the boost is used."""
+        turn, boost = self.turns.get(boat), self.boosts.get(boat)
+        boosted = bool(turn and boost and boost.get("t") is not None and boost["t"] > turn.prev_action_t)
+        return (BOOSTED_ALLOWANCE if boosted else ALLOWANCE), boosted
+
+    def _begin_round(self, observation: Observation, starters: list[_Action], t: float) -> list[Ruling]:
+        """Ranking Phase of a new round: the ranking once the last round's turns were
+        done, i.e. this state with the boats that begin the new round put back."""
+        back = {a.boat: a.before for a in starters if a.before is not None}
+        dropped = {c.name for a in starters for c in a.chain}
+        pieces = tuple([back.get(p.name, p) for p in observation.pieces if p.name not in dropped])
+        try:
+            res = self.assess(dataclasses.replace(observation, pieces=pieces))
+            ranking = self._racing(res)
+        except RefcamError:
+            res, ranking = None, list(self.memory.last_ranking)
+        self.rounds.next_round(ranking)
+        hands = dict(res.hand_size) if res is not None else {}
+        summary = (_ranking_summary(res) if res is not None else "ranking: " + "; ".join(
+            f"{i + 1}. {_short(n)}" for i, n in enumerate(ranking)))
+        summary += f" (round {self.rounds.round}, Ranking Phase: turn order " + ", ".join(_short(n) for n in ranking)
+        summary += ("; hand sizes " + ", ".join(f"{_short(n)} {k}" for n, k in hands.items()) + ")") if hands else ")"
+        details = res.to_json() if res is not None else {}
+        details.update(round=self.rounds.round, turn_order=list(ranking))
+        return [Ruling(t, self.game, "ranking", summary, rule=RULE_RANKING, details=details)]
+
+    def _piece_changes(self, observation: Observation, boats: dict[str, PiecePose], cards_now: dict[str, Card],
+                       t: float) -> list[Ruling]:
+        """Pieces that came or went since the last stable state (no legality)."""
+        out = []
+        now = {p.name: p for p in observation.pieces}
+        before = self.last_pieces or {}
+        for name, p in before.items():
+            if name in now:
+                continue
+            if name.startswith(CARD_PREFIX):
+                owner = self.routes.owner(name)
+                whose = f" from {_short(owner)}'s route" if owner else ""
+                out.append(Ruling(t, self.game, "state", f"{_short(name)} was picked up{whose}", rule=RULE_DECK_EMPTY,
+                                  details={"card": name, "boat": owner}))
+            elif name in self.memory.crossed:
+                out.append(Ruling(t, self.game, "state", f"{_short(name)} was taken off the course after crossing "
+                                  "the finish line", rule=RULE_FINAL, details={"piece": name}))
+            elif name in self.memory.eliminated:
+                out.append(Ruling(t, self.game, "state", f"{_short(name)} was taken off the course (eliminated)",
+                                  rule=RULE_OUT, details={"piece": name}))
+            else:
+                out.append(Ruling(t, self.game, "state", f"{_short(name)} is no longer seen", details={"piece": name}))
+        for name, p in now.items():
+            if name in before or name.startswith(CARD_PREFIX):
+                continue  # new racing cards are reported with the boat that laid them
+            out.append(Ruling(t, self.game, "state", f"{_short(name)} appeared at ({p.x_mm:.0f}, {p.y_mm:.0f}) mm",
+                              details={"piece": name}))
+        for name, c in cards_now.items():
+            old = before.get(name)
+            if old is not None and _moved(old, c.pose):
+                out.append(Ruling(t, self.game, "state", f"{_short(name)} was shifted by "
+                                  f"{g.dist((old.x_mm, old.y_mm), c.centre):.0f} mm", rule=RULE_PLACING,
+                                  details={"card": name}))
+        return out
+
+    def _judge(self, a: _Action, previous_cards: list[Card], cards_now: dict[str, Card], covered: set,
+               table: Polygon | None, gate_outline: Polygon | None, t: float) -> list[Ruling]:
+        """One boat's action: the cards it laid (state) and its move (move ruling)."""
+        out: list[Ruling] = []
+        boat = a.boat
+        allowance, boosted = self._allowance(boat)
+        turn = self.turns.get(boat)
+        if turn is not None and a.acts:
+            turn.last_action_t = t
+        checked = [RULE_MOVEMENT, RULE_TOKEN]
+        violations: list[Violation] = []
+        before = a.before or a.after
+        if a.chain:
+            names = ", ".join(f"{_short(c.name)} ({c.kind})" for c in a.chain)
+            out.append(Ruling(t, self.game, "state", f"{_short(boat)} laid {names}", rule=RULE_PLACING,
+                              details={"boat": boat, "cards": [c.name for c in a.chain],
+                                       "deck": a.chain[0].deck}))
+            checked += [RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT]
+            violations += check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
+                                     gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
+                                     catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
+                                     check_token=a.moved)
+        elif a.moved:
+            violations += check_turn(boat, before, a.after, None, list(cards_now.values()), [], table=None,
+                                     catalog=self.facts.catalog, check_limit=False, check_token=True)
+
+        # Racing Card Limitation (and Boosting): the spaces on the boat's route ahead
+        # of where its turn began, and the spaces it moved this turn, stay within 3 (4).
+        route = self.routes.route(boat, cards_now)
+        seq = route_spaces(route, covered)
+        limit_rule = RULE_BOOST if boosted else RULE_LIMIT
+        checked.append(limit_rule)
+        start_index = _resolve(turn.start, seq) if turn is not None else None
+        if a.chain and start_index is not None:
+            ahead = len(seq) - 1 - start_index
+            if ahead > allowance:
+                violations.append(Violation(boat, limit_rule, f"the cards on {_short(boat)}'s route give it {ahead} "
+                                            f"movement spaces this round (at most {allowance})",
+                                            cards=tuple(c.name for c in a.chain)))
+        spaces = a.spaces
+        if a.moved and spaces is not None and turn is not None and a.acts:
+            turn.spaces += spaces
+            turn.moved = True
+            if spaces < 0:
+                violations.append(Violation(boat, RULE_MOVEMENT, f"{_short(boat)} moved back {-spaces} movement "
+                                            "spaces (tokens only move forward along their cards)"))
+            if turn.spaces > allowance:
+                violations.append(Violation(boat, limit_rule, f"{_short(boat)} moved {turn.spaces} movement spaces "
+                                            f"this round (at most {allowance})"))
+        elif a.moved and turn is not None and a.acts:
+            turn.moved = True
+
+        for v in violations:
+            self.violations.append((t, v))
+        eliminated = [v for v in violations if v.eliminates]
+        if not a.moved:
+            # Cards laid without moving the token yet: any faults are violations now.
+            for v in violations:
+                out.append(Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json()))
+        else:
+            out.append(self._move_ruling(a, spaces, violations, checked, allowance, boosted, seq, t))
+        for v in eliminated[:1]:
+            if boat not in self.memory.eliminated:
+                self.memory.eliminated.append(boat)
+                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
+                                  rule=v.rule, details={"boat": boat, "cards": list(v.cards)}))
+        return out
+
+    def _move_ruling(self, a: _Action, spaces: int | None, violations: list[Violation], checked: list[str],
+                     allowance: int, boosted: bool, seq, t: float) -> Ruling:
+        boat = a.boat
+        turn = self.turns.get(boat)
+        details = {"boat": boat, "action": "move", "spaces": spaces,
+                   "from": a.before_place.describe() if a.before_place else None,
+                   "to": a.after_place.describe() if a.after_place else None,
+                   "cards_laid": [c.name for c in a.chain], "round": self.rounds.round,
+                   "spaces_this_round": turn.spaces if turn else None, "allowance": allowance, "boosted": boosted,
+                   "checked": list(dict.fromkeys(checked)), "violations": [v.to_json() for v in violations]}
+        order_note = self._turn_order_note(boat)
+        if order_note:
+            details["turn_order"] = order_note
+        if spaces is None:
+            why = next((p.why for p in (a.before_place, a.after_place) if p is not None and not p.known and p.why),
+                       "where it stood is unknown")
+            what = f"{_short(boat)} moved (movement spaces not counted: {why})"
+            details["why_unknown"] = why
+        elif spaces == 0:
+            what = f"{_short(boat)} was shifted within {a.after_place.describe()} (0 movement spaces)"
+        else:
+            lo, hi = sorted((a.before_place.index, a.after_place.index))
+            over = list(dict.fromkeys(f"{_short(c.name)} ({c.kind})" for c, _ in seq[lo + 1:hi + 1]))
+            what = (f"{_short(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''} on "
+                    f"{', '.join(over)}")
+            if boosted:
+                what += " (boosted: up to 4)"
+        if violations:
+            v = violations[0]
+            more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
+            return Ruling(t, self.game, "move", f"{what}: ILLEGAL: {v.summary}{more}", legal=False, rule=v.rule,
+                          details=details)
+        if spaces is None:
+            return Ruling(t, self.game, "move", f"{what}: cannot judge", legal=None, rule=RULE_MOVEMENT,
+                          details=details)
+        return Ruling(t, self.game, "move", f"{what}: legal", legal=True, rule=RULE_MOVEMENT, details=details)
+
+    def _turn_order_note(self, boat: str) -> str | None:
+        """Action Phase: turns follow the round's ranking. Moving out of turn is no
+        violation for refcam (a player may be slow to move the token), only noted."""
+        waiting = self.rounds.waiting_before(boat, self.memory.crossed + self.memory.eliminated)
+        if not waiting:
+            return None
+        return (f"moved before {', '.join(_short(n) for n in waiting)} (earlier in round {self.rounds.round}'s turn "
+                f"order); not a violation by itself ({RULE_ACTION})")
+
+    def _finish_and_ranking(self, observation: Observation, result: RankResult, movers: list[str], t: float,
+                            first: bool = False) -> list[Ruling]:
+        rulings = []
         # Crossing the Finish Line / Final Rankings.
         for b in result.boats:
             if b.finished is True and b.name not in self.memory.crossed and b.status != "finished earlier":
@@ -128,11 +488,18 @@ class TornadoReferee:
                 place = self.memory.crossed.index(b.name) + 1
                 why = b.finish.basis if b.finish else "recorded"
                 rulings.append(Ruling(t, self.game, "finish", f"{_short(b.name)} crossed the finish line: place {place}",
-                                      rule=RULE_FINISH, details={"boat": b.name, "place": place, "basis": why,
+                                      rule=RULE_FINISH, details={"boat": b.name, "crossed": True, "place": place,
+                                                                 "basis": why,
                                                                  "finish": b.finish.to_json() if b.finish else None}))
-            elif b.finished == TOO_CLOSE and b.finish is not None:
-                rulings.append(Ruling(t, self.game, "finish", f"{_short(b.name)} at the finish line: too close to call",
-                                      rule=RULE_FINISH, details={"boat": b.name, "finish": b.finish.to_json()}))
+            elif b.name in movers and b.finish is not None and b.finished in (TOO_CLOSE, False):
+                if b.finished == TOO_CLOSE:
+                    summary = f"{_short(b.name)} at the finish line: too close to call"
+                else:
+                    summary = (f"{_short(b.name)} has not crossed the finish line "
+                               f"({-b.finish.margin_mm:.0f} mm short)" if b.finish.margin_mm < 0 else
+                               f"{_short(b.name)} has not crossed the finish line (beside its segment)")
+                rulings.append(Ruling(t, self.game, "finish", summary, rule=RULE_FINISH,
+                                      details={"boat": b.name, "crossed": b.finished, "finish": b.finish.to_json()}))
             if b.zone_index is not None and b.status in ("racing", "finished"):
                 self.memory.progress[b.name] = max(self.memory.progress.get(b.name, 0), b.zone_index)
             if b.standing_on or (b.zone_index or 0) > 0 or b.name in movers:
@@ -141,11 +508,18 @@ class TornadoReferee:
         # Re-assess when the history just changed what this image proves.
         result = self.assess(observation)
         ranking = self._racing(result)
-        # Ranking Phase: announce the ranking at each new round, and whenever it changes.
-        if self.last_result is None or self.rounds.round != round_before or \
+        if not self.rounds.turn_order:
+            self.rounds.start(ranking)
+        # Ranking Phase at the start (round 1); afterwards whenever the standings change.
+        if first:
+            order = ", ".join(_short(n) for n in ranking)
+            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result) + f" (round 1, Ranking Phase: "
+                                  f"turn order {order})", rule=RULE_RANKING,
+                                  details=dict(result.to_json(), round=1, turn_order=ranking)))
+        elif self.last_result is None or \
                 [b.name for b in self.last_result.boats if b.rank] != [b.name for b in result.boats if b.rank]:
             rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result), rule=RULE_RANKING,
-                                  details=result.to_json()))
+                                  details=dict(result.to_json(), round=self.rounds.round)))
         for w in result.warnings:
             if self.last_result is None or w not in self.last_result.warnings:
                 rulings.append(Ruling(t, self.game, "warning", w))
@@ -155,7 +529,6 @@ class TornadoReferee:
             rulings.append(Ruling(t, self.game, "state", f"race over: {places}", rule=RULE_END,
                                   details={"final_places": dict(result.final_places)}))
         self.memory.last_ranking = ranking
-        self.last_poses.update(boats)
         self.last_result = result
         return rulings
 
@@ -163,7 +536,7 @@ class TornadoReferee:
     def _racing(result: RankResult) -> list[str]:
         return [b.name for b in result.boats if b.rank is not None and b.status == "racing"]
 
-    def _character_cards(self, obs: Observation, movers: list[str], t: float) -> list[Ruling]:
+    def _character_cards(self, obs: Observation, actors: list[str], t: float) -> list[Ruling]:
         """Boosting: flipping the character card face down uses the boost, once per game."""
         out = []
         for p in obs.pieces:
@@ -179,9 +552,9 @@ class TornadoReferee:
                 out.append(self._violation(t, Violation(self.characters.get(p.name, f"tornado/boat-{number}"),
                                                         RULE_BOOST, f"{p.name} was turned face up again after its boost")))
             elif face == "face-down":
-                boat = self.characters.get(p.name) or (movers[0] if len(movers) == 1 else f"tornado/boat-{number}")
+                boat = self.characters.get(p.name) or (actors[0] if len(actors) == 1 else f"tornado/boat-{number}")
                 self.characters.setdefault(p.name, boat)
-                if before is None and not movers:
+                if before is None and not actors:
                     # already face down when first seen: the boost was used before we watched
                     self.boosts.setdefault(boat, {"t": None, "round": None, "character": p.name})
                     out.append(Ruling(t, self.game, "state", f"{_short(boat)} has already used its boost "
@@ -192,63 +565,22 @@ class TornadoReferee:
                 else:
                     self.boosts[boat] = {"t": t, "round": self.rounds.round, "character": p.name}
                     out.append(Ruling(t, self.game, "move", f"{_short(boat)} uses its boost: up to 4 spaces this turn",
-                                      legal=True, rule=RULE_BOOST, details={"boat": boat, "character": p.name}))
-        return out
-
-    def _new_cards(self, obs: Observation, boats: dict[str, PiecePose], t: float) -> list[Ruling]:
-        """Check the racing cards laid since the last stable state, per boat (its own deck)."""
-        catalog = self.facts.catalog
-        now = [p for p in obs.pieces if p.name.startswith("tornado/card-")]
-        new = [p for p in now if p.name not in self.card_poses]
-        old_cards = [card_from_pose(p, catalog) for p in now if p.name in self.card_poses]
-        first_state = not self.card_poses and not self.last_poses
-        for p in now:
-            self.card_poses[p.name] = p
-        if not new or first_state:
-            for p in new:
-                self.memory.card_order.append(p.name)
-            return []
-        table = table_polygon(obs)
-        gate = obs.piece(START_GATE)
-        gate_outline = None
-        if gate is not None:
-            spec = catalog.piece(START_GATE)
-            gate_outline = Polygon([g.to_world((gate.x_mm, gate.y_mm), gate.theta_deg, q)
-                                    for q in spec.footprint_polygon()])
-        out = []
-        by_boat: dict[str, list] = {}
-        for p in new:
-            c = card_from_pose(p, catalog)
-            by_boat.setdefault(c.boat, []).append(c)
-        for boat, cards in by_boat.items():
-            before = self.last_poses.get(boat)
-            after = boats.get(boat, before)
-            if before is None or after is None:
-                for c in cards:
-                    self.memory.card_order.append(c.name)
-                continue
-            cards.sort(key=lambda c: g.dist(c.centre, (before.x_mm, before.y_mm)))
-            boosted = self.boosts.get(boat, {}).get("round") == self.rounds.round
-            found = check_turn(boat, before, after, gate, old_cards, cards, boosted=boosted, table=table,
-                               gate_outline=gate_outline, catalog=catalog)
-            for c in cards:
-                self.memory.card_order.append(c.name)
-            old_cards += cards
-            for v in found:
-                out.append(self._violation(t, v))
-                if v.eliminates and boat not in self.memory.eliminated:
-                    self.memory.eliminated.append(boat)
-                    out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
-                                      rule=v.rule, details={"boat": boat}))
-        if table is None and new and not self.table_warned:
-            self.table_warned = True
-            out.append(Ruling(t, self.game, "warning", "table corners (stickers 0-3) not all in view: cannot check "
-                                                       "cards hanging off the table (Out of Bounds)"))
+                                      legal=True, rule=RULE_BOOST,
+                                      details={"boat": boat, "action": "boost", "character": p.name}))
         return out
 
     def _violation(self, t: float, v: Violation) -> Ruling:
         self.violations.append((t, v))
         return Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json())
+
+
+def _resolve(place: Place, seq) -> int | None:
+    """A remembered place as an index into the route's current space sequence."""
+    if place.index == BEFORE_ROUTE:
+        return BEFORE_ROUTE
+    if place.card is None:
+        return None
+    return next((i for i, (c, sp) in enumerate(seq) if c.name == place.card and sp.index == place.space), None)
 
 
 def _short(name: str) -> str:
@@ -261,6 +593,8 @@ def _ranking_summary(result: RankResult) -> str:
         if b.rank is None:
             continue
         s = f"{b.rank}. {_short(b.name)}"
+        if b.status in ("finished", "finished earlier"):
+            s += " (finished)"
         if b.equidistant_with:
             s += " (equidistant within measurement with " + ", ".join(_short(n) for n in b.equidistant_with) + ")"
         parts.append(s)

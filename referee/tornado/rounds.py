@@ -105,12 +105,14 @@ class GrandPrix:
 # ---------------------------------------------------------------- turns within a round
 @dataclass
 class RoundTracker:
-    """Which round it is and who has taken their turn, from the boats seen moving.
+    """Which round it is and which boats have taken their turn in it.
 
-    Action Phase: players take turns in the order of this round's ranking; a
-    player may move 0 spaces (Moving Less Than 3 Spaces). So when a boat moves,
-    every boat before it in the turn order has had its turn; a boat that moves
-    again, or one that moves after a boat later in the order, starts a new round.
+    Action Phase: players take turns in the order of this round's ranking, and a
+    player may move 0 spaces (Moving Less Than 3 Spaces). refcam does not insist on
+    the order (a player may be slow to move the token), so a boat taking a turn is
+    just recorded; the referee decides when a boat's action is a new turn, and a
+    boat beginning a second turn means a new round has begun (the boats not seen
+    acting passed).
     """
 
     round: int = 1
@@ -121,26 +123,24 @@ class RoundTracker:
         self.turn_order = list(ranking)
         self.acted = []
 
-    def on_moves(self, movers: list[str], ranking_now: list[str]) -> list[tuple[int, str]]:
-        """Record boats seen moving (in turn order); returns (round, boat) turn events."""
-        events = []
-        order = self.turn_order or list(ranking_now)
-        for m in sorted(movers, key=lambda n: order.index(n) if n in order else len(order)):
-            pos = order.index(m) if m in order else len(order)
-            later_acted = any(order.index(a) > pos for a in self.acted if a in order)
-            if m in self.acted or later_acted:
-                self.round += 1
-                self.start(ranking_now)
-                order = self.turn_order
-                pos = order.index(m) if m in order else len(order)
-            # the boats before it in the order have passed (moved 0) if not seen
-            for before in order[:pos]:
-                if before not in self.acted:
-                    self.acted.append(before)
-            if m not in self.acted:
-                self.acted.append(m)
-            events.append((self.round, m))
-        return events
+    def next_round(self, ranking: list[str]) -> None:
+        """Ranking Phase: a new round with its turn order from the ranking."""
+        self.round += 1
+        self.start(ranking)
+
+    def begin_turn(self, boat: str, ranking_now: list[str]) -> bool:
+        """A boat begins a turn; returns True when that begins a new round."""
+        new_round = boat in self.acted
+        if new_round:
+            self.next_round(ranking_now)
+        self.acted.append(boat)
+        return new_round
+
+    def waiting_before(self, boat: str, gone: list[str] = ()) -> list[str]:
+        """Boats ahead of ``boat`` in this round's turn order that have not acted yet."""
+        if boat not in self.turn_order:
+            return []
+        return [n for n in self.turn_order[:self.turn_order.index(boat)] if n not in self.acted and n not in gone]
 
     def complete(self, racing: list[str]) -> bool:
         return bool(racing) and all(b in self.acted for b in racing)
