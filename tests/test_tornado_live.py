@@ -1,0 +1,260 @@
+"""The live Tornado referee rules on every move: one "move" ruling per boat whose token
+moved, legal or not and why; cards laid or picked up as "state"; the Ranking Phase of
+each round; boosts, finishes, eliminations. Built from synthetic observations (no
+images), plus one replay of the bundled session checked against its truth.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.catalog import default_catalog
+from referee.observation import Observation
+from referee.tornado.cards import PiecePose
+from referee.tornado.course import load_course
+from referee.tornado.layout import layout_observation
+from referee.tornado.referee import TornadoReferee
+
+SESSION = Path(__file__).resolve().parent.parent / "samples" / "sessions" / "tornado"
+COURSE = "tornado-circuit"
+# Tornado Circuit's start gate: centre at the origin, travel +x, front edge at x = 20 mm.
+GATE_FRONT = 20.0
+HALF = 55.0  # half a racing card's length
+
+
+def pose(name, x, y, th=0.0, sigma=0.3, face=None, ids=None):
+    spec = default_catalog().piece(name)
+    if ids is None:
+        ids = tuple(s.marker_id for s in spec.stickers if face is None or s.face == face)
+    return PiecePose(name=name, marker_ids=tuple(ids), x_mm=x, y_mm=y, theta_deg=th, z_mm=0.3, sigma_mm=sigma,
+                     sigma_theta_deg=0.2, face=face)
+
+
+def card(name, rear_x, y):
+    """A straight racing card laid along +x with its rear edge at rear_x."""
+    return pose(f"tornado/card-{name}", rear_x + HALF, y)
+
+
+def state(boats: dict, cards=(), extra=()) -> Observation:
+    """The nominal course plus boats {k: (x, y)} and racing cards."""
+    return layout_observation(load_course(COURSE), {f"tornado/boat-{k}": (x, y, 0.0) for k, (x, y) in boats.items()},
+                              sigma_mm=0.3, extra=list(cards) + list(extra))
+
+
+def moves(rulings, boat=None):
+    return [r for r in rulings if r.kind == "move" and r.details.get("action") == "move"
+            and (boat is None or r.details["boat"] == f"tornado/boat-{boat}")]
+
+
+def illegal(rulings):
+    return [r for r in rulings if r.legal is False]
+
+
+# Two lanes side by side: the cards of one lane touch the other lane's cards, so only
+# the deck colour tells whose card is whose. Boat 1 races with deck 4, boat 2 with deck 2.
+Y1, Y2 = 30.0, -30.0
+
+
+def _two_boats_out_of_the_gate(ref):
+    """Round 1: each boat lays its first card out of the gate and moves (decks learned)."""
+    c1 = card("4-06", GATE_FRONT, Y1)  # straight-2: spaces at rear + 37 and rear + 73
+    c2 = card("2-11", GATE_FRONT, Y2)  # straight-3: spaces at rear + 19, 55, 91
+    out = ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    out += ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [c1]), 1.0)
+    out += ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2]), 2.0)
+    return out, [c1, c2]
+
+
+def test_each_move_gets_one_ruling_with_spaces_and_the_rules_checked():
+    ref = TornadoReferee(COURSE)
+    out, _ = _two_boats_out_of_the_gate(ref)
+    m1, m2 = moves(out, 1), moves(out, 2)
+    assert len(m1) == 1 and len(m2) == 1 and not illegal(out)
+    assert m1[0].legal is True and m1[0].details["spaces"] == 2 and m1[0].t == 1.0
+    assert m1[0].summary == "boat-1 moved 2 movement spaces on card-4-06 (straight-2): legal"
+    assert m2[0].details["spaces"] == 3 and m2[0].rule == "Tornado Splash, Player Token Movement"
+    checked = m2[0].details["checked"]
+    assert "Tornado Splash, Racing Card Limitation" in checked and "Tornado Splash, Player Token Placement" in checked
+    # the cards laid are state rulings without legality
+    laid = [r for r in out if r.kind == "state" and "laid" in r.summary]
+    assert [r.summary for r in laid] == ["boat-1 laid card-4-06 (straight-2)", "boat-2 laid card-2-11 (straight-3)"]
+    assert all(r.legal is None for r in laid)
+    assert ref.state_json()["decks"] == {"2": "tornado/boat-2", "4": "tornado/boat-1"}
+
+
+def test_two_moves_merged_into_one_stable_state_are_judged_per_boat():
+    ref = TornadoReferee(COURSE)
+    before, (c1, c2) = _two_boats_out_of_the_gate(ref)
+    assert ref.rounds.round == 1
+    # Round 2, and the engine missed the state between the two turns: boat 2 laid a
+    # straight-2 and moved 2, boat 1 a straight-3 and moved 3. The two new cards
+    # touch each other; together they hold 5 spaces, each boat's own at most 3.
+    n2 = card("2-06", GATE_FRONT + 110, Y2)
+    n1 = card("4-11", GATE_FRONT + 110, Y1)
+    merged = state({1: (GATE_FRONT + 110 + 91, Y1), 2: (GATE_FRONT + 110 + 73, Y2)}, [c1, c2, n2, n1])
+    out = ref.observe_stable(merged, 3.0)
+    assert not illegal(out), [r.summary for r in illegal(out)]
+    assert not [r for r in out if "5 movement spaces" in r.summary]
+    m1, m2 = moves(out, 1), moves(out, 2)
+    assert len(m1) == 1 and len(m2) == 1
+    assert (m1[0].details["spaces"], m1[0].legal) == (3, True) and m1[0].details["cards_laid"] == ["tornado/card-4-11"]
+    assert (m2[0].details["spaces"], m2[0].legal) == (2, True) and m2[0].details["cards_laid"] == ["tornado/card-2-06"]
+    # both turns belong to round 2, whose Ranking Phase came from the state before them
+    assert ref.rounds.round == 2 and sorted(ref.rounds.acted) == ["tornado/boat-1", "tornado/boat-2"]
+    ranking = [r for r in out if r.kind == "ranking" and "turn_order" in r.details]
+    assert len(ranking) == 1 and ranking[0].details["turn_order"] == ["tornado/boat-2", "tornado/boat-1"]
+    assert ranking[0].rule == "Tornado Splash, Ranking Phase" and ranking[0].summary.startswith("ranking: 1. boat-2")
+    assert ref.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-4-06", "tornado/card-4-11"]
+
+
+def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
+    ref = TornadoReferee(COURSE)
+    _, (c1, c2) = _two_boats_out_of_the_gate(ref)
+    # a deck-2 card laid ahead in boat 1's lane: it is boat 2's, and touches none of its cards
+    stray = card("2-01", GATE_FRONT + 250, Y1)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2, stray]), 3.0)
+    assert ref.state_json()["routes"]["tornado/boat-2"][-1] == "tornado/card-2-01"
+    faults = [r for r in out if r.kind == "violation"]
+    assert faults and faults[0].rule == "Tornado Splash, Avoid Obstacles (cards must touch)"
+    assert "boat-2" in faults[0].details["boat"]
+
+
+def test_moving_beyond_the_allowance_within_one_turn_is_illegal():
+    ref = TornadoReferee(COURSE)
+    a = card("1-06", GATE_FRONT, Y1)  # straight-2
+    b = card("1-07", GATE_FRONT + 110, Y1)  # straight-2: four spaces in all
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [a, b]), 1.0)
+    m = moves(out, 1)[0]
+    assert m.legal is False and m.rule == "Tornado Splash, Racing Card Limitation"
+    assert "give it 4 movement spaces this round (at most 3)" in m.summary
+    # the same turn goes on (no other boat moved, no new card): 2 more spaces make 4
+    out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 73, Y1), 2: (0, Y2)}, [a, b]), 2.0)
+    m = moves(out, 1)[0]
+    assert m.legal is False and "moved 4 movement spaces this round (at most 3)" in m.summary
+    assert ref.rounds.round == 1 and m.details["spaces_this_round"] == 4
+
+
+def test_boost_allows_four_spaces_on_that_turn_only():
+    ref = TornadoReferee(COURSE)
+    a = card("1-06", GATE_FRONT, Y1)
+    b = card("1-07", GATE_FRONT + 110, Y1)
+    up = pose("tornado/character-1", 300, -300, face="face-up", ids=(210,))
+    down = pose("tornado/character-1", 300, -300, face="face-down", ids=(220,))
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}, [], [up]), 0.0)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 73, Y1), 2: (0, Y2)}, [a, b], [down]), 1.0)
+    boost = [r for r in out if r.rule == "Tornado Splash, Boosting"]
+    assert boost and boost[0].legal is True and boost[0].details["action"] == "boost"
+    m = moves(out, 1)[0]
+    assert m.legal is True and m.details["spaces"] == 4 and m.details["boosted"] and m.details["allowance"] == 4
+    # next round, no boost any more: 4 spaces ahead is too many again
+    c2 = card("2-11", GATE_FRONT, Y2)
+    ref.observe_stable(state({1: (GATE_FRONT + 183, Y1), 2: (GATE_FRONT + 91, Y2)}, [a, b, c2], [down]), 2.0)
+    c = card("1-08", GATE_FRONT + 220, Y1)
+    d = card("1-09", GATE_FRONT + 330, Y1)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 220 + 73, Y1), 2: (GATE_FRONT + 91, Y2)},
+                                   [a, b, c2, c, d], [down]), 3.0)
+    m = moves(out, 1)[0]
+    assert m.legal is False and m.details["allowance"] == 3 and ref.rounds.round == 2
+
+
+def test_moving_out_of_turn_is_noted_not_illegal():
+    ref = TornadoReferee(COURSE)
+    c2 = card("2-11", GATE_FRONT, Y2)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)  # First Round Ranking: boat 1 (lighter) first
+    out = ref.observe_stable(state({1: (0, Y1), 2: (GATE_FRONT + 91, Y2)}, [c2]), 1.0)
+    m = moves(out, 2)[0]
+    assert m.legal is True and "moved before boat-1" in m.details["turn_order"]
+    c1 = card("1-11", GATE_FRONT, Y1)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [c2, c1]), 2.0)
+    assert moves(out, 1)[0].legal is True and ref.rounds.round == 1  # the slow player's turn, same round
+
+
+def test_a_move_that_cannot_be_counted_says_why():
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    out = ref.observe_stable(state({1: (150, Y1), 2: (0, Y2)}), 1.0)  # no card seen under it
+    m = moves(out, 1)[0]
+    assert m.legal is None and "no racing card" in m.details["why_unknown"] and "cannot judge" in m.summary
+
+
+def test_cards_picked_up_and_pieces_leaving_are_state_rulings():
+    ref = TornadoReferee(COURSE)
+    out, (c1, c2) = _two_boats_out_of_the_gate(ref)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1]), 3.0)
+    picked = [r for r in out if r.kind == "state" and "picked up" in r.summary]
+    assert len(picked) == 1 and picked[0].legal is None and picked[0].details["boat"] == "tornado/boat-2"
+    assert not moves(out)
+
+
+def test_out_of_bounds_move_is_illegal_and_eliminates():
+    corners = [pose(f"table/corner-{i + 1}", x, y) for i, (x, y) in
+               enumerate([(-900, -100), (900, -100), (900, 700), (-900, 700)])]
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}, [], corners), 0.0)
+    off = pose("tornado/card-2-06", 50.0, -60.0, 270.0)  # laid toward -y: 15 mm off the table
+    out = ref.observe_stable(state({1: (0, Y1), 2: (50, -105)}, [off], corners), 1.0)
+    m = moves(out, 2)
+    assert m and m[0].legal is False
+    assert "Tornado Splash, Out of Bounds" in [v["rule"] for v in m[0].details["violations"]]
+    gone = [r for r in out if r.summary == "boat-2 is out of the race (Out of Bounds)"]
+    assert gone and gone[0].rule == "Tornado Splash, Out of Bounds"
+    assert ref.state_json()["eliminated"] == ["tornado/boat-2"]
+
+
+def test_finish_rulings_say_crossed_or_not():
+    ref = TornadoReferee(COURSE)
+    # around Tornado Circuit (no cards): start, curve 1, back straight, curve 2, final straight
+    path = [(200, 60, 0), (700, 300, 90), (0, 500, 180), (-700, 250, 270), (-300, -20, 0), (-45, -20, 0)]
+    ref.observe_stable(layout_observation(load_course(COURSE), {"tornado/boat-1": (-10, 60, 0),
+                                                               "tornado/boat-2": (-10, 0, 0)}), 0.0)
+    finish = []
+    for i, (x, y, th) in enumerate(path):
+        obs = layout_observation(load_course(COURSE), {"tornado/boat-1": (x, y, th), "tornado/boat-2": (-10, 0, 0)})
+        finish += [r for r in ref.observe_stable(obs, float(i + 1)) if r.kind == "finish"]
+    assert [r.details["crossed"] for r in finish] == [False, True]
+    assert finish[0].summary.startswith("boat-1 has not crossed the finish line")
+    assert finish[1].summary == "boat-1 crossed the finish line: place 1"
+    assert all(r.rule == "Tornado Splash, Crossing the Finish Line" for r in finish)
+
+
+# ---------------------------------------------------------------- the bundled session
+@pytest.fixture(scope="module")
+def session_replay():
+    if not (SESSION / "manifest.jsonl").exists():
+        pytest.skip("samples/sessions/tornado is not rendered yet (make samples)")
+    pytest.importorskip("cv2")
+    from webui.commands.replay import replay_session
+
+    timeline, game = replay_session(SESSION)
+    events = [json.loads(line) for line in (SESSION / "truth.jsonl").read_text().splitlines() if line.strip()]
+    return timeline, [(e["t"], e["event"]) for e in events if e.get("event")]
+
+
+def test_session_every_move_event_gets_a_legal_move_ruling(session_replay):
+    timeline, events = session_replay
+    assert events
+    matched = 0
+    for t, ev in events:
+        if ev.get("kind") != "advance":
+            continue
+        near = [r for r in timeline if r["kind"] == "move" and r["details"].get("action") == "move"
+                and r["details"]["boat"] == ev["piece"] and t <= r["t"] <= t + 1.0]
+        assert len(near) == 1, (t, ev, [r["summary"] for r in timeline])
+        assert near[0]["legal"] is True, near[0]["summary"]
+        assert near[0]["details"]["spaces"] == ev["spaces"]
+        assert near[0]["details"]["cards_laid"] == [ev["card"]]
+        matched += 1
+    print(f"session move events with a move ruling: {matched}/{len(events)}")
+    assert matched == len(events)
+
+
+def test_session_has_no_illegal_ruling_and_rounds_follow_the_ranking(session_replay):
+    timeline, events = session_replay
+    assert not [r for r in timeline if r["legal"] is False]
+    rounds = [r for r in timeline if r["kind"] == "ranking" and "Ranking Phase: turn order" in r["summary"]]
+    assert [r["details"]["round"] for r in rounds] == [1, 2]
+    assert all(r["summary"].startswith("ranking: 1. boat-") for r in rounds)
