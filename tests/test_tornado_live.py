@@ -188,6 +188,10 @@ def test_cards_picked_up_and_pieces_leaving_are_state_rulings():
     picked = [r for r in out if r.kind == "state" and "picked up" in r.summary]
     assert len(picked) == 1 and picked[0].legal is None and picked[0].details["boat"] == "tornado/boat-2"
     assert not moves(out)
+    # back in view (it was only hidden): not laid anew, nothing to judge
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2]), 4.0)
+    assert [r.summary for r in out if r.kind != "warning"] == ["card-2-11 is seen again"]
+    assert ref.state_json()["routes"]["tornado/boat-2"] == ["tornado/card-2-11"]
 
 
 def test_out_of_bounds_move_is_illegal_and_eliminates():

@@ -196,16 +196,21 @@ class TornadoReferee:
                 tips[n] = Tip(gate=gate_point(course.start, self.gate_depth_mm, before))
             else:
                 tips[n] = Tip()
-        if first_state:
-            # Cards already laid: each boat's route starts at the card it stands on.
-            covered0 = covered_spaces(list(cards_now.values()))
-            for n in active:
-                on = card_under(boats[n], list(cards_now.values()), covered0)
-                if on is not None and self.routes.deck_owner.get(on.card.deck) in (None, n) and \
-                        self.routes.owner(on.card.name) is None:
-                    self.routes.add(n, on.card)
-                    tips[n] = Tip(card=on.card)
-            new_cards = [c for c in new_cards if self.routes.owner(c.name) is None]
+        # A boat without a route yet (refcam began watching mid-race) takes up the
+        # card it stood on, unless that card is someone else's.
+        known = old_cards if not first_state else cards_now
+        covered0 = covered_spaces(stack_order(list(known.values()), self.memory))
+        for n in active:
+            if self.routes.cards.get(n):
+                continue
+            on = card_under(self.last_poses.get(n, boats[n]), list(known.values()), covered0)
+            if on is not None and self.routes.deck_owner.get(on.card.deck) in (None, n) and \
+                    self.routes.owner(on.card.name) is None:
+                self.routes.add(n, on.card)
+                tips[n] = Tip(card=on.card)
+        # A card seen again after a drop-out (a hand over it) was not laid anew.
+        seen_again = [c for c in new_cards if self.routes.owner(c.name) is not None]
+        new_cards = [c for c in new_cards if self.routes.owner(c.name) is None]
         chains, unassigned = attribute(new_cards, {n: tips[n] for n in active}, self.routes, after=boats)
         for n, chain in chains.items():
             for c in chain:
@@ -226,6 +231,9 @@ class TornadoReferee:
             return rulings
 
         rulings += self._piece_changes(observation, boats, cards_now, t)
+        for c in seen_again:
+            rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} is seen again", rule=RULE_PLACING,
+                                  details={"card": c.name, "boat": self.routes.owner(c.name)}))
 
         # What each boat did: laid cards, moved its token.
         actions: list[_Action] = []
