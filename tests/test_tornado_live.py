@@ -13,7 +13,7 @@ import pytest
 
 from referee.catalog import default_catalog
 from referee.observation import Observation
-from referee.tornado.cards import PiecePose
+from referee.tornado.cards import PiecePose, card_from_pose
 from referee.tornado.course import load_course
 from referee.tornado.layout import layout_observation
 from referee.tornado.referee import TornadoReferee
@@ -108,6 +108,21 @@ def test_two_moves_merged_into_one_stable_state_are_judged_per_boat():
     assert len(ranking) == 1 and ranking[0].details["turn_order"] == ["tornado/boat-2", "tornado/boat-1"]
     assert ranking[0].rule == "Tornado Splash, Ranking Phase" and ranking[0].summary.startswith("ranking: 1. boat-2")
     assert ref.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-4-06", "tornado/card-4-11"]
+
+
+def test_both_first_turns_merged_decks_learned_from_the_lanes_out_of_the_gate():
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    # deck colours unlike the boat numbers: boat 1 lays deck 5, boat 2 deck 3, both in one state
+    c1, c2 = card("5-11", GATE_FRONT, Y1), card("3-06", GATE_FRONT, Y2)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 73, Y2)}, [c2, c1]), 1.0)
+    assert not illegal(out)
+    assert [(m.details["boat"], m.details["spaces"]) for m in moves(out)] == [("tornado/boat-1", 3), ("tornado/boat-2", 2)]
+    assert ref.state_json()["decks"] == {"3": "tornado/boat-2", "5": "tornado/boat-1"}
+    assert ref.rounds.round == 1
+    # the standings read the learned decks too (a boat's own cards show how far it came)
+    assert ref.memory.card_owner(card_from_pose(c1)) == "tornado/boat-1"
+    assert ref.memory.card_owner(card_from_pose(card("6-01", 0, 0))) == "tornado/boat-6"  # not learned: deck d, boat d
 
 
 def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():

@@ -215,6 +215,7 @@ class TornadoReferee:
         for n, chain in chains.items():
             for c in chain:
                 self.routes.add(n, c)
+        self.memory.deck_owner = dict(self.routes.deck_owner)
         for c in [c for chain in chains.values() for c in chain] + unassigned:
             if c.name not in self.memory.card_order:
                 self.memory.card_order.append(c.name)

@@ -182,10 +182,16 @@ class RaceMemory:
     last_ranking: list[str] = field(default_factory=list)  # this round's turn order
     card_order: list[str] = field(default_factory=list)  # racing cards in the order first seen (laid)
     seen_boats: list[str] = field(default_factory=list)
+    deck_owner: dict[int, str] = field(default_factory=dict)  # deck colour -> boat, as learned live
 
     def clone(self) -> "RaceMemory":
         return RaceMemory(dict(self.progress), set(self.started), list(self.crossed), list(self.eliminated),
-                          list(self.last_ranking), list(self.card_order), list(self.seen_boats))
+                          list(self.last_ranking), list(self.card_order), list(self.seen_boats),
+                          dict(self.deck_owner))
+
+    def card_owner(self, card: Card) -> str:
+        """Player Setup: one deck per player; learned live, else deck d goes with boat d."""
+        return self.deck_owner.get(card.deck, card.boat)
 
 
 def boats_in(obs: Observation) -> list[PiecePose]:
@@ -241,7 +247,7 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
         min_zone = memory.progress.get(b.name, 0)
         # A token ends its turn on its own front-most card (FAQ), so the furthest of
         # its own cards shows how far it has come, less one zone for the card's length.
-        own = [card_zone[c.name] for c in cards if c.boat == b.name and c.name in card_zone]
+        own = [card_zone[c.name] for c in cards if memory.card_owner(c) == b.name and c.name in card_zone]
         if own:
             min_zone = max(min_zone, max(own) - 1)
         located[b.name] = (b, locate(course, p, min_zone=min_zone,
@@ -355,7 +361,7 @@ def _start_evidence(course: Course, boat: PiecePose, on: StandingOn | None, card
         # it, it has not started.
         return "on the start gate with no racing card under it"
     card = on.card
-    if card.boat != boat.name:
+    if memory.card_owner(card) != boat.name:
         return None
     # Coming Out the Starting Gate: the first card of a race starts at the gate. A
     # boat that came round the course would stand on a card laid onto an earlier
@@ -367,7 +373,7 @@ def _start_evidence(course: Course, boat: PiecePose, on: StandingOn | None, card
         return None
     poly = card.polygon()
     for other in cards:
-        if other.name == card.name or other.boat != boat.name:
+        if other.name == card.name or memory.card_owner(other) != boat.name:
             continue
         if other.polygon().distance(poly) <= 3.0 and card.local(other.centre)[0] < 0:
             return None
