@@ -125,6 +125,26 @@ def test_both_first_turns_merged_decks_learned_from_the_lanes_out_of_the_gate():
     assert ref.memory.card_owner(card_from_pose(card("6-01", 0, 0))) == "tornado/boat-6"  # not learned: deck d, boat d
 
 
+def test_two_turns_of_one_boat_merged_with_another_boats_turn_is_no_false_violation():
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    # missed: boat 1 lays a straight-2 and moves 2 (round 1), boat 2 a straight-3 and
+    # moves 3 (round 1), boat 1 a straight-3 and moves 3 (round 2); seen as one state
+    c1, c2, n1 = card("4-06", GATE_FRONT, Y1), card("2-11", GATE_FRONT, Y2), card("4-11", GATE_FRONT + 110, Y1)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2, n1]), 1.0)
+    assert not illegal(out), [r.summary for r in illegal(out)]
+    m1, m2 = moves(out, 1)[0], moves(out, 2)[0]
+    assert m1.details["spaces"] == 5 and m1.legal is None and "two turns of boat-1 may have merged" in m1.summary
+    assert m2.details["spaces"] == 3 and m2.legal is True
+    assert ref.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-4-06", "tornado/card-4-11"]
+    assert ref.rounds.round == 2
+    # a boat alone cannot have taken two turns in a row: that is too many spaces
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (0, Y2)}, [c1, n1]), 1.0)
+    assert moves(out, 1)[0].legal is False
+
+
 def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
     ref = TornadoReferee(COURSE)
     _, (c1, c2) = _two_boats_out_of_the_gate(ref)

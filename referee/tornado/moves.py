@@ -140,6 +140,7 @@ def attribute(new_cards: list[Card], tips: dict[str, Tip], routes: Routes,
     """
     after = after or {}
     tips = dict(tips)
+    routes = routes.clone()  # decks learned from the first assignments steer the rest
     chains: dict[str, list[Card]] = {}
     left = list(new_cards)
     while left:
@@ -155,6 +156,7 @@ def attribute(new_cards: list[Card], tips: dict[str, Tip], routes: Routes,
             break
         _, boat, c = best
         chains.setdefault(boat, []).append(c)
+        routes.add(boat, c)
         tips[boat] = Tip(card=c)
         left.remove(c)
     unassigned = []
