@@ -208,6 +208,19 @@ def test_moving_out_of_turn_is_noted_not_illegal():
     assert moves(out, 1)[0].legal is True and ref.rounds.round == 1  # the slow player's turn, same round
 
 
+def test_a_slow_token_move_after_the_next_player_went_is_the_same_turn():
+    ref = TornadoReferee(COURSE)
+    c1, c2 = card("1-11", GATE_FRONT, Y1), card("2-06", GATE_FRONT, Y2)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    out = ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}, [c1]), 1.0)  # boat 1 lays its card...
+    assert [r.summary for r in out if r.kind == "state"] == ["boat-1 laid card-1-11 (straight-3)"] and not moves(out)
+    ref.observe_stable(state({1: (0, Y1), 2: (GATE_FRONT + 73, Y2)}, [c1, c2]), 2.0)  # boat 2 takes its turn
+    out = ref.observe_stable(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 73, Y2)}, [c1, c2]), 3.0)
+    m = moves(out, 1)[0]  # ...and only now moves its token
+    assert m.legal is True and m.details["spaces"] == 3 and ref.rounds.round == 1
+    assert not [r for r in out if r.kind == "ranking" and "turn_order" in r.details]
+
+
 def test_a_move_that_cannot_be_counted_says_why():
     ref = TornadoReferee(COURSE)
     ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)

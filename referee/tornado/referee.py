@@ -254,16 +254,23 @@ class TornadoReferee:
             a.after_place = place_on_route(after, route, covered, all_cards, self._on_gate(course, after))
             actions.append(a)
 
-        # Action Phase: whose turn each action is; a boat acting again after another
-        # boat took its turn (or laying new cards after it moved) begins a new round.
+        # Action Phase / Ending the Action Phase: a turn ends once the token has moved.
+        # A boat that has not moved its token yet is still in its turn (a slow player,
+        # even after others took theirs); one that moved goes on with its turn only
+        # by moving again at once without new cards. Otherwise it begins a new turn,
+        # and a second turn in a round means a new round has begun.
         order = self.rounds.turn_order or self.memory.last_ranking
         round_before = self.round_at_start = self.rounds.round
         for a in actions:
             if not a.acts:
                 continue
             turn = self.turns.get(a.boat)
-            a.new_turn = (a.boat not in self.rounds.acted or self.last_actor != a.boat or turn is None
-                          or (bool(a.chain) and turn.moved))
+            if a.boat not in self.rounds.acted or turn is None:
+                a.new_turn = True
+            elif not turn.moved:
+                a.new_turn = False
+            else:
+                a.new_turn = self.last_actor != a.boat or bool(a.chain)
             a.new_round = a.new_turn and a.boat in self.rounds.acted
         actions.sort(key=lambda a: (a.new_turn, a.new_round, order.index(a.boat) if a.boat in order else len(order)))
         for a in actions:
