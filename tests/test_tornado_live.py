@@ -257,20 +257,24 @@ def test_out_of_bounds_move_is_illegal_and_eliminates():
     assert ref.state_json()["eliminated"] == ["tornado/boat-2"]
 
 
-def test_finish_rulings_say_crossed_or_not():
+@pytest.mark.parametrize("last_x, crossed, summary", [
+    (-45.0, True, "boat-1 crossed the finish line: place 1"),
+    (-77.0, "too close to call", "boat-1 at the finish line: too close to call"),  # its bow just on the line
+])
+def test_finish_rulings_say_crossed_or_not(last_x, crossed, summary):
     ref = TornadoReferee(COURSE)
     # around Tornado Circuit (no cards): start, curve 1, back straight, curve 2, final straight
-    path = [(200, 60, 0), (700, 300, 90), (0, 500, 180), (-700, 250, 270), (-300, -20, 0), (-45, -20, 0)]
+    path = [(200, 60, 0), (700, 300, 90), (0, 500, 180), (-700, 250, 270), (-300, -20, 0), (last_x, -20, 0)]
     ref.observe_stable(layout_observation(load_course(COURSE), {"tornado/boat-1": (-10, 60, 0),
                                                                "tornado/boat-2": (-10, 0, 0)}), 0.0)
     finish = []
     for i, (x, y, th) in enumerate(path):
         obs = layout_observation(load_course(COURSE), {"tornado/boat-1": (x, y, th), "tornado/boat-2": (-10, 0, 0)})
         finish += [r for r in ref.observe_stable(obs, float(i + 1)) if r.kind == "finish"]
-    assert [r.details["crossed"] for r in finish] == [False, True]
+    assert [r.details["crossed"] for r in finish] == [False, crossed]
     assert finish[0].summary.startswith("boat-1 has not crossed the finish line")
-    assert finish[1].summary == "boat-1 crossed the finish line: place 1"
-    assert all(r.rule == "Tornado Splash, Crossing the Finish Line" for r in finish)
+    assert finish[1].summary == summary
+    assert all(r.rule == "Tornado Splash, Crossing the Finish Line" and r.legal is None for r in finish)
 
 
 # ---------------------------------------------------------------- the bundled session
