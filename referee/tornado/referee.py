@@ -31,7 +31,7 @@ from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMEN
                     RULE_TURN, Card, Violation, card_under, cards_in, check_turn, covered_spaces, table_polygon)
 from .course import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
-from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, place_on_route, route_spaces
+from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
 from .rounds import RoundTracker
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .zones import is_on_start_gate
@@ -61,7 +61,6 @@ class Turn:
 
     round: int
     start: Place
-    began_t: float
     prev_action_t: float  # the boat's last action before this turn (-inf: none)
     spaces: int = 0
     moved: bool = False
@@ -281,7 +280,7 @@ class TornadoReferee:
                     rulings += self._begin_round(observation, [x for x in actions if x.new_round], t)
                 prev = self.turns.get(a.boat)
                 self.turns[a.boat] = Turn(round=self.rounds.round, start=a.before_place or Place(None, why="unseen"),
-                                          began_t=t, prev_action_t=prev.last_action_t if prev else -math.inf)
+                                          prev_action_t=prev.last_action_t if prev else -math.inf)
                 self.rounds.begin_turn(a.boat, self.rounds.turn_order)
             self.last_actor = a.boat
 
@@ -625,7 +624,7 @@ def _resolve(place: Place, seq) -> int | None:
         return BEFORE_ROUTE
     if place.card is None:
         return None
-    return next((i for i, (c, sp) in enumerate(seq) if c.name == place.card and sp.index == place.space), None)
+    return index_of(seq, place.card, place.space)
 
 
 def _short(name: str) -> str:
