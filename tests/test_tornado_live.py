@@ -145,6 +145,18 @@ def test_two_turns_of_one_boat_merged_with_another_boats_turn_is_no_false_violat
     assert moves(out, 1)[0].legal is False
 
 
+@pytest.mark.parametrize("gap, legal", [(2.0, True), (40.0, False)])
+def test_first_card_starts_at_the_gate(gap, legal):
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    first = card("1-11", GATE_FRONT + gap, Y1)
+    out = ref.observe_stable(state({1: (GATE_FRONT + gap + 91, Y1), 2: (0, Y2)}, [first]), 1.0)
+    m = moves(out, 1)[0]
+    assert m.legal is legal and m.details["spaces"] == 3
+    if not legal:
+        assert m.rule == "Tornado Splash, Racing Card Placement Methods" and "gap 40.0 mm" in m.summary
+
+
 def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
     ref = TornadoReferee(COURSE)
     _, (c1, c2) = _two_boats_out_of_the_gate(ref)
