@@ -9,6 +9,10 @@ Rulebook, Ranking Phase:
 - When Equidistant / First Round Ranking: equal distances go to the lower boat weight.
 SPEC section 3: refcam calls two measures equal when they differ by less than
 2 * sqrt(sigma1^2 + sigma2^2) and then never makes a confident call between them.
+Two boats measured to the same boundary line share that line's error, which cancels in
+their difference; so the band uses the difference's own standard uncertainty (the
+boats' own sigmas plus only the part of the line's error that differs between them).
+With independent measures this is exactly 2 * sqrt(sigma1^2 + sigma2^2).
 """
 
 from __future__ import annotations
@@ -38,9 +42,42 @@ class Measure:
         return {"kind": self.kind, "value": round(self.value, 3), "sigma": round(self.sigma, 3), "to": self.line}
 
 
-def within_band(delta: float, sigma_a: float, sigma_b: float) -> bool:
-    """Rule "When Equidistant" as refcam reads it (SPEC section 3)."""
-    return abs(delta) < BAND_SIGMAS * math.hypot(sigma_a, sigma_b)
+def within_band(delta: float, sigma_a: float, sigma_b: float, sigma_shared: float = 0.0) -> bool:
+    """Rule "When Equidistant" as refcam reads it (SPEC section 3).
+
+    sigma_a, sigma_b: what is each boat's own; sigma_shared: the part of the common
+    reference's error that does not cancel in the difference.
+    """
+    return abs(delta) < BAND_SIGMAS * math.sqrt(sigma_a ** 2 + sigma_b ** 2 + sigma_shared ** 2)
+
+
+def straight_difference_sigma(line, p: g.Point, sigma_p: float, q: g.Point, sigma_q: float) -> float:
+    """Standard uncertainty of the difference of two distances to one boundary line (mm).
+
+    The line's offset error is common and cancels; its direction error tilts the line,
+    which moves the two feet apart by (s_p - s_q) times the angle.
+    """
+    tilt = (line.along_coord(p) - line.along_coord(q)) * line.sigma_direction_rad
+    return math.sqrt(sigma_p ** 2 + sigma_q ** 2 + tilt ** 2)
+
+
+def curve_difference_sigma(vertex: g.Point, sigma_vertex: float, p: g.Point, sigma_p: float,
+                           q: g.Point, sigma_q: float) -> float:
+    """Standard uncertainty of the difference of two angles at one curve marker (degrees).
+
+    The exit line's direction error is common and cancels. A vertex shift d turns the
+    ray to a point at distance rho by (d . n) / rho, n normal to the ray; the two boats'
+    turns differ by d . (n_p / rho_p - n_q / rho_q).
+    """
+    def normal_over_rho(x: g.Point) -> tuple[float, float, float]:
+        dx, dy = x[0] - vertex[0], x[1] - vertex[1]
+        rho2 = max(dx * dx + dy * dy, 1.0)
+        return -dy / rho2, dx / rho2, math.sqrt(rho2)
+
+    npx, npy, rho_p = normal_over_rho(p)
+    nqx, nqy, rho_q = normal_over_rho(q)
+    shared = sigma_vertex * math.hypot(npx - nqx, npy - nqy)
+    return math.degrees(math.sqrt((sigma_p / rho_p) ** 2 + (sigma_q / rho_q) ** 2 + shared ** 2))
 
 
 def measure(course: Course, zone: int, p: g.Point, sigma_boat: float) -> Measure:
@@ -101,9 +138,9 @@ def compare(course: Course, a: Racer, b: Racer) -> Call:
     """Compare two located boats (a listed first only for a stable output)."""
     if a.zone == b.zone:
         delta = a.measure.value - b.measure.value
-        comb = math.hypot(a.measure.sigma, b.measure.sigma)
+        comb = _difference_sigma(course, a, b)
         first, second = (a, b) if delta <= 0 else (b, a)
-        verdict = EQUIDISTANT if within_band(delta, a.measure.sigma, b.measure.sigma) else "ahead"
+        verdict = EQUIDISTANT if within_band(delta, comb, 0.0) else "ahead"
         return Call(first.name, second.name, verdict, abs(delta), comb, a.measure.kind)
     first, second = (a, b) if a.zone > b.zone else (b, a)
     if first.zone == second.zone + 1 and second.zone < len(course.zones):
@@ -111,12 +148,21 @@ def compare(course: Course, a: Racer, b: Racer) -> Call:
         # measurement's own uncertainty is no confident call either (SPEC section 3).
         line = course.zones[second.zone].exit
         d_first, d_second = -line.signed(first.position), -line.signed(second.position)
-        s_first = math.hypot(first.sigma_mm, line.sigma_at(line.along_coord(first.position)))
-        s_second = math.hypot(second.sigma_mm, line.sigma_at(line.along_coord(second.position)))
+        comb = straight_difference_sigma(line, first.position, first.sigma_mm, second.position, second.sigma_mm)
         delta = d_second - d_first
-        if within_band(delta, s_first, s_second):
-            return Call(first.name, second.name, EQUIDISTANT, abs(delta), math.hypot(s_first, s_second), "distance_mm")
+        if within_band(delta, comb, 0.0):
+            return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, "distance_mm")
     return Call(first.name, second.name, "zone", float(first.zone - second.zone), 0.0, "zone")
+
+
+def _difference_sigma(course: Course, a: Racer, b: Racer) -> float:
+    """Uncertainty of a.measure - b.measure for two boats in the same zone."""
+    if a.zone == course.finished_zone:
+        return straight_difference_sigma(course.finish, a.position, a.sigma_mm, b.position, b.sigma_mm)
+    z = course.zones[a.zone]
+    if z.kind == "curve":
+        return curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, a.sigma_mm, b.position, b.sigma_mm)
+    return straight_difference_sigma(z.exit, a.position, a.sigma_mm, b.position, b.sigma_mm)
 
 
 @dataclass(frozen=True)
