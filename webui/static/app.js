@@ -89,11 +89,13 @@
 
   function addLog(kind, text, rule, legal, t) {
     const li = document.createElement("li");
-    li.className = kind === "warning" ? "warning" : legal === true ? "legal" : legal === false ? "illegal" : "info";
-    if (legal === true || legal === false) {
+    const undecided = kind === "move" && legal !== true && legal !== false;  // a move the camera could not judge
+    li.className = kind === "warning" ? "warning" : legal === true ? "legal" : legal === false ? "illegal"
+      : undecided ? "undecided" : "info";
+    if (legal === true || legal === false || undecided) {
       const v = document.createElement("span");
       v.className = "verdict";
-      v.textContent = legal ? "LEGAL" : "ILLEGAL";
+      v.textContent = undecided ? "CANNOT JUDGE" : legal ? "LEGAL" : "ILLEGAL";
       li.appendChild(v);
     }
     if (typeof t === "number") {
