@@ -84,15 +84,14 @@ def detect(entry, params=None) -> tuple[list[int], dict[int, list[np.ndarray]]]:
 
 
 def refcam_detect(entry) -> list[int]:
-    """refcam's own detector (vision.detect). On 5x5 dictionaries, refcam's family, the whole
-    detector (tuned DetectorParameters, edge-line refinement, up-sampled second pass); on
-    other dictionaries the tuned DetectorParameters alone, since the second pass decodes
-    5x5 markers only."""
+    """refcam's own detector (vision.detect): the whole detector (tuned DetectorParameters,
+    edge-line refinement, second pass on small candidates) on every OpenCV predefined
+    dictionary; on the custom tutorial dictionary the tuned DetectorParameters alone."""
     return list(_refcam_detect(entry["file"], entry["dictionary"]))
 
 
 def uses_full_detector(entry) -> bool:
-    return not entry["dictionary"].startswith("custom:") and dictionary_of(entry).markerSize == 5
+    return not entry["dictionary"].startswith("custom:")
 
 
 @lru_cache(maxsize=None)
@@ -239,6 +238,7 @@ def test_summary_refcam_versus_defaults(capsys):
     rows.append(f"{'total':34s} " + "  ".join(f"{k} {totals[k]:3d}" for k in counts))
     with capsys.disabled():
         print("\n(tuned-params = vision.detect.detector_parameters() alone; refcam = its whole detector "
-              "on 5x5 dictionaries, tuned-params elsewhere)\n"
+              "on OpenCV dictionaries, tuned-params on the custom one)\n"
               + "\n".join(rows))
-    assert totals["refcam"] >= totals["default"]
+    # the hard pictures (blur, steep angles, small markers) are where refcam must do better
+    assert totals["refcam"] > totals["default"]
