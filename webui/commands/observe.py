@@ -28,6 +28,7 @@ def run(args) -> int:
     from referee.errors import InvalidInputError
     from vision.imageio import load_image
     from vision.pipeline import observe
+    from webui.paths import refuse_overwriting_inputs
 
     annotate_to = None
     if args.annotate:
@@ -36,6 +37,8 @@ def run(args) -> int:
             raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
         if not annotate_to.parent.is_dir():
             raise InvalidInputError(f"--annotate {args.annotate!r}: folder {str(annotate_to.parent)!r} does not exist")
+        refuse_overwriting_inputs("--annotate", annotate_to,
+                                  [("the image", args.image), ("the camera file", args.camera_file)])
     camera = None
     if args.camera_file:
         from calibration.camera import CameraModel

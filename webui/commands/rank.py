@@ -102,9 +102,13 @@ def _history_states(entries: list[str], camera):
 def run(args) -> int:
     from referee.tornado.api import TornadoReferee
     from referee.tornado.errors import MissingPiecesError
+    from webui.paths import refuse_overwriting_inputs
 
     if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
+    refuse_overwriting_inputs("--annotate", args.annotate,
+                              [("the image", args.image), ("the camera file", args.camera_file)]
+                              + [("the history file", h) for h in args.history or []])
     camera = None
     if args.camera_file:
         from calibration.camera import CameraModel

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 
 def register(subparsers) -> None:
@@ -17,8 +18,13 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from vision.render import load_scene, write_render
+    from vision.render import default_truth_path, load_scene, write_render
+    from webui.paths import refuse_overwriting_inputs
 
+    truth = args.truth or default_truth_path(Path(args.out))
+    refuse_overwriting_inputs("OUT", args.out, [("the scene", args.scene)])
+    refuse_overwriting_inputs("--truth" if args.truth else "the truth file", truth,
+                              [("the scene", args.scene), ("the output image", args.out)])
     scene = load_scene(args.scene)
     image_path, truth_path, truth = write_render(scene, args.out, args.truth)
     stickers = truth["stickers"]

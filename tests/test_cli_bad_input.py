@@ -1,0 +1,109 @@
+"""Bad input through the `refcam` command line, as a demanding user types it.
+
+Every case must end with exactly one stderr line "refcam: error: ..." that quotes the bad
+input, exit code 2, no traceback, and must leave the user's own files as they were.
+Valid pictures of other kinds (grey, RGBA, 16-bit) must still be observed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from webui.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+STILL = SAMPLES / "tornado" / "001.jpg"  # roundabout-river, every course piece in view
+STILL_CAMERA = SAMPLES / "tornado" / "001.camera.json"
+STILL_4K_CAMERA = SAMPLES / "tornado" / "002.camera.json"
+KANG_STILL = SAMPLES / "kang" / "000.jpg"
+KANG_SCENE = SAMPLES / "kang" / "000.scene.json"
+KANG_SESSION = SAMPLES / "sessions" / "kang"
+
+
+def run_cli(capsys, argv: list) -> tuple[int, str, str]:
+    """webui.cli.main in this process; argparse's own errors exit through SystemExit."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_subprocess(argv: list, timeout: float = 60) -> tuple[int, str, str]:
+    """A separate process, for faults that would kill the test process (OpenCV crashes) or
+    that native code writes straight to file descriptor 2."""
+    proc = subprocess.run([sys.executable, "-m", "webui.cli", *map(str, argv)], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def assert_one_line_error(code, err: str, *quoted: str) -> str:
+    assert code == 2, err
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("refcam: error: "), err
+    for q in quoted:
+        assert q in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    """Copies of a sample still, its camera file and a scene in a scratch folder (the tests may try
+    to destroy them), plus the odd files a user has lying around."""
+    f = {
+        "image": tmp_path / "photo.jpg",
+        "camera": tmp_path / "camera.json",
+        "scene": tmp_path / "scene.json",
+        "empty": tmp_path / "empty.jpg",
+        "folder": tmp_path / "folder.jpg",
+        "list_camera": tmp_path / "list-camera.json",
+    }
+    shutil.copyfile(STILL, f["image"])
+    shutil.copyfile(STILL_CAMERA, f["camera"])
+    shutil.copyfile(KANG_SCENE, f["scene"])
+    f["empty"].write_bytes(b"")
+    f["folder"].mkdir()
+    f["list_camera"].write_text("[1, 2, 3]\n")
+    return f
+
+
+# --- outputs that would destroy an input ------------------------------------------------------
+
+@pytest.mark.parametrize("argv, victim, quoted", [
+    (["observe", "{image}", "--annotate", "{image}"], "image", "--annotate"),
+    (["observe", "{image}", "--camera-file", "{camera}", "--annotate", "{image}"], "image", "the image"),
+    (["rank", "{image}", "--camera-file", "{camera}", "--course", "roundabout-river", "--annotate", "{image}"],
+     "image", "the image"),
+    (["render", "{scene}", "{tmp}/out.jpg", "--truth", "{scene}"], "scene", "the scene"),
+    (["render", "{scene}", "{tmp}/out.jpg", "--truth", "{tmp}/./out.jpg"], None, "the output image"),
+])
+def test_an_output_never_overwrites_an_input(capsys, files, tmp_path, argv, victim, quoted):
+    names = {k: str(v) for k, v in files.items()} | {"tmp": str(tmp_path)}
+    argv = [a.format(**names) for a in argv]
+    before = files[victim].read_bytes() if victim else None
+    code, _, err = run_cli(capsys, argv)
+    assert_one_line_error(code, err, quoted, "would overwrite")
+    if victim:
+        assert files[victim].read_bytes() == before
+    assert not (tmp_path / "out.jpg").exists()
+
+
+def test_render_default_truth_beside_out_never_overwrites_the_scene(capsys, files, tmp_path):
+    scene = tmp_path / "out.truth.json"  # the truth file `render scene out.jpg` would write
+    shutil.copyfile(files["scene"], scene)
+    before = scene.read_bytes()
+    code, _, err = run_cli(capsys, ["render", scene, tmp_path / "out.jpg"])
+    assert_one_line_error(code, err, str(scene), "would overwrite the scene")
+    assert scene.read_bytes() == before
