@@ -7,7 +7,8 @@ JSON: {"image_size": [w, h], "camera_matrix": 3x3 rows, "dist_coeffs": [k1, k2, 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ class CameraModel:
     rms_px: float = 0.0
     model: str = MODEL
     extra: dict = field(default_factory=dict, hash=False, compare=False)
+    source: str = field(default="camera file", compare=False, repr=False)  # names the file in messages
 
     @property
     def K(self) -> np.ndarray:
@@ -63,7 +65,8 @@ class CameraModel:
         except KeyError as exc:
             raise CameraFileError(f"{source}: missing key {exc.args[0]!r}") from None
         if (not isinstance(size, list) or len(size) != 2
-                or not all(isinstance(v, (int, float)) and v > 0 for v in size)):
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
+                           and v == int(v) for v in size)):
             raise CameraFileError(f"{source}: image_size must be [w, h] in pixels, got {json.dumps(size)}")
         try:
             Km = np.array(K, dtype=np.float64)
@@ -98,13 +101,15 @@ class CameraModel:
             data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise CameraFileError(f"camera file {path} is not JSON") from None
-        return cls.from_json(data, source=f"camera file {path}")
+        source = f"camera file {path}"
+        return replace(cls.from_json(data, source=source), source=source)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
 
-    def check_image_size(self, width: int, height: int, source: str = "camera file") -> "CameraModel":
+    def check_image_size(self, width: int, height: int, source: str | None = None) -> "CameraModel":
         """Refuse a camera file made for another resolution: a webcam's modes may crop, so no rescaling."""
+        source = source or self.source
         if tuple(self.image_size) != (width, height):
             w0, h0 = self.image_size
             raise CameraFileError(f"{source} is for {w0}x{h0} images but the image is {width}x{height}")

@@ -107,3 +107,55 @@ def test_render_default_truth_beside_out_never_overwrites_the_scene(capsys, file
     code, _, err = run_cli(capsys, ["render", scene, tmp_path / "out.jpg"])
     assert_one_line_error(code, err, str(scene), "would overwrite the scene")
     assert scene.read_bytes() == before
+
+
+# --- scene and camera files ---------------------------------------------------------------------
+
+def _scene_with(files, tmp_path, change) -> Path:
+    scene = json.loads(files["scene"].read_text())
+    change(scene)
+    path = tmp_path / "changed.scene.json"
+    path.write_text(json.dumps(scene))
+    return path
+
+
+@pytest.mark.parametrize("change, quoted", [
+    (lambda s: s["camera"].update(image_size=[1920.5, 1080]), "1920.5"),
+    (lambda s: s["table"].update(size_mm=[-1600, 1000]), "-1600"),
+    (lambda s: s["pieces"].append({"name": "kang/giant-9", "x_mm": 0, "y_mm": 0, "theta_deg": 0}), "kang/giant-9"),
+    (lambda s: s["pieces"].append(dict(s["pieces"][1])), "kang/medium-1"),  # twice
+    (lambda s: s.pop("camera"), "camera"),
+])
+def test_bad_scene(capsys, files, tmp_path, change, quoted):
+    scene = _scene_with(files, tmp_path, change)
+    code, _, err = run_cli(capsys, ["render", scene, tmp_path / "out.jpg"])
+    assert_one_line_error(code, err, quoted)
+    assert not (tmp_path / "out.jpg").exists()
+
+
+def test_scene_too_large_to_render(files, tmp_path):
+    # the process used to be killed by the kernel's OOM killer: run it apart from pytest
+    scene = _scene_with(files, tmp_path, lambda s: s["camera"].update(image_size=[100000, 100000]))
+    code, _, err = run_subprocess(["render", scene, tmp_path / "out.jpg"])
+    assert_one_line_error(code, err, "100000x100000")
+
+
+@pytest.mark.parametrize("image_size", [[1920.5, 1080], ["Infinity", 1080], [True, 1080]])
+def test_camera_file_image_size_must_be_whole_pixels(capsys, files, tmp_path, image_size):
+    cam = json.loads(files["camera"].read_text())
+    cam["image_size"] = [float("inf") if v == "Infinity" else v for v in image_size]
+    path = tmp_path / "odd-camera.json"
+    path.write_text(json.dumps(cam))  # Python writes inf as Infinity, as a careless tool might
+    code, _, err = run_cli(capsys, ["observe", files["image"], "--camera-file", path])
+    assert_one_line_error(code, err, str(path), "image_size")
+
+
+@pytest.mark.parametrize("argv", [
+    ["rank", "{image}", "--camera-file", str(STILL_4K_CAMERA)],
+    ["observe", "{image}", "--camera-file", str(STILL_4K_CAMERA)],
+    ["replay", str(KANG_SESSION), "--camera-file", str(STILL_4K_CAMERA)],
+])
+def test_a_camera_file_for_another_size_is_named(capsys, files, argv):
+    argv = [a.format(image=files["image"]) for a in argv]
+    code, _, err = run_cli(capsys, argv)
+    assert_one_line_error(code, err, str(STILL_4K_CAMERA), "3840x2160")

@@ -24,6 +24,7 @@ from referee.catalog import Catalog, PieceSpec, default_catalog, GAMES
 from referee.errors import InvalidInputError, UnknownNameError
 
 from .render_camera import camera_centre, look_at_pose, project_ideal, rodrigues, rotation, tilt_deg
+from .render_canvas import MAX_CANVAS_PIXELS
 
 TRUTH_VERSION = 1
 DEFAULT_EFFECTS = {
@@ -131,6 +132,9 @@ def _validate_camera(cam, source: str) -> dict:
     w, h = model.image_size
     if int(w) != w or int(h) != h:
         raise SceneError(f"{source}: camera image_size must be whole pixels, got {json.dumps(cam['image_size'])}")
+    if w * h > MAX_CANVAS_PIXELS:  # the canvas alone would not fit in memory
+        raise SceneError(f"{source}: camera image_size {w}x{h} is too large to render "
+                         f"(at most {MAX_CANVAS_PIXELS / 1e6:.0f} Mpx, e.g. 7680x4320)")
     pose = cam.get("pose")
     if not isinstance(pose, dict):
         raise SceneError(f"{source}: camera pose must be an object with position_mm/look_at_mm or rvec/tvec")

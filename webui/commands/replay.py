@@ -60,14 +60,12 @@ def replay_session(folder, game=None, course=None, weights=None, camera=None, st
     source = SessionSource(folder, realtime=False)
     game = game or source.info.game or "tornado"
     make_referee(game, course=course, weights=weights)  # refuse bad settings before the long part
-    camera_source = "camera file"
     if camera is None and source.info.camera_file is not None:
         from calibration.camera import CameraModel
 
         camera = CameraModel.load(source.info.camera_file)
-        camera_source = f"camera file {source.info.camera_file}"
     if camera is not None and source.info.frame_size is not None:
-        camera.check_image_size(*source.info.frame_size, source=camera_source)
+        camera.check_image_size(*source.info.frame_size)  # the message names the file it was loaded from
     settings = LiveSettings(game=game, course=course, weights=dict(weights or {}), camera=camera,
                             tracker=TrackerSettings(stable_s=stable_s), stream=False)
     if observe is None:
