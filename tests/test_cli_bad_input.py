@@ -159,3 +159,59 @@ def test_a_camera_file_for_another_size_is_named(capsys, files, argv):
     argv = [a.format(image=files["image"]) for a in argv]
     code, _, err = run_cli(capsys, argv)
     assert_one_line_error(code, err, str(STILL_4K_CAMERA), "3840x2160")
+
+
+# --- images ---------------------------------------------------------------------------------------
+
+def test_image_of_the_wrong_game_says_what_it_shows(capsys):
+    code, _, err = run_cli(capsys, ["rank", KANG_STILL, "--course", "splashway"])
+    assert_one_line_error(code, err, "no tornado stickers", "kang")
+
+
+@pytest.mark.parametrize("argv, quoted", [
+    (["observe", "{empty}"], "empty.jpg"),
+    (["observe", "{folder}"], "folder.jpg"),
+    (["observe", "{tiny}"], "1x1"),
+    (["observe", "{image}", "--camera-file", "{list_camera}"], "list-camera.json"),
+    (["observe", "{image}", "--camera-file", "{folder}"], "folder.jpg"),
+    (["observe", "{image}", "--game", "KANG"], "'KANG'"),
+    (["observe", "{image}", "--annotate", "/proc/refcam-annotated.png"], "/proc/refcam-annotated.png"),
+    (["rank", "{image}", "--camera-file", "{camera}", "--course", "roundabout-river",
+      "--annotate", "/proc/refcam-annotated.png"], "/proc/refcam-annotated.png"),
+    (["rank", "{image}", "--weights", "boat-1=abc"], "boat-1=abc"),
+    (["rank", "{image}", "--weights", "boat-9=2"], "boat-9"),
+    (["rank", "{image}", "--course", "{course_missing_key}"], "course-missing-key.json"),
+    (["render", "{scene}", "/proc/refcam-out.jpg"], "/proc/refcam-out.jpg"),
+    (["markers", "--game", "kang", "--out", "/proc/refcam-markers"], "/proc/refcam-markers"),
+    (["markers", "--game", "KANG", "--out", "{tmp}/m"], "'KANG'"),
+])
+def test_bad_arguments_and_files(capsys, files, tmp_path, argv, quoted):
+    tiny = tmp_path / "tiny.png"
+    cv2.imwrite(str(tiny), np.zeros((1, 1, 3), np.uint8))
+    course = tmp_path / "course-missing-key.json"
+    course.write_text(json.dumps({"id": "my-course"}))  # no "sequence"
+    names = {k: str(v) for k, v in files.items()} | {"tmp": str(tmp_path), "tiny": str(tiny),
+                                                     "course_missing_key": str(course)}
+    code, _, err = run_cli(capsys, [a.format(**names) for a in argv])
+    assert_one_line_error(code, err, quoted)
+
+
+@pytest.mark.parametrize("kind", ["grey-jpeg", "rgba-png", "16bit-png", "16bit-grey-png"])
+def test_other_kinds_of_valid_picture_are_observed(capsys, tmp_path, kind):
+    bgr = cv2.imread(str(STILL))
+    pictures = {
+        "grey-jpeg": ("g.jpg", cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)),
+        "rgba-png": ("a.png", cv2.cvtColor(bgr, cv2.COLOR_BGR2BGRA)),
+        "16bit-png": ("c16.png", bgr.astype(np.uint16) * 257),
+        "16bit-grey-png": ("g16.png", cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY).astype(np.uint16) * 257),
+    }
+    name, pixels = pictures[kind]
+    path = tmp_path / name
+    assert cv2.imwrite(str(path), pixels)
+    code, out, err = run_cli(capsys, ["observe", path, "--camera-file", STILL_CAMERA, "--json"])
+    assert code == 0, err
+    converted = {p["name"] for p in json.loads(out)["pieces"]}
+    code, out, err = run_cli(capsys, ["observe", STILL, "--camera-file", STILL_CAMERA, "--json"])
+    assert code == 0, err
+    original = {p["name"] for p in json.loads(out)["pieces"]}
+    assert len(original) >= 8 and converted == original

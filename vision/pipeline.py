@@ -98,6 +98,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
             for n in names:
                 del by_piece[n]
     if not by_piece:
+        others = sorted(g for g in game_counts if g != game)
+        if others:  # the stickers of another game were dropped above: say so rather than "none"
+            raise NoStickersError(f"no {game} stickers in the {w}x{h} image, only {' and '.join(others)} pieces")
         raise NoStickersError(f"no usable refcam stickers in the {w}x{h} image")
 
     # --- undistorted corners -----------------------------------------------------------------
