@@ -155,5 +155,7 @@ def parse_weights(text: str | None) -> dict[str, float]:
             raise InvalidInputError(f"boat weight {item!r}: {value.strip()!r} is not a number") from None
         if not math.isfinite(w) or w < 0:
             raise InvalidInputError(f"boat weight {item!r} must be a finite number >= 0")
+        if name in out:  # which of the two was meant? refuse rather than keep the last
+            raise InvalidInputError(f"boat {name.split('/', 1)[1]!r} is given two weights in --weights {text!r}")
         out[name] = w
     return out

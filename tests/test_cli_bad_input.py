@@ -215,3 +215,70 @@ def test_other_kinds_of_valid_picture_are_observed(capsys, tmp_path, kind):
     assert code == 0, err
     original = {p["name"] for p in json.loads(out)["pieces"]}
     assert len(original) >= 8 and converted == original
+
+
+# --- cameras, hosts, ports, sessions --------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["serve"], ["record", "--out", "{tmp}/rec"], ["calibrate", "--out", "{tmp}/c.json"]])
+@pytest.mark.parametrize("index, quoted", [("-1", "-1"), ("99999999999999999999", "99999999999999999999")])
+def test_camera_index_that_cannot_exist(tmp_path, command, index, quoted):
+    # -1 used to crash OpenCV (segmentation fault, exit 139); a huge one raised cv2.error
+    argv = [a.format(tmp=tmp_path) for a in command] + ["--camera", index]
+    code, _, err = run_subprocess(argv)
+    assert_one_line_error(code, err, quoted)
+    assert not (tmp_path / "rec").exists()
+
+
+@pytest.mark.parametrize("host", ["999.1.1.1", "no.such.host.invalid", ""])
+def test_serve_host_that_does_not_resolve(capsys, tmp_path, host):
+    code, _, err = run_cli(capsys, ["serve", "--host", host, "--port", "8999", "--record", tmp_path / "rec"])
+    assert_one_line_error(code, err, f"--host {host!r}")
+    assert not (tmp_path / "rec").exists()  # refused before the recording was opened
+
+
+@pytest.mark.parametrize("argv, quoted", [
+    (["serve", "--port", "99999"], "99999"),
+    (["serve", "--port", "0"], "--port 0"),
+    (["serve", "--replay", "{tmp}/no-such-session"], "no-such-session"),
+    (["replay", "{tmp}/no-such-session"], "no-such-session"),
+    (["serve", "--weights", "boat-1=3,boat-1=4"], "boat-1=3,boat-1=4"),
+    (["replay", str(KANG_SESSION), "--weights", "boat-2=1,tornado/boat-2=5"], "boat-2"),
+])
+def test_bad_serve_and_replay_settings(capsys, tmp_path, argv, quoted):
+    code, _, err = run_cli(capsys, [a.format(tmp=tmp_path) for a in argv])
+    assert_one_line_error(code, err, quoted)
+
+
+def test_serve_video_that_is_not_a_video(tmp_path):
+    # FFmpeg used to add its own "[mjpeg @ 0x...] No JPEG data found" lines on stderr
+    text = tmp_path / "clip.mp4"
+    text.write_text("not a video\n")
+    code, _, err = run_subprocess(["serve", "--video", text])
+    assert_one_line_error(code, err, str(text))
+
+
+def test_serve_video_that_is_a_folder(capsys, tmp_path):
+    code, _, err = run_cli(capsys, ["serve", "--video", tmp_path])
+    assert_one_line_error(code, err, str(tmp_path), "folder")
+
+
+def test_recording_into_a_folder_that_already_holds_files(tmp_path):
+    folder = tmp_path / "holiday-photos"
+    folder.mkdir()
+    (folder / "frames").mkdir()
+    (folder / "frames" / "000000.jpg").write_bytes(b"the user's own picture")
+    (folder / "notes.txt").write_text("keep me\n")
+    # a subprocess: before the fix this started serving (and never returned)
+    code, _, err = run_subprocess(["serve", "--record", folder, "--port", "8999"], timeout=30)
+    assert_one_line_error(code, err, str(folder), "not empty")
+    assert sorted(p.name for p in folder.rglob("*")) == ["000000.jpg", "frames", "notes.txt"]
+    assert (folder / "frames" / "000000.jpg").read_bytes() == b"the user's own picture"
+
+
+def test_recording_into_an_existing_session_is_refused(tmp_path):
+    folder = tmp_path / "session"
+    shutil.copytree(KANG_SESSION, folder)
+    before = (folder / "manifest.jsonl").read_bytes()
+    code, _, err = run_subprocess(["serve", "--record", folder, "--port", "8999"], timeout=30)
+    assert_one_line_error(code, err, str(folder), "already holds a session")
+    assert (folder / "manifest.jsonl").read_bytes() == before

@@ -110,9 +110,11 @@ class SessionWriter:
     def __init__(self, folder: str | os.PathLike, game: str | None = None, **header):
         self.folder = Path(folder)
         try:
-            (self.folder / "frames").mkdir(parents=True, exist_ok=True)
             if (self.folder / MANIFEST).exists():
                 raise SessionError(f"{self.folder} already holds a session; choose a new folder")
+            if self.folder.is_dir() and any(self.folder.iterdir()):  # frames/ could overwrite the user's files
+                raise SessionError(f"{self.folder} already exists and is not empty; choose a new folder")
+            (self.folder / "frames").mkdir(parents=True, exist_ok=True)
             self._manifest = open(self.folder / MANIFEST, "a", encoding="utf-8")
         except OSError as exc:
             raise SessionError(f"cannot write session folder {self.folder}: {exc.strerror or exc}") from None

@@ -18,6 +18,7 @@ short line for the page ("camera 0 lost; retrying"); warnings (skipped frames) g
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -178,8 +179,13 @@ class VideoSource(FrameSource):
         import cv2
 
         self.path = Path(path)
+        if self.path.is_dir():
+            raise SourceError(f"{self.path} is a folder, not a video file (a session folder goes to --replay)")
         if not self.path.is_file():
             raise SourceError(f"no such video file: {self.path}")
+        # FFmpeg writes its own complaints about a bad file to stderr; the error below says it in one line
+        # (OPENCV_FFMPEG_LOGLEVEL is read when a file is opened; a user's own setting wins)
+        os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
         cap = cv2.VideoCapture(str(self.path))
         ok, first = cap.read() if cap.isOpened() else (False, None)
         fps = cap.get(cv2.CAP_PROP_FPS) if ok else 0.0
@@ -235,6 +241,8 @@ def _open_capture(index: int):
     cv_log.setLogLevel(cv_log.LOG_LEVEL_ERROR)
     try:
         return cv2.VideoCapture(index)
+    except (cv2.error, OverflowError):  # an index beyond a C int: no such camera
+        return cv2.VideoCapture()
     finally:
         cv_log.setLogLevel(level)
 
@@ -252,6 +260,8 @@ class CameraSource(FrameSource):
     def __init__(self, index: int, capture_factory: Callable[[int], object] = _open_capture,
                  width: int | None = None, height: int | None = None):
         super().__init__()
+        if index < 0:  # OpenCV's "any camera" (-1) crashes the process when there is none
+            raise SourceError(f"--camera {index}: camera indices start at 0")
         self.index = index
         self._factory = capture_factory
         cap = capture_factory(index)

@@ -88,7 +88,10 @@ def open_camera(index: int):
     level = cv2.utils.logging.getLogLevel()
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)  # backends print per-try warnings
     try:
-        cap = cv2.VideoCapture(index)
+        try:
+            cap = cv2.VideoCapture(index)
+        except (cv2.error, OverflowError):  # an index beyond a C int: no such camera
+            cap = cv2.VideoCapture()
         opened = cap.isOpened()
     finally:
         cv2.utils.logging.setLogLevel(level)

@@ -90,10 +90,27 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
         raise
     recorder = None
     if args.record:
-        recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
+        try:
+            recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
+        except BaseException:  # a refused folder must not leave the camera held
+            source.close()
+            raise
     return {"SOURCE": source, "GAME": game, "COURSE": args.course, "WEIGHTS": weights, "CAMERA": camera,
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
             "THOROUGH": not args.quick}
+
+
+def check_host(host: str) -> None:
+    """Refuse a --host that does not resolve, before any source or recording is opened."""
+    import socket
+
+    try:
+        ok = bool(host) and bool(socket.getaddrinfo(host, None, type=socket.SOCK_STREAM))
+    except (socket.gaierror, UnicodeError):
+        ok = False
+    if not ok:
+        raise InvalidInputError(f"--host {host!r} is not an address this computer can listen on "
+                                f"(e.g. 127.0.0.1, or 0.0.0.0 for every network)")
 
 
 def shutdown(engine, server) -> None:
@@ -111,6 +128,7 @@ def shutdown(engine, server) -> None:
 def run(args: argparse.Namespace) -> int:
     if not (0 < args.port < 65536):
         raise InvalidInputError(f"--port {args.port} is not a port number (1-65535)")
+    check_host(args.host)
     config = build_engine_config(args)
     source = config["SOURCE"]
     try:
@@ -126,6 +144,8 @@ def run(args: argparse.Namespace) -> int:
             server = create_server(app, host=args.host, port=args.port, threads=THREADS,
                                    outbuf_high_watermark=4 * 1024 * 1024, channel_timeout=60,
                                    connection_limit=200, ident="refcam")
+        except ValueError:  # waitress: the host did not resolve
+            raise InvalidInputError(f"--host {args.host!r} is not an address of this computer") from None
         except OSError as exc:
             if exc.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
                 raise RefcamError(f"port {args.port} on {args.host} is already in use "
