@@ -282,3 +282,34 @@ def test_recording_into_an_existing_session_is_refused(tmp_path):
     code, _, err = run_subprocess(["serve", "--record", folder, "--port", "8999"], timeout=30)
     assert_one_line_error(code, err, str(folder), "already holds a session")
     assert (folder / "manifest.jsonl").read_bytes() == before
+
+
+# --- --json on every command (SPEC section 4) -------------------------------------------------------
+
+def test_serve_json_prints_one_document_once_listening(tmp_path):
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--port", str(port), "--fast", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        doc = json.loads(proc.stdout.readline())
+        assert doc["url"] == f"http://127.0.0.1:{port}/" and doc["port"] == port and doc["game"] == "tornado"
+        with urllib.request.urlopen(doc["url"], timeout=10) as page:
+            assert page.status == 200
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=30)
+    assert out.strip() == "", out  # nothing else on stdout
+    assert "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("host, url", [("127.0.0.1", "http://127.0.0.1:8000/"), ("0.0.0.0", "http://127.0.0.1:8000/"),
+                                       ("::1", "http://[::1]:8000/"), ("::", "http://127.0.0.1:8000/")])
+def test_serve_page_url(host, url):
+    from webui.commands.serve import page_url
+
+    assert page_url(host, 8000) == url

@@ -13,7 +13,7 @@ def register(subparsers) -> None:
                               description="Find refcam's stickers in IMAGE and print every piece's pose in the game "
                                           "frame (mm, degrees) with its standard uncertainty sigma.")
     p.add_argument("image", help="photo of the table (JPEG or PNG)")
-    p.add_argument("--camera-file", help="camera file from `refcam calibrate` (without it refcam estimates the "
+    p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate` (without it refcam estimates the "
                                          "focal length from the stickers and promises less)")
     p.add_argument("--game", choices=("kang", "kayak", "tornado"), help="game (default: inferred from the stickers)")
     p.add_argument("--json", action="store_true", help="print the observation as one JSON document (SPEC section 4)")

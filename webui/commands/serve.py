@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
@@ -35,6 +36,8 @@ def register(subparsers) -> None:
                    help="skip the detector's second look at small stickers (for slow computers)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S",
                    help="seconds the table must stay still before a ruling (default 0.5)")
+    p.add_argument("--json", action="store_true",
+                   help="once listening, print one JSON document (url, game, source) on stdout")
     p.set_defaults(run=run)
 
 
@@ -98,6 +101,15 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     return {"SOURCE": source, "GAME": game, "COURSE": args.course, "WEIGHTS": weights, "CAMERA": camera,
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
             "THOROUGH": not args.quick}
+
+
+def page_url(host: str, port: int) -> str:
+    """The address to open in a browser on this computer (an IPv6 host goes in brackets)."""
+    if host in ("0.0.0.0", "::"):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/"
 
 
 def check_host(host: str) -> None:
@@ -171,9 +183,13 @@ def run(args: argparse.Namespace) -> int:
         if args.host not in ("127.0.0.1", "localhost", "::1"):
             print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
                   f"the network", file=sys.stderr)
-        url_host = "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host
-        print(f"refcam: {engine.settings.game} referee on {source.info.name}: open http://{url_host}:"
-              f"{server.effective_port}/  (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        url = page_url(args.host, server.effective_port)
+        print(f"refcam: {engine.settings.game} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
+              file=sys.stderr, flush=True)
+        if args.json:
+            print(json.dumps({"url": url, "host": args.host, "port": int(server.effective_port),
+                              "game": engine.settings.game, "source": source.info.name,
+                              "record": str(args.record) if args.record else None}), flush=True)
         server.run()
     except KeyboardInterrupt:
         pass
