@@ -313,3 +313,16 @@ def test_serve_page_url(host, url):
     from webui.commands.serve import page_url
 
     assert page_url(host, 8000) == url
+
+
+# --- file names a shell lets through -----------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["observe", "{tmp}/no\nsuch.jpg"],
+    ["replay", "{tmp}/no\r\nsession"],
+    ["render", "{tmp}/no\nscene.json", "{tmp}/out.jpg"],
+    ["serve", "--video", "{tmp}/no\nclip.mp4"],
+])
+def test_a_line_break_in_a_file_name_keeps_the_error_on_one_line(capsys, tmp_path, argv):
+    code, _, err = run_cli(capsys, [a.format(tmp=tmp_path) for a in argv])
+    assert_one_line_error(code, err, "\\n")

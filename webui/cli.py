@@ -47,14 +47,19 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except RefcamError as exc:
-        print(f"refcam: error: {exc}", file=sys.stderr)
+        print(f"refcam: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"refcam: error: {_describe_os_error(exc)}", file=sys.stderr)
+        print(f"refcam: error: {_one_line(_describe_os_error(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("refcam: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(message: str) -> str:
+    """A file name may hold a line break; the error stays one line (written as \\n)."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _describe_os_error(exc: BaseException) -> str:
