@@ -6,6 +6,7 @@ Plain frozen values with a JSON form matching SPEC section 4 (``observe --json``
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -42,13 +43,22 @@ class PiecePose:
     @classmethod
     def from_json(cls, d: dict) -> "PiecePose":
         try:
-            return cls(name=str(d["name"]), marker_ids=tuple(int(i) for i in d.get("marker_ids", ())),
+            pose = cls(name=str(d["name"]), marker_ids=tuple(int(i) for i in d.get("marker_ids", ())),
                        x_mm=float(d["x_mm"]), y_mm=float(d["y_mm"]), theta_deg=float(d.get("theta_deg", 0.0)),
                        z_mm=float(d.get("z_mm", 0.0)), sigma_mm=float(d.get("sigma_mm", 0.0)),
                        sigma_theta_deg=float(d.get("sigma_theta_deg", 0.0)), face=d.get("face"),
                        size_px=float(d.get("size_px", 0.0)))
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise InvalidInputError(f"piece entry {json.dumps(d)[:80]} has no {exc.args[0]!r}") from None
+        except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInputError(f"malformed piece entry {json.dumps(d)[:80]}: {exc}") from None
+        # a NaN position would silently fall outside every zone; a negative sigma would narrow every band
+        for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg"):
+            value = getattr(pose, key)
+            if not math.isfinite(value) or (key.startswith("sigma") and value < 0):
+                raise InvalidInputError(f"piece {pose.name!r}: {key} {value} must be a finite number"
+                                        + (" >= 0" if key.startswith("sigma") else ""))
+        return pose
 
 
 @dataclass(frozen=True)
@@ -86,8 +96,12 @@ class Observation:
 
     @classmethod
     def from_json(cls, d: dict) -> "Observation":
-        if not isinstance(d, dict) or "pieces" not in d:
+        if not isinstance(d, dict) or not isinstance(d.get("pieces"), list):
             raise InvalidInputError("observation document needs a 'pieces' list")
+        for key, kind in (("warnings", list), ("unknown_markers", list), ("frame", dict)):
+            if d.get(key) is not None and not isinstance(d[key], kind):
+                raise InvalidInputError(f"observation {key!r} must be a JSON {'list' if kind is list else 'object'}, "
+                                        f"got {json.dumps(d[key])[:40]}")
         known = {"game", "image_size", "frame", "pieces", "unknown_markers", "warnings"}
         size = d.get("image_size")
         return cls(pieces=tuple(PiecePose.from_json(p) for p in d["pieces"]), frame=d.get("frame") or {},

@@ -326,3 +326,54 @@ def test_serve_page_url(host, url):
 def test_a_line_break_in_a_file_name_keeps_the_error_on_one_line(capsys, tmp_path, argv):
     code, _, err = run_cli(capsys, [a.format(tmp=tmp_path) for a in argv])
     assert_one_line_error(code, err, "\\n")
+
+
+# --- observation files given to `rank` ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def observation_doc(tmp_path_factory):
+    """`refcam observe --json` of a sample still whose course pieces are all in view."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["observe", str(STILL), "--camera-file", str(STILL_CAMERA), "--json"]) == 0
+    return json.loads(out.getvalue())
+
+
+def _boat(doc) -> dict:
+    return next(p for p in doc["pieces"] if p["name"].startswith("tornado/boat-"))
+
+
+@pytest.mark.parametrize("change, quoted", [
+    (lambda d: _boat(d).update(x_mm=float("nan")), "x_mm nan"),  # used to rank the boat "outside"
+    (lambda d: _boat(d).update(sigma_mm=-1.0), "sigma_mm -1.0"),  # used to narrow the equidistance band
+    (lambda d: d.update(warnings="oops"), "'warnings'"),  # used to print one warning per character
+    (lambda d: d.update(pieces={}), "'pieces' list"),
+    (lambda d: _boat(d).pop("x_mm"), "has no 'x_mm'"),
+])
+def test_bad_observation_file(capsys, tmp_path, observation_doc, change, quoted):
+    doc = json.loads(json.dumps(observation_doc))
+    change(doc)
+    path = tmp_path / "observation.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run_cli(capsys, ["rank", path, "--course", "roundabout-river"])
+    assert_one_line_error(code, err, str(path), quoted)
+
+
+def test_two_boats_with_the_same_id_in_an_observation_file(capsys, tmp_path, observation_doc):
+    doc = json.loads(json.dumps(observation_doc))
+    doc["pieces"].append(dict(_boat(doc)))
+    path = tmp_path / "observation.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run_cli(capsys, ["rank", path, "--course", "roundabout-river"])
+    assert_one_line_error(code, err, "two boats with the same id", _boat(doc)["name"])
+
+
+def test_good_observation_file_still_ranks(capsys, tmp_path, observation_doc):
+    path = tmp_path / "observation.json"
+    path.write_text(json.dumps(observation_doc))
+    code, out, err = run_cli(capsys, ["rank", path, "--course", "roundabout-river", "--json"])
+    assert code == 0, err
+    assert len(json.loads(out)["ranking"]) >= 2

@@ -47,7 +47,10 @@ def _load_observation(path: str, camera):
             doc = doc["observation"]
         if not isinstance(doc, dict) or "pieces" not in doc:
             raise InvalidInputError(f"observation file {path!r} has no 'pieces' list")
-        return Observation.from_json(doc), None
+        try:
+            return Observation.from_json(doc), None
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"observation file {path!r}: {exc}") from None
     from vision.imageio import load_image
     from vision.pipeline import observe
 
