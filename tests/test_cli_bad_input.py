@@ -377,3 +377,24 @@ def test_good_observation_file_still_ranks(capsys, tmp_path, observation_doc):
     code, out, err = run_cli(capsys, ["rank", path, "--course", "roundabout-river", "--json"])
     assert code == 0, err
     assert len(json.loads(out)["ranking"]) >= 2
+
+
+def test_version(capsys):
+    code, out, _ = run_cli(capsys, ["--version"])
+    assert code == 0 and out.startswith("refcam ")
+
+
+def _subcommands() -> dict:
+    from webui.cli import build_parser
+
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return dict(action.choices)
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+def test_every_command_has_help_and_json(capsys, command):
+    code, out, _ = run_cli(capsys, [command, "--help"])
+    assert code == 0 and out.startswith(f"usage: refcam {command}")
+    options = {s for a in _subcommands()[command]._actions for s in a.option_strings}
+    assert "--json" in options  # SPEC section 4: all commands accept --json
