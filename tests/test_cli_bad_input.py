@@ -398,3 +398,24 @@ def test_every_command_has_help_and_json(capsys, command):
     assert code == 0 and out.startswith(f"usage: refcam {command}")
     options = {s for a in _subcommands()[command]._actions for s in a.option_strings}
     assert "--json" in options  # SPEC section 4: all commands accept --json
+
+
+def _png_header_only(width: int, height: int) -> bytes:
+    """A PNG whose header claims width x height grey pixels (no pixel data: never decoded)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("width, height", [(14000, 13000), (30000, 30000)])
+def test_a_picture_larger_than_any_camera_is_refused_before_decoding(capsys, tmp_path, width, height):
+    # a 1 MB PNG of 30000x30000 used to take 7 GB of memory and 30 s before "no stickers"
+    path = tmp_path / "huge.png"
+    path.write_bytes(_png_header_only(width, height))
+    code, _, err = run_cli(capsys, ["observe", path])
+    assert_one_line_error(code, err, str(path), "more pixels than refcam reads")

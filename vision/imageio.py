@@ -57,6 +57,7 @@ def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
     elif data.startswith(_PNG_MAGIC):
         if _PNG_IEND not in data[-16:]:
             raise ImageReadError(f"{source} is a truncated PNG (no IEND chunk)")
+    _refuse_huge(data, source)
     buf = np.frombuffer(data, dtype=np.uint8)
     image = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
     if image is None:
@@ -76,6 +77,28 @@ def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
     if image.shape[0] < 8 or image.shape[1] < 8:
         raise ImageReadError(f"{source} is only {image.shape[1]}x{image.shape[0]} pixels")
     return np.ascontiguousarray(image)
+
+
+def _refuse_huge(data: bytes, source: str) -> None:
+    """Refuse a picture larger than any camera takes before decoding it: a 1 MB PNG of
+    30000x30000 pixels otherwise takes 7 GB of memory and half a minute to find nothing.
+    Pillow reads only the header and calls anything over 2 x Image.MAX_IMAGE_PIXELS
+    (about 179 Mpx) a decompression bomb."""
+    import io
+    import warnings
+
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # 89-179 Mpx: read it
+            with Image.open(io.BytesIO(data)):
+                pass
+    except Image.DecompressionBombError:
+        limit = 2 * Image.MAX_IMAGE_PIXELS / 1e6
+        raise ImageReadError(f"{source} has more pixels than refcam reads ({limit:.0f} Mpx): scale it down") from None
+    except Exception:  # a format Pillow does not know, or a broken header: OpenCV decides below
+        return
 
 
 def _looks_like_text(data: bytes) -> bool:
