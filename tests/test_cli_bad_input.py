@@ -243,6 +243,9 @@ def test_serve_host_that_does_not_resolve(capsys, tmp_path, host):
     (["replay", "{tmp}/no-such-session"], "no-such-session"),
     (["serve", "--weights", "boat-1=3,boat-1=4"], "boat-1=3,boat-1=4"),
     (["replay", str(KANG_SESSION), "--weights", "boat-2=1,tornado/boat-2=5"], "boat-2"),
+    (["replay", str(KANG_SESSION), "--stable-s", "-1"], "--stable-s -1"),  # replay used to run with these
+    (["replay", str(KANG_SESSION), "--stable-s", "1e9"], "--stable-s 1000000000"),
+    (["replay", str(KANG_SESSION), "--course", "moon-river"], "'moon-river'"),
 ])
 def test_bad_serve_and_replay_settings(capsys, tmp_path, argv, quoted):
     code, _, err = run_cli(capsys, [a.format(tmp=tmp_path) for a in argv])

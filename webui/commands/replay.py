@@ -96,10 +96,17 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from calibration.camera import CameraModel
+    from referee.errors import InvalidInputError
     from referee.registry import parse_weights
     from vision.session import read_session
 
     weights = parse_weights(args.weights)
+    if not (0.0 <= args.stable_s <= 30.0):  # the same bounds as `refcam serve`
+        raise InvalidInputError(f"--stable-s {args.stable_s} must be between 0 and 30 seconds")
+    if args.course:  # refused even when the session's game has no courses, as `serve` does
+        from referee.tornado.course import load_course
+
+        load_course(args.course)
     camera = CameraModel.load(args.camera_file) if args.camera_file else None
     total = len(read_session(args.session).frames)
     progress = Progress(total)
