@@ -422,3 +422,18 @@ def test_a_picture_larger_than_any_camera_is_refused_before_decoding(capsys, tmp
     path.write_bytes(_png_header_only(width, height))
     code, _, err = run_cli(capsys, ["observe", path])
     assert_one_line_error(code, err, str(path), "more pixels than refcam reads")
+
+
+@pytest.mark.parametrize("argv, quoted", [
+    (["observe", str(STILL), "--camera-file", ""], "--camera-file"),  # used to run without the camera file
+    (["observe", str(STILL), "--annotate", ""], "--annotate"),  # used to skip the picture silently
+    (["markers", "--game", "kang", "--out", ""], "--out"),  # used to write into the current folder
+    (["serve", "--record", ""], "--record"),  # used to serve without recording
+    (["render", str(KANG_SCENE), ""], "out"),  # used to raise ValueError (traceback)
+    (["rank", str(STILL), "--history", str(STILL), ""], "--history"),
+])
+def test_an_empty_value_is_refused(capsys, tmp_path, monkeypatch, argv, quoted):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, argv)
+    assert_one_line_error(code, err, f"argument {quoted}: empty value")
+    assert list(tmp_path.iterdir()) == []

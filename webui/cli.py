@@ -49,6 +49,7 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _refuse_empty_values(parser, args)
     try:
         code = int(args.run(args) or 0)
         sys.stdout.flush()
@@ -65,6 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("refcam: interrupted", file=sys.stderr)
         return 130
+
+
+def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """`--camera-file "$CAM"` with CAM unset must not quietly run without the camera file
+    (nor `--out ""` write into the current folder): an empty value is refused."""
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for action in commands[args.command]._actions:
+        value = getattr(args, action.dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            name = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)
+            parser.error(f"argument {name}: empty value '' (an unset shell variable?)")
 
 
 def _one_line(message: str) -> str:
