@@ -17,6 +17,7 @@ import numpy as np
 
 from referee.catalog import Catalog, default_catalog
 from referee.errors import InvalidInputError
+from vision.imageio import load_image
 
 from .camera import CameraModel
 
@@ -146,9 +147,9 @@ def detect_folder(folder: str | Path, board=None) -> FolderDetections:
     views, missed, size = [], [], None
     first_name = ""
     for path in image_files(folder):
-        image = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
-        if image is None:
-            raise CalibrationError(f"cannot read image {str(path)!r}")
+        # load_image refuses a truncated JPEG (which imread half-decodes, with libjpeg's own
+        # line on stderr) and says why a file is not an image
+        image = cv2.cvtColor(load_image(path), cv2.COLOR_BGR2GRAY)
         this_size = (image.shape[1], image.shape[0])
         if size is None:
             size, first_name = this_size, path.name

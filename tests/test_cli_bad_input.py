@@ -437,3 +437,17 @@ def test_an_empty_value_is_refused(capsys, tmp_path, monkeypatch, argv, quoted):
     code, _, err = run_cli(capsys, argv)
     assert_one_line_error(code, err, f"argument {quoted}: empty value")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("content, quoted", [
+    ("text", "is a text file"),
+    ("truncated", "truncated JPEG"),  # imread half-decoded it, and libjpeg added its own stderr line
+])
+def test_calibrate_on_a_picture_that_is_not_whole(tmp_path, content, quoted):
+    views = tmp_path / "views"
+    views.mkdir()
+    bad = views / "view-01.jpg"
+    bad.write_bytes(b"not a picture\n" if content == "text" else STILL.read_bytes()[:5000])
+    code, _, err = run_subprocess(["calibrate", "--images", views, "--out", tmp_path / "camera.json"])
+    assert_one_line_error(code, err, str(bad), quoted)
+    assert not (tmp_path / "camera.json").exists()
