@@ -451,3 +451,22 @@ def test_calibrate_on_a_picture_that_is_not_whole(tmp_path, content, quoted):
     code, _, err = run_subprocess(["calibrate", "--images", views, "--out", tmp_path / "camera.json"])
     assert_one_line_error(code, err, str(bad), quoted)
     assert not (tmp_path / "camera.json").exists()
+
+
+@pytest.mark.parametrize("damage, quoted", [
+    ("last-frame-text", "000055.jpg is a text file"),  # the last frame's warning used to be lost
+    ("outside", "outside the session folder"),  # used to be read (any file of the user's)
+])
+def test_replay_reports_every_bad_frame(capsys, tmp_path, damage, quoted):
+    session = tmp_path / "session"
+    shutil.copytree(KANG_SESSION, session)
+    if damage == "last-frame-text":
+        (session / "frames" / "000055.jpg").write_text("hi\n")
+    else:
+        with open(session / "manifest.jsonl", "a") as fh:
+            fh.write(json.dumps({"frame": "../../../../etc/hostname", "t": 99.0}) + "\n")
+    code, out, err = run_cli(capsys, ["replay", session, "--quick", "--json"])
+    assert code == 0, err
+    assert isinstance(json.loads(out), list)
+    warnings = [l for l in err.splitlines() if l.startswith("refcam: warning:")]
+    assert len(warnings) == 1 and quoted in warnings[0], err

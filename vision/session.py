@@ -97,6 +97,9 @@ def read_session(folder: str | os.PathLike) -> Session:
                 continue
             raise SessionError(f"manifest {manifest} is not JSON (line {n})") from None
         path = folder / rel
+        if not path.resolve().is_relative_to(folder.resolve()):  # a shared session must not read the user's files
+            warnings.append(f"frame {rel} lies outside the session folder; skipped")
+            continue
         if not path.is_file():
             warnings.append(f"frame {rel} is missing; skipped")
             continue

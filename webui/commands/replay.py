@@ -75,10 +75,8 @@ def replay_session(folder, game=None, course=None, weights=None, camera=None, st
     engine = LiveEngine(source, observe, settings)
     events = engine.events.subscribe()
     timeline: list[dict] = []
-    n = 0
-    for t, image in source:
-        engine.process(t, image)
-        n += 1
+
+    def drain() -> None:
         while True:
             ev = events.get(timeout=0)
             if ev is None:
@@ -87,8 +85,15 @@ def replay_session(folder, game=None, course=None, weights=None, camera=None, st
                 timeline.append(dict(ev["ruling"], frame=source.frame_name))
             elif ev["type"] == "warning" and on_warning:
                 on_warning(ev["message"])
+
+    n = 0
+    for t, image in source:
+        engine.process(t, image)
+        n += 1
+        drain()
         if progress:
             progress.update(n)
+    drain()  # a bad frame at the very end is reported while the source finishes, after the last process()
     return timeline, game
 
 
