@@ -470,3 +470,38 @@ def test_replay_reports_every_bad_frame(capsys, tmp_path, damage, quoted):
     assert isinstance(json.loads(out), list)
     warnings = [l for l in err.splitlines() if l.startswith("refcam: warning:")]
     assert len(warnings) == 1 and quoted in warnings[0], err
+
+
+# --- the page's settings endpoint -------------------------------------------------------------------
+
+@pytest.fixture
+def page(tmp_path):
+    from tests.live_helpers import move_script, scripted_observe, write_session
+    from vision.sources import SessionSource
+    from vision.tracking import TrackerSettings
+    from webui.app import create_app
+    from webui.live import LiveEngine, LiveSettings
+
+    source = SessionSource(write_session(tmp_path / "s", 5, game="kang"), realtime=False)
+    engine = LiveEngine(source, scripted_observe(move_script("kang")),
+                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.5)))
+    app = create_app({"TESTING": True, "ENGINE": engine, "START_ENGINE": False, "KEEPALIVE_S": 0.2})
+    yield app.test_client()
+    engine.stop()
+
+
+@pytest.mark.parametrize("body, quoted", [
+    ({"weights": {"boat-1": "abc"}}, "abc"),  # these three used to answer 500 with a traceback in the log
+    ({"weights": 5}, "weights"),
+    ({"course": 5}, "course"),
+    ([1, 2], "JSON object"),
+])
+def test_page_settings_with_bad_values_answer_400(page, body, quoted):
+    r = page.post("/api/config", json=body)
+    assert r.status_code == 400 and quoted in r.get_json()["error"]
+
+
+def test_page_settings_take_weights_as_an_object(page):
+    r = page.post("/api/config", json={"game": "tornado", "weights": {"boat-1": 3, "boat-2": 1}})
+    assert r.status_code == 200, r.get_json()
+    assert r.get_json()["config"]["weights"] == {"tornado/boat-1": 3.0, "tornado/boat-2": 1.0}

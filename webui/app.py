@@ -16,6 +16,7 @@ Nothing is written to disk here: settle pictures live in memory.
 from __future__ import annotations
 
 import collections
+import json
 import itertools
 import threading
 from pathlib import Path
@@ -136,10 +137,18 @@ def create_app(test_config: dict | None = None) -> Flask:
     @app.post("/api/config")
     def api_config():
         data = request.get_json(silent=True) or request.form.to_dict()
+        if not isinstance(data, dict):
+            return jsonify(error="settings must be a JSON object such as {\"game\": \"kang\"}"), 400
+        weights_text = data.get("weights")
+        if isinstance(weights_text, dict):  # {"boat-1": 3} from a script, as well as the form's "boat-1=3"
+            weights_text = ",".join(f"{k}={v}" for k, v in weights_text.items())
+        for key, value in (("game", data.get("game")), ("course", data.get("course")), ("weights", weights_text)):
+            if value is not None and not isinstance(value, str):
+                return jsonify(error=f"{key} must be text, got {json.dumps(value)[:40]}"), 400
         game = (data.get("game") or "").strip() or None
         course = (data.get("course") or "").strip() or None
         try:
-            weights = parse_weights(data.get("weights")) if "weights" in data else None
+            weights = parse_weights(weights_text) if "weights" in data else None
             engine.configure(game=game, course=course, weights=weights)
         except RefcamError as exc:
             return jsonify(error=str(exc)), 400
