@@ -246,8 +246,10 @@ def test_serve_host_that_does_not_resolve(capsys, tmp_path, host):
     (["replay", str(KANG_SESSION), "--stable-s", "-1"], "--stable-s -1"),  # replay used to run with these
     (["replay", str(KANG_SESSION), "--stable-s", "1e9"], "--stable-s 1000000000"),
     (["replay", str(KANG_SESSION), "--course", "moon-river"], "'moon-river'"),
+    (["serve", "--course", "{tmp}/my-course.json"], "my-course.json"),  # serve now reads course files, as rank
 ])
 def test_bad_serve_and_replay_settings(capsys, tmp_path, argv, quoted):
+    (tmp_path / "my-course.json").write_text(json.dumps({"id": "mine", "sequence": [{"kind": "start-gate"}]}))
     code, _, err = run_cli(capsys, [a.format(tmp=tmp_path) for a in argv])
     assert_one_line_error(code, err, quoted)
 

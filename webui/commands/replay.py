@@ -12,7 +12,7 @@ def register(subparsers) -> None:
                                           "print what the referee ruled, in order.")
     p.add_argument("session", metavar="DIR", help="session folder (manifest.jsonl + frames/)")
     p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game (default: the session's)")
-    p.add_argument("--course", metavar="C", help="Tornado Splash course")
+    p.add_argument("--course", metavar="C", help="Tornado Splash course id (e.g. tornado-circuit) or a course file")
     p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
     p.add_argument("--quick", action="store_true",

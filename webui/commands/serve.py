@@ -24,7 +24,7 @@ def register(subparsers) -> None:
     src.add_argument("--replay", metavar="DIR", help="replay a recorded session folder")
     src.add_argument("--video", metavar="FILE", help="replay a video file")
     p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game on the table")
-    p.add_argument("--course", metavar="C", help="Tornado Splash course (e.g. tornado-circuit)")
+    p.add_argument("--course", metavar="C", help="Tornado Splash course id (e.g. tornado-circuit) or a course file")
     p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
     p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this computer only)")
@@ -66,11 +66,10 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     from vision.tracking import TrackerSettings
 
     weights = parse_weights(args.weights)
-    if args.course:
-        from webui.app import course_names
+    if args.course:  # a course id or a user's course file, as `refcam rank` takes
+        from referee.tornado.course import load_course
 
-        if args.course not in course_names():
-            raise InvalidInputError(f"unknown course {args.course!r} (known: {', '.join(course_names())})")
+        load_course(args.course)
     if args.stable_s is not None and not (0.0 <= args.stable_s <= 30.0):
         raise InvalidInputError(f"--stable-s {args.stable_s} must be between 0 and 30 seconds")
     camera = CameraModel.load(args.camera_file) if args.camera_file else None
