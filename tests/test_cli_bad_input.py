@@ -507,3 +507,17 @@ def test_page_settings_take_weights_as_an_object(page):
     r = page.post("/api/config", json={"game": "tornado", "weights": {"boat-1": 3, "boat-2": 1}})
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["config"]["weights"] == {"tornado/boat-1": 3.0, "tornado/boat-2": 1.0}
+
+
+def test_serve_accepts_a_course_file(tmp_path):
+    from webui.cli import build_parser
+    from webui.commands.serve import build_engine_config
+
+    course = tmp_path / "my-course.json"
+    shutil.copyfile(REPO / "referee" / "data" / "courses" / "splashway.json", course)
+    args = build_parser().parse_args(["serve", "--course", str(course), "--fast"])
+    config = build_engine_config(args)
+    try:
+        assert config["COURSE"] == str(course)
+    finally:
+        config["SOURCE"].close()
