@@ -521,3 +521,9 @@ def test_serve_accepts_a_course_file(tmp_path):
         assert config["COURSE"] == str(course)
     finally:
         config["SOURCE"].close()
+
+
+def test_rank_without_course_on_another_course_suggests_course(capsys):
+    # samples/tornado/000.jpg is Raindrop Road; the default course is Tornado Circuit
+    code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg"])
+    assert_one_line_error(code, err, "'tornado-circuit'", "--course C", "--assume-layout")

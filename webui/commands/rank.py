@@ -132,7 +132,8 @@ def run(args) -> int:
     except MissingPiecesError as exc:
         if args.assume_layout:
             raise
-        raise MissingPiecesError(f"{exc} (--assume-layout takes pieces out of view from the course file)") from None
+        other = "" if args.course else "another course on the table? say which with --course C; "
+        raise MissingPiecesError(f"{exc} ({other}--assume-layout takes pieces out of view from the course file)") from None
     doc = result.to_json()
     if args.history:
         doc["history_states"] = states
