@@ -131,12 +131,10 @@ def make_referee(game: str, course: str | None = None, weights: dict[str, float]
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
-    """'boat-1=3,boat-2=1.5' -> {'tornado/boat-1': 3.0, 'tornado/boat-2': 1.5}."""
-    from .errors import InvalidInputError
+    """'boat-1=3,boat-2=1.5' -> {'tornado/boat-1': 3.0, 'tornado/boat-2': 1.5}: only the boats given."""
+    from referee.tornado.standings import parse_weight_overrides
 
-    out: dict[str, float] = {}
-    if not text:
-        return out
+    return parse_weight_overrides(text)
     for item in text.split(","):
         item = item.strip()
         if not item:

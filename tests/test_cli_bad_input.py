@@ -527,3 +527,13 @@ def test_rank_without_course_on_another_course_suggests_course(capsys):
     # samples/tornado/000.jpg is Raindrop Road; the default course is Tornado Circuit
     code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg"])
     assert_one_line_error(code, err, "'tornado-circuit'", "--course C", "--assume-layout")
+
+
+@pytest.mark.parametrize("weights,needle", [("boat-1=-3", ">= 0"), ("boat-2=1,boat-2=5", "two weights")])
+def test_rank_weights_are_checked_like_serve(weights, needle, capsys, tmp_path):
+    """rank, serve and replay read --weights through one parser (referee.tornado.standings)."""
+    path = tmp_path / "obs.json"
+    path.write_text(json.dumps({"game": "tornado", "pieces": [], "frame": {}}))
+    assert main(["rank", str(path), "--weights", weights]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("refcam: error:") and needle in err and "\n" not in err

@@ -45,7 +45,7 @@ def test_registry_picks_the_rules_engine_where_there_is_one():
 def test_boat_weights():
     assert parse_weights("boat-1=3, tornado/boat-2=1.5,") == {"tornado/boat-1": 3.0, "tornado/boat-2": 1.5}
     assert parse_weights(None) == {} and parse_weights("") == {}
-    for bad, needle in (("boat-1", "NAME=NUMBER"), ("boat-9=1", "boat-9"), ("boat-1=x", "'x' is not a number"),
-                        ("boat-1=-2", ">= 0"), ("boat-1=nan", "finite")):
+    for bad, needle in (("boat-1", "NAME=NUMBER"), ("boat-9=1", "boat-9"), ("boat-1=x", "'x' of boat-1 .* is not a number"),
+                        ("boat-1=-2", ">= 0"), ("boat-1=nan", "finite"), ("boat-1=3,tornado/boat-1=4", "two weights")):
         with pytest.raises(RefcamError, match=needle):
             parse_weights(bad)

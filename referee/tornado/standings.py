@@ -44,12 +44,15 @@ def _boat_name(text: str, catalog: Catalog, source: str) -> str:
     return name
 
 
-def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
-    """Boat weights: the defaults overridden by ``boat-1=3,boat-2=1`` (or a mapping)."""
+def parse_weight_overrides(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
+    """The weights a user gives, ``boat-1=3,boat-2=1`` (or a mapping), by boat name.
+
+    Refused with the input quoted: a malformed item, an unknown boat, a weight that is
+    not a finite number >= 0, a boat given two weights (which one was meant?).
+    """
     catalog = catalog or default_catalog()
-    weights = default_weights(catalog)
     if text is None or text == "":
-        return weights
+        return {}
     if isinstance(text, Mapping):
         items = [(str(k), v) for k, v in text.items()]
         source = repr(dict(text))
@@ -61,17 +64,28 @@ def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) ->
                 continue
             m = re.fullmatch(r"\s*([^=\s]+)\s*=\s*([^=\s]+)\s*", part)
             if not m:
-                raise WeightsError(f"malformed weights {source!r}: expected boat-1=3,boat-2=1,...")
+                raise WeightsError(f"malformed weights {source!r}: expected NAME=NUMBER, e.g. boat-1=3,boat-2=1")
             items.append((m.group(1), m.group(2)))
+    out: dict[str, float] = {}
     for key, value in items:
         name = _boat_name(key, catalog, source)
         try:
             w = float(value)
         except (TypeError, ValueError):
             raise WeightsError(f"weight {value!r} of {key} in {source!r} is not a number") from None
-        if not math.isfinite(w):
-            raise WeightsError(f"weight {value!r} of {key} in {source!r} is not a finite number")
-        weights[name] = w
+        if not math.isfinite(w) or w < 0:
+            raise WeightsError(f"weight {value!r} of {key} in {source!r} must be a finite number >= 0")
+        if name in out:
+            raise WeightsError(f"boat {name.split('/', 1)[1]!r} is given two weights in {source!r}")
+        out[name] = w
+    return out
+
+
+def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
+    """Boat weights: the defaults (boat k weighs k) overridden by the user's."""
+    catalog = catalog or default_catalog()
+    weights = default_weights(catalog)
+    weights.update(parse_weight_overrides(text, catalog))
     return weights
 
 
