@@ -537,3 +537,11 @@ def test_rank_weights_are_checked_like_serve(weights, needle, capsys, tmp_path):
     assert main(["rank", str(path), "--weights", weights]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("refcam: error:") and needle in err and "\n" not in err
+
+
+def test_rank_course_that_is_a_folder(capsys, tmp_path):
+    path = tmp_path / "obs.json"
+    path.write_text(json.dumps({"game": "tornado", "pieces": [], "frame": {}}))
+    assert main(["rank", str(path), "--course", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is a folder" in err and str(tmp_path) in err and "\n" not in err

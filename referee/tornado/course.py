@@ -96,6 +96,8 @@ def load_course(name_or_path: str | os.PathLike | None = None) -> CourseSpec:
         return _read_course_file(COURSES_DIR / f"{name}.json")
     path = Path(name)
     if path.suffix.lower() == ".json" or path.exists() or os.sep in name:
+        if path.is_dir():
+            raise UnknownCourseError(f"course file {name!r} is a folder, not a course file")
         if not path.is_file():
             raise UnknownCourseError(f"course file {name!r} does not exist")
         return _read_course_file(path)
