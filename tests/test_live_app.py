@@ -238,3 +238,10 @@ def test_record_frames_writes_a_replayable_session(tmp_path):
     assert n == 6  # frames at 0.0 .. 0.5 s
     replayed = list(SessionSource(tmp_path / "rec", realtime=False))
     assert [round(t, 2) for t, _ in replayed] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
+
+
+def test_page_takes_course_ids_not_paths(client, tmp_path):
+    """A course path typed into the page would let anyone who reaches it probe the server's files."""
+    r = client.post("/api/config", json={"game": "tornado", "course": str(tmp_path / "x.json")})
+    assert r.status_code == 400 and "--course" in r.get_json()["error"]
+    assert client.post("/api/config", json={"game": "tornado", "course": "splashway"}).status_code == 200

@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from referee.catalog import DATA_DIR, Catalog, default_catalog
+from referee.tornado.course import course_ids
 from referee.errors import InvalidInputError, UnknownNameError
 
 RESOLUTIONS = {"720p": (1280, 720), "1080p": (1920, 1080), "4k": (3840, 2160)}
@@ -333,8 +334,7 @@ def kayak_pieces(rng: np.random.Generator, catalog: Catalog | None = None, pawns
 
 
 # --- Tornado ---------------------------------------------------------------------------------
-def course_names() -> list[str]:
-    return sorted(p.stem for p in (DATA_DIR / "courses").glob("*.json"))
+course_names = course_ids  # the packaged Tornado courses, by id
 
 
 @lru_cache(maxsize=8)

@@ -19,16 +19,14 @@ import collections
 import json
 import itertools
 import threading
-from pathlib import Path
 
 from flask import Flask, Response, abort, jsonify, render_template, request
 
 from referee.catalog import GAMES
 from referee.errors import RefcamError
 from referee.registry import GAME_TITLES, parse_weights
+from referee.tornado.course import course_ids
 from webui.live import LiveEngine, LiveSettings, jpeg_part, sse_message
-
-COURSES_DIR = Path(__file__).resolve().parents[1] / "referee" / "data" / "courses"
 
 
 def default_observe(thorough: bool = True):
@@ -38,10 +36,6 @@ def default_observe(thorough: bool = True):
     from webui.live import pipeline_observe
 
     return partial(pipeline_observe, thorough=thorough)
-
-
-def course_names() -> list[str]:
-    return sorted(p.stem for p in COURSES_DIR.glob("*.json"))
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -71,7 +65,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     @app.get("/")
     def index():
         return render_template("index.html", config=engine.config_json(), games=GAMES, titles=GAME_TITLES,
-                               courses=course_names())
+                               courses=course_ids())
 
     @app.get("/healthz")
     def healthz():
@@ -147,6 +141,10 @@ def create_app(test_config: dict | None = None) -> Flask:
                 return jsonify(error=f"{key} must be text, got {json.dumps(value)[:40]}"), 400
         game = (data.get("game") or "").strip() or None
         course = (data.get("course") or "").strip() or None
+        if course is not None and course not in course_ids() and course != app.config.get("COURSE"):
+            # a path typed into the page would let anyone who reaches it probe the server's files
+            return jsonify(error=f"unknown course {course!r}: the page takes {', '.join(course_ids())}; "
+                                 "give your own course file with --course when starting refcam serve"), 400
         try:
             weights = parse_weights(weights_text) if "weights" in data else None
             engine.configure(game=game, course=course, weights=weights)
