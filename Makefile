@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
+PORT ?= 8000
 
 .PHONY: demo test bench bench-accuracy samples clean venv
 
@@ -25,8 +26,8 @@ demo: $(STAMP)
 	$(VENV)/bin/refcam rank samples/tornado/001.jpg --course roundabout-river \
 		--camera-file samples/tornado/001.camera.json --annotate out/photo-finish.png
 	@echo
-	@echo "== refcam serve: open http://127.0.0.1:8000/ in a browser (Ctrl-C stops) =="
-	$(VENV)/bin/refcam serve
+	@echo "== refcam serve: open http://127.0.0.1:$(PORT)/ in a browser (Ctrl-C stops) =="
+	$(VENV)/bin/refcam serve --port $(PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
