@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from referee.catalog import default_catalog
 from referee.observation import Observation
-from referee.tornado.cards import PiecePose, card_from_pose
+from referee.tornado.cards import card_from_pose
 from referee.tornado.course import load_course
 from referee.tornado.layout import layout_observation
 from referee.tornado.referee import TornadoReferee
+from tests.test_tornado_referee import _pose
 
 SESSION = Path(__file__).resolve().parent.parent / "samples" / "sessions" / "tornado"
 COURSE = "tornado-circuit"
@@ -26,11 +26,7 @@ HALF = 55.0  # half a racing card's length
 
 
 def pose(name, x, y, th=0.0, sigma=0.3, face=None, ids=None):
-    spec = default_catalog().piece(name)
-    if ids is None:
-        ids = tuple(s.marker_id for s in spec.stickers if face is None or s.face == face)
-    return PiecePose(name=name, marker_ids=tuple(ids), x_mm=x, y_mm=y, theta_deg=th, z_mm=0.3, sigma_mm=sigma,
-                     sigma_theta_deg=0.2, face=face)
+    return _pose(name, x, y, th, sigma=sigma, face=face, ids=ids)
 
 
 def card(name, rear_x, y):
