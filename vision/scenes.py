@@ -16,8 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from referee.catalog import DATA_DIR, Catalog, default_catalog
-from referee.tornado.course import course_ids
+from referee.catalog import Catalog, default_catalog
+from referee.tornado.course import COURSES_DIR, course_ids
 from referee.errors import InvalidInputError, UnknownNameError
 
 RESOLUTIONS = {"720p": (1280, 720), "1080p": (1920, 1080), "4k": (3840, 2160)}
@@ -339,7 +339,7 @@ course_names = course_ids  # the packaged Tornado courses, by id
 
 @lru_cache(maxsize=8)
 def _course_text(course_id: str) -> str:
-    path = DATA_DIR / "courses" / f"{course_id}.json"
+    path = COURSES_DIR / f"{course_id}.json"
     if not path.is_file():
         raise UnknownNameError(f"unknown course {course_id!r} (known: {', '.join(course_names())})")
     return path.read_text()
