@@ -433,7 +433,7 @@ def photo_finish(image: np.ndarray, obs: Observation, t: float, *, game: str, co
         from webui.photofinish import render_photo_finish
 
         result = referee.assess(obs)  # the standings of this state given the race so far
-        picture, note = render_photo_finish(result, image, obs)
+        picture, note = render_photo_finish(result, image, obs, camera)
         measures = result.to_json()
         if note:
             measures["note"] = note

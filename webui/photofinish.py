@@ -43,33 +43,31 @@ def _boat_colour(name: str) -> tuple[int, int, int]:
     return BOAT_COLOURS[k % len(BOAT_COLOURS)]
 
 
-def game_to_image_homography(image: np.ndarray, observation: Observation, camera=None) -> np.ndarray | None:
+def game_to_image_homography(image: np.ndarray, observation: Observation, camera=None,
+                              detections=None) -> np.ndarray | None:
     """(3, 3) homography from game-frame mm (table plane) to image pixels, or None.
 
     Sticker centres found in the image are paired with their game-frame position
-    (piece pose + catalog placement); needs at least 4 flat stickers. With a camera
+    (piece pose + catalog placement); needs at least 4 flat stickers. The detections
+    the observation was made from are reused: ``detections`` (a vision.detect
+    DetectionResult) or the live page's ``observation.extra["detections"]``; only
+    without either is the image searched again. With a camera
     (calibration.camera.CameraModel) the centres are undistorted first and the
     homography maps to ideal (undistorted) pixels: see _View.px for the way back.
     """
     import cv2
 
-    from vision import detect
-
     catalog = default_catalog()
-    try:
-        found = detect.detect_all(image, catalog)
-    except Exception:  # noqa: BLE001 - the picture falls back to the schematic
-        return None
     src, dst = [], []
-    for d in found.detections:
-        st = catalog.sticker(d.marker_id)
+    for marker_id, corners in _sticker_corners(image, observation, detections, catalog):
+        st = catalog.sticker(marker_id)
         if st is None or st.top_z_mm > 2.0:
             continue
         pose = observation.piece(st.piece)
-        if pose is None or d.marker_id not in pose.marker_ids:
+        if pose is None or marker_id not in pose.marker_ids:
             continue
         src.append(g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, (st.x_mm, st.y_mm)))
-        dst.append(tuple(np.asarray(d.corners, dtype=float).mean(axis=0)))
+        dst.append(tuple(np.asarray(corners, dtype=float).reshape(4, 2).mean(axis=0)))
     if len(src) < MIN_MATCHES:
         return None
     if camera is not None:
@@ -77,6 +75,21 @@ def game_to_image_homography(image: np.ndarray, observation: Observation, camera
                                   camera.K).reshape(-1, 2).tolist()
     H, _mask = cv2.findHomography(np.array(src, float), np.array(dst, float), cv2.RANSAC, 8.0)
     return H
+
+
+def _sticker_corners(image, observation: Observation, detections, catalog) -> list[tuple[int, object]]:
+    """(marker id, (4, 2) corners px) of every sticker found in the image."""
+    if detections is not None:
+        return [(d.marker_id, d.corners) for d in detections.detections]
+    kept = observation.extra.get("detections")
+    if kept:
+        return [(int(d["id"]), d["corners"]) for d in kept]
+    from vision import detect
+
+    try:
+        return [(d.marker_id, d.corners) for d in detect.detect_all(image, catalog).detections]
+    except Exception:  # noqa: BLE001 - the picture falls back to the schematic
+        return []
 
 
 class _View:
@@ -166,16 +179,18 @@ def _dashed(img, view: _View, a: g.Point, b: g.Point, colour, thick: int, dash_m
 
 
 def render_photo_finish(result: RankResult, image: np.ndarray | None = None,
-                        observation: Observation | None = None, camera=None) -> tuple[np.ndarray, str | None]:
+                        observation: Observation | None = None, camera=None,
+                        detections=None) -> tuple[np.ndarray, str | None]:
     """The annotated picture (H, W, 3) BGR, and a note when the schematic stood in for the photo.
 
-    camera: the CameraModel the image was taken with, if known (corrects lens distortion)."""
+    camera: the CameraModel the image was taken with, if known (corrects lens distortion).
+    detections: the vision.detect result the observation came from, to reuse."""
     import cv2
 
     note = None
     H = None
     if image is not None and observation is not None:
-        H = game_to_image_homography(image, observation, camera)
+        H = game_to_image_homography(image, observation, camera, detections)
         if H is None:
             note = "photo finish drawn on a top-down schematic: too few stickers to map the course onto the photo"
     elif image is None:
@@ -347,11 +362,11 @@ def _panel_rows(result: RankResult) -> list[tuple[str, tuple[int, int, int], flo
 
 
 def write_photo_finish(result: RankResult, out_path: str | Path, image: np.ndarray | None = None,
-                       observation: Observation | None = None, camera=None) -> str | None:
+                       observation: Observation | None = None, camera=None, detections=None) -> str | None:
     """Render and write the photo finish (PNG/JPEG by suffix); returns the schematic note, if any."""
     import cv2
 
-    picture, note = render_photo_finish(result, image, observation, camera)
+    picture, note = render_photo_finish(result, image, observation, camera, detections)
     out_path = Path(out_path)
     if out_path.suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {str(out_path)!r}: use a .png or .jpg file name")

@@ -35,6 +35,7 @@ def register(subparsers) -> None:
 
 
 def _load_observation(path: str, camera):
+    """(observation, image or None, the image's sticker detections or None)."""
     from referee.observation import Observation
 
     p = Path(path)
@@ -48,14 +49,17 @@ def _load_observation(path: str, camera):
         if not isinstance(doc, dict) or "pieces" not in doc:
             raise InvalidInputError(f"observation file {path!r} has no 'pieces' list")
         try:
-            return Observation.from_json(doc), None
+            return Observation.from_json(doc), None, None
         except InvalidInputError as exc:
             raise InvalidInputError(f"observation file {path!r}: {exc}") from None
+    from referee.catalog import default_catalog
+    from vision.detect import detect_all
     from vision.imageio import load_image
     from vision.pipeline import observe
 
     image = load_image(p)
-    return observe(image, camera, game="tornado"), image
+    found = detect_all(image, default_catalog())  # once: the photo finish reuses it
+    return observe(image, camera, game="tornado", detections=found), image, found
 
 
 def _history_states(entries: list[str], camera):
@@ -80,7 +84,7 @@ def _history_states(entries: list[str], camera):
                 cam = CameraModel.load(session.camera_file)
             tracker = StableStateTracker()
             for frame in session.frames:
-                obs, _ = _load_observation(str(frame.path), cam)
+                obs, _, _ = _load_observation(str(frame.path), cam)
                 update = tracker.update(obs, frame.t)
                 if update.new_stable is not None:
                     yield f"{p.name}/{frame.path.name}", t + frame.t, update.new_stable
@@ -97,7 +101,7 @@ def _history_states(entries: list[str], camera):
         else:
             raise InvalidInputError(f"history entry {e!r} does not exist")
         for f in files:
-            obs, _ = _load_observation(str(f), camera)
+            obs, _, _ = _load_observation(str(f), camera)
             yield f.name, t, obs
             t += 1.0
 
@@ -119,7 +123,7 @@ def run(args) -> int:
         camera = CameraModel.load(args.camera_file)
     # validates course and weights first; every course piece must be in the image
     referee = TornadoReferee(args.course, args.weights, nominal_fallback=args.assume_layout)
-    obs, image = _load_observation(args.image, camera)
+    obs, image, found = _load_observation(args.image, camera)
     history_warnings = []
     states = 0
     for label, t, hobs in _history_states(args.history or [], camera):
@@ -142,7 +146,8 @@ def run(args) -> int:
     if args.annotate:
         from webui.photofinish import write_photo_finish
 
-        note = write_photo_finish(result, args.annotate, image=image, observation=obs, camera=camera)
+        note = write_photo_finish(result, args.annotate, image=image, observation=obs, camera=camera,
+                                  detections=found)
         if note:
             doc["warnings"].append(note)
         doc["annotated"] = str(args.annotate)
