@@ -113,15 +113,13 @@ class _View:
         return (int(round(u)), int(round(w)))
 
     def _distort(self, u: float, w: float) -> tuple[float, float]:
-        K, d = self.K, list(self.dist) + [0.0] * 5
+        from vision.render_camera import distort_normalized
+
+        K = self.K
         x, y = (u - K[0, 2]) / K[0, 0], (w - K[1, 2]) / K[1, 1]
         if x * x + y * y > 4.0:  # far outside the picture the polynomial model turns back on itself
             return u, w
-        k1, k2, p1, p2, k3 = d[:5]
-        r2 = x * x + y * y
-        radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
-        xd = x * radial + 2 * p1 * x * y + p2 * (r2 + 2 * x * x)
-        yd = y * radial + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y
+        xd, yd = distort_normalized(x, y, self.dist)
         return xd * K[0, 0] + K[0, 2], yd * K[1, 1] + K[1, 2]
 
     def visible(self, p: g.Point) -> bool:
