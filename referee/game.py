@@ -1,0 +1,206 @@
+"""The one seam between a game and everything that shows it.
+
+Each game lives in its own folder under ``referee/`` and exposes one object that
+satisfies :class:`Game`. The command line, the live engine, the page and the
+explanation pictures use only what is declared here; they never name a game.
+(After OpenSpiel: game facts apart from the state; after python-chess: small frozen
+values and a small legality surface.)
+
+Data flows one way::
+
+    frame -> vision -> Observation -> Game.step(state, observation, t)
+          -> Step(state', rulings) -> Game.view(state') / Game.shapes(...) -> CLI, page
+
+Everything here is plain Python: no cv2, no flask.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+
+from .observation import Observation
+from .rulings import Ruling
+
+Point = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    """A rule citation as a value: which game's rulebook, which section.
+
+    ``str(ref)`` is the form the rulings log shows, e.g. "Tornado Splash, Ranking Phase".
+    """
+
+    game: str  # game id, e.g. "tornado"
+    section: str  # the rulebook section, e.g. "Ranking Phase"
+    title: str = ""  # the game's title for display; the id when empty
+
+    def __str__(self) -> str:
+        return f"{self.title or self.game}, {self.section}"
+
+    def to_json(self) -> dict:
+        return {"game": self.game, "section": self.section, "text": str(self)}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared game setting (course, boat weights, advanced rules, ...).
+
+    The `serve` / `replay` flags (``--<name>``) and the page's settings form are both
+    generated from these. ``parse`` turns the text a user typed into the value and raises
+    a RefcamError quoting the text when it is wrong; ``format`` prints a value back so
+    that ``parse(format(v)) == v``.
+    """
+
+    name: str
+    help: str
+    parse: Callable[[str], Any]
+    default: Any = None
+    format: Callable[[Any], str] = str
+    choices: tuple[str, ...] = ()  # offered as a list on the page when not empty
+    metavar: str = "VALUE"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def to_json(self, value: Any = None) -> dict:
+        shown = self.default if value is None else value
+        return {"name": self.name, "help": self.help, "choices": list(self.choices),
+                "value": None if shown is None else self.format(shown)}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Something to draw, in game-frame millimetres, for the overlay and the pictures.
+
+    kind: "line", "polyline", "polygon", "arrow" (from the first point to the last),
+    "circle" (centre = points[0], radius_mm), or "label" (text anchored at points[0]).
+    role: what the shape means, which also picks its colour and its legend entry:
+    e.g. "zone", "boundary", "finish", "piece", "path", "legal", "illegal", "uncertain",
+    "highlight", "info". z_mm: the height of the plane the points lie in.
+    """
+
+    kind: str
+    points: tuple[Point, ...]
+    role: str = "info"
+    text: str = ""
+    radius_mm: float = 0.0
+    z_mm: float = 0.0
+    legend: str = ""  # the legend's words for this role; empty: not in the legend
+
+    def to_json(self) -> dict:
+        d = {"kind": self.kind, "points": [[round(x, 2), round(y, 2)] for x, y in self.points],
+             "role": self.role}
+        for key in ("text", "legend"):
+            if getattr(self, key):
+                d[key] = getattr(self, key)
+        if self.radius_mm:
+            d["radius_mm"] = self.radius_mm
+        if self.z_mm:
+            d["z_mm"] = self.z_mm
+        return d
+
+
+@dataclass(frozen=True)
+class View:
+    """The state as the page shows it: ``kind`` says how ("ranking", "board", "river",
+    "pieces", ...), ``data`` is plain JSON for that kind."""
+
+    kind: str
+    data: Mapping[str, Any]
+    title: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "title": self.title, "data": dict(self.data)}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The picture that explains a ruling ("Settle it"): shapes drawn over the frame,
+    and a panel of text beside them. ``focus``: the game-frame box (x0, y0, x1, y1, mm)
+    worth enlarging; ``measures``: the JSON document behind the picture."""
+
+    title: str
+    shapes: tuple[Shape, ...]
+    lines: tuple[str, ...] = ()
+    focus: tuple[float, float, float, float] | None = None
+    measures: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one stable observation did: the new state and the rulings it caused."""
+
+    state: Any
+    rulings: tuple[Ruling, ...] = ()
+
+
+class Tools(Protocol):
+    """What the command line lends a game's own commands (they live in the game's folder
+    but must not import cv2): observation from an image or an observation file, a
+    recorded session's stable states, and drawing an explanation onto an image."""
+
+    def observe_path(self, path: str, camera_file: str | None, game: str | None) -> Observation: ...
+
+    def stable_observations(self, folder: str, camera_file: str | None,
+                            game: str | None) -> Iterable[tuple[float, Observation]]: ...
+
+    def draw_explanation(self, explanation: Explanation, image_path: str, observation: Observation,
+                         out_path: str, camera_file: str | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Command:
+    """A game's own command: ``refcam <game> <name>``, or ``refcam <name>`` when top_level."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Tools], int]
+    top_level: bool = False
+
+
+@runtime_checkable
+class Game(Protocol):
+    """A game behind the seam. ``step`` is pure: it never changes the state it is given."""
+
+    id: str  # "tornado", "kang", "kayak", ...
+    title: str  # "Tornado Splash"
+    options: tuple[Option, ...]
+
+    def new_state(self, settings: Mapping[str, Any]) -> Any:
+        """The state before anything is seen, for these (already parsed) settings."""
+
+    def step(self, state: Any, observation: Observation, t: float) -> Step:
+        """Rule on the transition to a new stable observation seen at time t (s)."""
+
+    def view(self, state: Any) -> View:
+        """The state for the page."""
+
+    def shapes(self, state: Any, observation: Observation | None) -> tuple[Shape, ...]:
+        """What to draw over the live view for this state (game-frame mm)."""
+
+    def explain(self, state: Any, observation: Observation) -> Explanation | None:
+        """The explanation picture for this state and observation; None where the game has none."""
+
+    def commands(self) -> Sequence[Command]:
+        """The game's own commands (may be empty)."""
+
+
+def parse_settings(game: Game, texts: Mapping[str, str | None]) -> dict[str, Any]:
+    """Declared options from user text (flags or the page's form): unknown names are refused,
+    missing ones take their defaults."""
+    from .errors import InvalidInputError
+
+    known = {o.name: o for o in game.options}
+    unknown = sorted(set(texts) - set(known))
+    if unknown:
+        raise InvalidInputError(f"{game.title} has no setting {unknown[0]!r} (settings: {', '.join(known) or 'none'})")
+    out: dict[str, Any] = {}
+    for name, option in known.items():
+        text = texts.get(name)
+        out[name] = option.default if text is None or text == "" else option.parse(text)
+    return out
