@@ -62,6 +62,68 @@ class PiecePose:
 
 
 @dataclass(frozen=True)
+class ImageFromGame:
+    """How game-frame points (mm) land in the image (pixels): the one mapping vision
+    computes for an observation, used by the overlay and the explanation pictures.
+
+    homography: 9 numbers, row-major 3x3, game-frame (x, y, 1) on the table plane -> image
+    pixel (lens distortion folded in as well as a homography can). camera: optionally the
+    full projection, (K row-major 9, R row-major 9, t 3, dist k1 k2 p1 p2 k3), used for
+    points at a height z_mm and to follow lens distortion exactly.
+    """
+
+    homography: tuple[float, ...]
+    camera: tuple[float, ...] | None = None
+
+    def project(self, points, z_mm: float = 0.0) -> list[tuple[float, float]]:
+        """Image pixels (u, v) of game-frame points (x, y) at height z_mm."""
+        if self.camera is not None:
+            return [_project_camera(self.camera, float(x), float(y), z_mm) for x, y in points]
+        h = self.homography
+        out = []
+        for x, y in points:
+            w = h[6] * x + h[7] * y + h[8]
+            w = w if abs(w) > 1e-12 else 1e-12
+            out.append(((h[0] * x + h[1] * y + h[2]) / w, (h[3] * x + h[4] * y + h[5]) / w))
+        return out
+
+    def to_json(self) -> dict:
+        d = {"homography": [round(v, 9) for v in self.homography]}
+        if self.camera is not None:
+            d["camera"] = [round(v, 9) for v in self.camera]
+        return d
+
+    @classmethod
+    def from_json(cls, d) -> "ImageFromGame | None":
+        if not isinstance(d, dict):
+            return None
+        try:
+            hom = tuple(float(v) for v in d["homography"])
+            cam = d.get("camera")
+            camera = tuple(float(v) for v in cam) if cam is not None else None
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInputError("observation 'image_from_game' needs a 'homography' of 9 numbers") from None
+        if len(hom) != 9 or (camera is not None and len(camera) != 26) or not all(map(math.isfinite, hom)):
+            raise InvalidInputError("observation 'image_from_game' needs a 'homography' of 9 finite numbers")
+        return cls(hom, camera)
+
+
+def _project_camera(cam: tuple[float, ...], x: float, y: float, z: float) -> tuple[float, float]:
+    """Pinhole + radial-tangential projection (OpenCV's model) of one game-frame point."""
+    K, R, t, (k1, k2, p1, p2, k3) = cam[0:9], cam[9:18], cam[18:21], cam[21:26]
+    X = R[0] * x + R[1] * y + R[2] * z + t[0]
+    Y = R[3] * x + R[4] * y + R[5] * z + t[1]
+    Z = R[6] * x + R[7] * y + R[8] * z + t[2]
+    Z = Z if abs(Z) > 1e-9 else 1e-9
+    a, b = X / Z, Y / Z
+    r2 = a * a + b * b
+    radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
+    ad = a * radial + 2 * p1 * a * b + p2 * (r2 + 2 * a * a)
+    bd = b * radial + p1 * (r2 + 2 * b * b) + 2 * p2 * a * b
+    return K[0] * ad + K[1] * bd + K[2], K[4] * bd + K[5]
+
+
+@dataclass(frozen=True)
 class Observation:
     """Everything one image tells: pieces, the frame they are expressed in, and caveats."""
 
@@ -71,6 +133,7 @@ class Observation:
     warnings: tuple[str, ...] = ()
     game: str | None = None
     image_size: tuple[int, int] | None = None
+    image_from_game: ImageFromGame | None = field(default=None, compare=False)
     extra: dict = field(default_factory=dict, hash=False, compare=False)
 
     def piece(self, name: str) -> PiecePose | None:
@@ -91,6 +154,8 @@ class Observation:
             "unknown_markers": list(self.unknown_markers),
             "warnings": list(self.warnings),
         }
+        if self.image_from_game is not None:
+            d["image_from_game"] = self.image_from_game.to_json()
         d.update(self.extra)
         return json_ready(d)
 
@@ -102,10 +167,11 @@ class Observation:
             if d.get(key) is not None and not isinstance(d[key], kind):
                 raise InvalidInputError(f"observation {key!r} must be a JSON {'list' if kind is list else 'object'}, "
                                         f"got {json.dumps(d[key])[:40]}")
-        known = {"game", "image_size", "frame", "pieces", "unknown_markers", "warnings"}
+        known = {"game", "image_size", "frame", "pieces", "unknown_markers", "warnings", "image_from_game"}
         size = d.get("image_size")
         return cls(pieces=tuple(PiecePose.from_json(p) for p in d["pieces"]), frame=d.get("frame") or {},
                    unknown_markers=tuple(int(i) for i in d.get("unknown_markers", ())),
                    warnings=tuple(str(w) for w in d.get("warnings", ())), game=d.get("game"),
                    image_size=tuple(size) if size else None,
+                   image_from_game=ImageFromGame.from_json(d.get("image_from_game")),
                    extra={k: v for k, v in d.items() if k not in known})
