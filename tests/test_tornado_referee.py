@@ -17,6 +17,7 @@ from referee.tornado.finish import TOO_CLOSE
 from referee.tornado.layout import layout_observation, layout_poses
 from referee.tornado.ranking import EQUIDISTANT
 from referee.tornado.referee import TornadoReferee
+from referee.tornado.game import GAME
 from referee.tornado.standings import TornadoGame, assess, parse_weights
 from referee.tornado.zones import locate
 from webui.cli import main
@@ -286,18 +287,19 @@ def test_race_history_settles_the_finish_and_ends_the_game():
     assert res.game_over and res.ranking() == ["tornado/boat-3", "tornado/boat-1", "tornado/boat-2"]
 
 
-def test_referee_boost_once_and_clone_keeps_state_apart():
-    ref = TornadoReferee("splashway")
+def test_referee_boost_once_and_step_keeps_state_apart():
+    game = GAME
     down = _pose("tornado/character-2", 0, -400, face="face-down", ids=(221,))
     up = _pose("tornado/character-2", 0, -400, face="face-up", ids=(211,))
-    ref.observe_stable(_obs("splashway", {1: (100, 0, 0), 2: (150, 40, 0)}, [up]), 0.0)
-    r = ref.observe_stable(_obs("splashway", {1: (100, 0, 0), 2: (250, 40, 0)}, [down]), 1.0)
-    assert any(x.rule == "Tornado Splash, Boosting" and x.legal for x in r)
-    twin = ref.clone()
-    r = twin.observe_stable(_obs("splashway", {1: (100, 0, 0), 2: (250, 40, 0)}, [up]), 2.0)
-    assert any(x.kind == "violation" and "face up again" in x.summary for x in r)
-    assert ref.violations == [] and len(twin.violations) == 1
-    assert ref.state_json()["boosts"]["tornado/boat-2"]["character"] == "tornado/character-2"
+    state = game.new_state({"course": "splashway"})
+    state = game.step(state, _obs("splashway", {1: (100, 0, 0), 2: (150, 40, 0)}, [up]), 0.0).state
+    step = game.step(state, _obs("splashway", {1: (100, 0, 0), 2: (250, 40, 0)}, [down]), 1.0)
+    assert any(x.rule == "Tornado Splash, Boosting" and x.legal for x in step.rulings)
+    boosted = step.state
+    twin = game.step(boosted, _obs("splashway", {1: (100, 0, 0), 2: (250, 40, 0)}, [up]), 2.0)
+    assert any(x.kind == "violation" and "face up again" in x.summary for x in twin.rulings)
+    assert boosted.violations == [] and len(twin.state.violations) == 1
+    assert game.view(boosted).data["boosts"]["tornado/boat-2"]["character"] == "tornado/character-2"
 
 
 def test_referee_eliminates_a_boat_whose_card_hangs_off_the_table():

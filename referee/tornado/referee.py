@@ -3,7 +3,7 @@
 Implements the GameReferee protocol (referee/rulings.py). Fixed facts (course,
 weights) live in a frozen TornadoGame; everything that changes (zones reached,
 crossings, rounds, turns, routes, boosts, eliminations, violations) lives here and
-is copied by clone().
+is the frozen TornadoState; a TornadoReferee is the worksheet one step rules on.
 
 Every stable state is ruled on per boat: each boat whose token moved gets one
 "move" ruling (how many movement spaces along its own route, legal or not and
@@ -96,6 +96,43 @@ class _Action:
         return bool(self.chain) or (self.moved and self.spaces != 0)
 
 
+# What a TornadoReferee changes in place while ruling on a stable state: copied on the
+# way in and out of a TornadoState, so a state is never changed after it was made.
+_CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters", "character_faces", "boosts",
+               "violations")
+_STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
+                               "card_poses", "last_result", "game_over_announced", "table_warned", "t",
+                               "gate_depth_mm")
+
+
+@dataclasses.dataclass(frozen=True)
+class TornadoState:
+    """One race as a frozen value: the fixed facts and what the stable states so far proved.
+
+    Made by TornadoReferee.to_state(); never changed afterwards (a step works on copies)."""
+
+    facts: TornadoGame
+    nominal_fallback: bool
+    memory: RaceMemory
+    rounds: RoundTracker
+    routes: Routes
+    turns: dict
+    last_poses: dict
+    characters: dict
+    character_faces: dict
+    boosts: dict
+    violations: list
+    last_actor: str | None
+    round_at_start: int
+    last_pieces: dict | None
+    card_poses: dict
+    last_result: RankResult | None
+    game_over_announced: bool
+    table_warned: bool
+    t: float
+    gate_depth_mm: float
+
+
 class TornadoReferee:
     """Rules on successive stable states of one Tornado Splash race."""
 
@@ -137,19 +174,21 @@ class TornadoReferee:
         """The standings of an observation given the history so far (does not record it)."""
         return assess(self.facts, obs, self.memory, nominal_fallback=self.nominal_fallback)
 
-    def clone(self) -> "TornadoReferee":
-        other = copy.copy(self)
-        other.memory = self.memory.clone()
-        other.rounds = self.rounds.clone()
-        other.routes = self.routes.clone()
-        other.turns = {k: dataclasses.replace(v) for k, v in self.turns.items()}
-        other.last_poses = dict(self.last_poses)
-        other.last_pieces = dict(self.last_pieces) if self.last_pieces is not None else None
-        other.card_poses = dict(self.card_poses)
-        other.character_faces = dict(self.character_faces)
-        other.boosts = {k: dict(v) for k, v in self.boosts.items()}
-        other.violations = list(self.violations)
-        return other
+    @classmethod
+    def from_state(cls, state: "TornadoState") -> "TornadoReferee":
+        """A worksheet for one step: the state's values, the changeable ones copied so
+        that ruling never changes the state it started from."""
+        ref = cls.__new__(cls)
+        for name in _STATE_FIELDS:
+            value = getattr(state, name)
+            setattr(ref, name, copy.deepcopy(value) if name in _CHANGEABLE else value)
+        ref.acting_now = []
+        return ref
+
+    def to_state(self) -> "TornadoState":
+        """The race so far as a frozen value (copied: this worksheet may go on ruling)."""
+        return TornadoState(**{name: copy.deepcopy(getattr(self, name)) if name in _CHANGEABLE else getattr(self, name)
+                               for name in _STATE_FIELDS})
 
     def state_json(self) -> dict:
         res = self.last_result.to_json() if self.last_result else {"ranking": [], "hand_size": {}, "warnings": []}

@@ -44,8 +44,9 @@ def _boat_name(text: str, catalog: Catalog, source: str) -> str:
     return name
 
 
-def parse_weight_overrides(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
-    """The weights a user gives, ``boat-1=3,boat-2=1`` (or a mapping), by boat name.
+def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
+    """The weights a user gives, ``boat-1=3,boat-2=1`` (or a mapping), by boat name: only the
+    boats given (the others keep their default weight, boat k weighs k).
 
     Refused with the input quoted: a malformed item, an unknown boat, a weight that is
     not a finite number >= 0, a boat given two weights (which one was meant?).
@@ -81,14 +82,6 @@ def parse_weight_overrides(text: str | Mapping | None, catalog: Catalog | None =
     return out
 
 
-def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
-    """Boat weights: the defaults (boat k weighs k) overridden by the user's."""
-    catalog = catalog or default_catalog()
-    weights = default_weights(catalog)
-    weights.update(parse_weight_overrides(text, catalog))
-    return weights
-
-
 @dataclass(frozen=True)
 class TornadoGame:
     """Fixed facts of one race: the course and the boat weights (OpenSpiel-style game)."""
@@ -102,7 +95,7 @@ class TornadoGame:
              catalog: Catalog | None = None) -> "TornadoGame":
         catalog = catalog or default_catalog()
         spec = course if isinstance(course, CourseSpec) else load_course(course)
-        return cls(spec, MappingProxyType(parse_weights(weights, catalog)), catalog)
+        return cls(spec, MappingProxyType({**default_weights(catalog), **parse_weights(weights, catalog)}), catalog)
 
     def weight(self, boat: str) -> float:
         return float(self.weights.get(boat, math.inf))
@@ -197,11 +190,6 @@ class RaceMemory:
     card_order: list[str] = field(default_factory=list)  # racing cards in the order first seen (laid)
     seen_boats: list[str] = field(default_factory=list)
     deck_owner: dict[int, str] = field(default_factory=dict)  # deck colour -> boat, as learned live
-
-    def clone(self) -> "RaceMemory":
-        return RaceMemory(dict(self.progress), set(self.started), list(self.crossed), list(self.eliminated),
-                          list(self.last_ranking), list(self.card_order), list(self.seen_boats),
-                          dict(self.deck_owner))
 
     def card_owner(self, card: Card) -> str:
         """Player Setup: one deck per player; learned live, else deck d goes with boat d."""
@@ -397,3 +385,8 @@ def _start_evidence(course: Course, boat: PiecePose, on: StandingOn | None, card
 def _with(r: BoatResult, **kw) -> BoatResult:
     from dataclasses import replace
     return replace(r, **kw)
+
+
+def format_weights(weights: Mapping[str, float]) -> str:
+    """Weights as the text parse_weights reads back to the same values."""
+    return ",".join(f"{name.split('/', 1)[-1]}={float(w)!r}" for name, w in weights.items())
