@@ -145,22 +145,32 @@ def _stream_routes(app: Flask, engine: LiveEngine) -> None:
 
 
 def _option_texts(data: dict, game, started_with: dict[str, str]) -> dict[str, str]:
-    """The form's (or a script's) option values as texts; raises ValueError with the reason."""
+    """The form's (or a script's) option values as texts, each checked by the option that
+    declares it; then one the chosen game does not declare is refused (ValueError says why)."""
+    from webui.game_flags import all_options
+
+    options = all_options()
     texts: dict[str, str] = {}
-    for option in game.options:
-        if option.name not in data:
+    for name, value in data.items():
+        if name == "game":
             continue
-        value = data[option.name]
+        if name not in options:
+            raise ValueError(f"no game has a setting {name!r} (settings: {', '.join(options)})")
         if isinstance(value, dict):  # {"boat-1": 3} from a script, as well as the form's "boat-1=3"
             value = ",".join(f"{k}={v}" for k, v in value.items())
         if value is not None and not isinstance(value, str):
-            raise ValueError(f"{option.name} must be text, got {json.dumps(value)[:40]}")
-        value = (value or "").strip()
-        if option.choices and value and value not in option.choices and value != started_with.get(option.name):
+            raise ValueError(f"{name} must be text, got {json.dumps(value)[:40]}")
+        option, value = options[name], (value or "").strip()
+        if option.choices and value and value not in option.choices and value != started_with.get(name):
             # a path typed into the page would let anyone who reaches it probe the server's files
-            raise ValueError(f"unknown {option.name} {value!r}: the page takes {', '.join(option.choices)}; "
+            raise ValueError(f"unknown {name} {value!r}: the page takes {', '.join(option.choices)}; "
                              f"give your own with {option.flag} when starting refcam serve")
-        texts[option.name] = value
+        if value:
+            option.parse(value)
+        texts[name] = value
+    undeclared = sorted(set(texts) - {o.name for o in game.options})
+    if undeclared:
+        raise ValueError(f"{game.title} has no setting {undeclared[0]!r}")
     return texts
 
 

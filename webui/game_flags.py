@@ -39,10 +39,13 @@ def option_texts(args: argparse.Namespace) -> dict[str, str]:
 
 
 def settings_for(game: Game, texts: dict[str, str]) -> dict[str, Any]:
-    """The game's parsed settings; a flag the game does not declare is refused."""
+    """The game's parsed settings. Each flag's text is checked by the option that declares
+    it first (a wrong value is named as such), then a flag the game does not declare is refused."""
+    options = all_options()
+    for name, text in texts.items():
+        options[name].parse(text)
     declared = {o.name for o in game.options}
-    for name in texts:
+    for name, text in texts.items():
         if name not in declared:
-            raise InvalidInputError(f"{game.title} has no {all_options()[name].flag} setting")
+            raise InvalidInputError(f"{game.title} has no {options[name].flag} setting ({options[name].flag} {text!r})")
     return parse_settings(game, texts)
-

@@ -100,6 +100,9 @@ class TornadoGame:
     def weight(self, boat: str) -> float:
         return float(self.weights.get(boat, math.inf))
 
+    def __deepcopy__(self, memo) -> "TornadoGame":
+        return self  # fixed facts: a copy would be the same value
+
 
 # ---------------------------------------------------------------- results
 @dataclass(frozen=True)
@@ -163,6 +166,9 @@ class RankResult:
 
     def equidistant_pairs(self) -> list[tuple[str, str]]:
         return [(c.ahead, c.behind) for c in self.calls if c.verdict == EQUIDISTANT]
+
+    def __deepcopy__(self, memo) -> "RankResult":
+        return self  # a frozen result: a copy would be the same value
 
     def to_json(self) -> dict:
         return json_ready({

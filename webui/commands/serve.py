@@ -181,11 +181,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
                   f"the network", file=sys.stderr)
         url = page_url(args.host, server.effective_port)
-        print(f"refcam: {engine.settings.game} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
+        print(f"refcam: {engine.game.id} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
               file=sys.stderr, flush=True)
         if args.json:
             print(json.dumps({"url": url, "host": args.host, "port": int(server.effective_port),
-                              "game": engine.settings.game, "source": source.info.name,
+                              "game": engine.game.id, "source": source.info.name,
                               "record": str(args.record) if args.record else None}), flush=True)
         server.run()
     except KeyboardInterrupt:
