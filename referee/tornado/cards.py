@@ -13,9 +13,11 @@ from shapely.geometry import Point as SPoint
 from shapely.geometry import Polygon
 
 from referee.catalog import Catalog, default_catalog
+from referee.game import RuleRef
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
+from .rules import rule
 
 CARD_PREFIX = "tornado/card-"
 BOAT_PREFIX = "tornado/boat-"
@@ -168,23 +170,23 @@ class Violation:
     """A broken placement rule: what, whose, which rule (rulebook section)."""
 
     boat: str
-    rule: str
+    rule: RuleRef
     summary: str
     eliminates: bool = False
     cards: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        return {"boat": self.boat, "rule": self.rule, "summary": self.summary, "eliminates": self.eliminates,
+        return {"boat": self.boat, "rule": str(self.rule), "summary": self.summary, "eliminates": self.eliminates,
                 "cards": list(self.cards)}
 
 
-RULE_PLACEMENT = "Tornado Splash, Racing Card Placement Methods"
-RULE_TOUCHING = "Tornado Splash, Avoid Obstacles (cards must touch)"
-RULE_TURN = "Tornado Splash, FAQ (no turn of more than 90 degrees)"
-RULE_LIMIT = "Tornado Splash, Racing Card Limitation"
-RULE_BOOST = "Tornado Splash, Boosting"
-RULE_OUT = "Tornado Splash, Out of Bounds"
-RULE_TOKEN = "Tornado Splash, Player Token Placement"
+RULE_PLACEMENT = rule("Racing Card Placement Methods")
+RULE_TOUCHING = rule("Avoid Obstacles (cards must touch)")
+RULE_TURN = rule("FAQ (no turn of more than 90 degrees)")
+RULE_LIMIT = rule("Racing Card Limitation")
+RULE_BOOST = rule("Boosting")
+RULE_OUT = rule("Out of Bounds")
+RULE_TOKEN = rule("Player Token Placement")
 
 
 def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: PiecePose | None = None,

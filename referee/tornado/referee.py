@@ -33,18 +33,20 @@ from .course import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
 from .rounds import RoundTracker
+from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
-RULE_RANKING = "Tornado Splash, Ranking Phase"
-RULE_FINISH = "Tornado Splash, Crossing the Finish Line"
-RULE_END = "Tornado Splash, Ending the Game"
-RULE_MOVEMENT = "Tornado Splash, Player Token Movement"
-RULE_ACTION = "Tornado Splash, Action Phase"
-RULE_PLACING = "Tornado Splash, Placing Racing Cards"
-RULE_FINAL = "Tornado Splash, Final Rankings"
-RULE_DECK_EMPTY = "Tornado Splash, When Your Deck is Empty"
+RULE_RANKING = rule("Ranking Phase")
+RULE_FINISH = rule("Crossing the Finish Line")
+RULE_END = rule("Ending the Game")
+RULE_MOVEMENT = rule("Player Token Movement")
+RULE_ACTION = rule("Action Phase")
+RULE_PLACING = rule("Placing Racing Cards")
+RULE_FINAL = rule("Final Rankings")
+RULE_DECK_EMPTY = rule("When Your Deck is Empty")
+RULE_FLOW = rule("Game Flow")
 # A piece has moved when its position changed by more than this many sigma (and 5 mm).
 MOVE_SIGMAS, MOVE_FLOOR_MM = 4.0, 5.0
 # Action Phase / Boosting: movement spaces a boat may move in its turn.
@@ -561,7 +563,7 @@ class TornadoReferee:
         if self.rounds.round == self.round_at_start:
             self.rounds.next_round(self.memory.last_ranking)
             out.append(Ruling(t, self.game, "state", f"round {self.rounds.round} began unseen: {merged_note}",
-                              rule="Tornado Splash, Game Flow", details={"round": self.rounds.round}))
+                              rule=RULE_FLOW, details={"round": self.rounds.round}))
         if boat not in self.rounds.acted:
             self.rounds.acted.append(boat)
         turn.round = self.rounds.round
@@ -576,7 +578,7 @@ class TornadoReferee:
                    "to": a.after_place.describe() if a.after_place else None,
                    "cards_laid": [c.name for c in a.chain], "round": self.rounds.round,
                    "spaces_this_round": turn.spaces if turn else None, "allowance": allowance, "boosted": boosted,
-                   "checked": list(dict.fromkeys(checked)), "violations": [v.to_json() for v in violations]}
+                   "checked": [str(r) for r in dict.fromkeys(checked)], "violations": [v.to_json() for v in violations]}
         order_note = self._turn_order_note(boat)
         if order_note:
             details["turn_order"] = order_note
