@@ -1,9 +1,10 @@
-"""The live Tornado Splash referee: keeps the race history across stable states.
+"""The Tornado Splash referee: keeps the race history across stable states.
 
-Implements the GameReferee protocol (referee/rulings.py). Fixed facts (course,
-weights) live in a frozen TornadoGame; everything that changes (zones reached,
-crossings, rounds, turns, routes, boosts, eliminations, violations) lives here and
-is the frozen TornadoState; a TornadoReferee is the worksheet one step rules on.
+Fixed facts (course, weights) live in a frozen TornadoGame; everything that changes
+(zones reached, crossings, rounds, turns, routes, boosts, eliminations, violations) is
+held by a frozen TornadoState between stable states. A TornadoReferee is the worksheet
+one step rules on: made from a state (copies), changed while ruling, turned back into a
+new state (referee/tornado/game.py puts the pure step together).
 
 Every stable state is ruled on per boat: each boat whose token moved gets one
 "move" ruling (how many movement spaces along its own route, legal or not and
