@@ -168,10 +168,12 @@ def _option_texts(data: dict, game, started_with: dict[str, str]) -> dict[str, s
         if value:
             option.parse(value)
         texts[name] = value
-    undeclared = sorted(set(texts) - {o.name for o in game.options})
+    # an empty field means "the default", which a game without that setting has anyway
+    undeclared = sorted(n for n in set(texts) - {o.name for o in game.options} if texts[n])
     if undeclared:
         raise ValueError(f"{game.title} has no setting {undeclared[0]!r}")
-    return texts
+    declared = {o.name for o in game.options}
+    return {n: v for n, v in texts.items() if n in declared}
 
 
 def _config_routes(app: Flask, engine: LiveEngine, started_with: dict[str, str]) -> None:
