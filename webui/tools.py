@@ -48,6 +48,7 @@ def observe_image(image, camera, game: str | None) -> Observation:
     found = detect.detect_all(image, catalog)
     obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found)
     dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
+    # TEMPORARY (issue 8 section 3): until vision fills image_from_game itself, webui/mapping.py does.
     return fill_image_from_game(replace(obs, extra={**obs.extra, "detections": dets}), camera)
 
 
