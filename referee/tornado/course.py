@@ -485,45 +485,7 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
     used_names = {p.name for p in obs.pieces}
     free = [p.name for p in catalog.pieces(family="tornado/curve-card") if p.name not in used_names]
     for c in spec.curves:
-        marker = f"{MARKER_PREFIX}{c.marker}"
-        if marker not in nominal:
-            continue
-        nominal_v = (nominal[marker].x_mm, nominal[marker].y_mm)
-        nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
-                        and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
-        seen_marker = obs.piece(marker)
-        centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
-        reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
-        here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
-        if seen_marker is not None and len(here) >= 2:
-            continue
-        notes = []
-        if seen_marker is None:
-            if here:
-                ax = sum(p.x_mm for p in here) / len(here)
-                ay = sum(p.y_mm for p in here) / len(here)
-                sig = min(p.sigma_mm for p in here)
-                vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
-                notes.append("the marker is placed at its curve cards' apex")
-            else:
-                vertex_pose = nominal[marker]
-                notes.append("the marker takes its nominal place")
-            added.append(vertex_pose)
-        else:
-            vertex_pose = seen_marker
-        # the lines not seen: the nominal ray whose direction no seen card takes
-        missing_rays = list(nominal_rays)
-        for p in here:
-            if missing_rays:
-                missing_rays.remove(min(missing_rays, key=lambda a: abs(g.wrap180(a - p.theta_deg))))
-        for ang in missing_rays:
-            if not free:
-                break
-            name = free.pop(0)
-            face = "left-turn" if c.turn == "left" else "right-turn"
-            added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
-                                   face=face))
-            notes.append(f"a curve card takes its nominal direction {ang:.0f} deg")
+        notes = _fill_curve(c, nominal, obs, seen_cards, free, added)
         if notes:
             warnings.append(f"curve {c.marker} is not all in view: {'; '.join(notes)} from the course file "
                             f"(+-{NOMINAL_SIGMA_MM:.0f} mm, +-{NOMINAL_SIGMA_DEG:.0f} deg)")
@@ -533,6 +495,52 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
 
     return replace(obs, pieces=obs.pieces + tuple(added)), warnings, {p.name for p in added}
 
+
+
+def _fill_curve(c: CurveSpec, nominal: dict[str, PiecePose], obs: Observation, seen_cards: list[PiecePose],
+                free: list[str], added: list[PiecePose]) -> list[str]:
+    """One curve's marker and cards out of view, from the layout (appended to ``added``;
+    ``free`` lends unused curve-card names); returns notes saying what was assumed."""
+    marker = f"{MARKER_PREFIX}{c.marker}"
+    if marker not in nominal:
+        return []
+    nominal_v = (nominal[marker].x_mm, nominal[marker].y_mm)
+    nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
+                    and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
+    seen_marker = obs.piece(marker)
+    centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
+    reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
+    here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
+    if seen_marker is not None and len(here) >= 2:
+        return []
+    notes = []
+    if seen_marker is None:
+        if here:
+            ax = sum(p.x_mm for p in here) / len(here)
+            ay = sum(p.y_mm for p in here) / len(here)
+            sig = min(p.sigma_mm for p in here)
+            vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
+            notes.append("the marker is placed at its curve cards' apex")
+        else:
+            vertex_pose = nominal[marker]
+            notes.append("the marker takes its nominal place")
+        added.append(vertex_pose)
+    else:
+        vertex_pose = seen_marker
+    # the lines not seen: the nominal ray whose direction no seen card takes
+    missing_rays = list(nominal_rays)
+    for p in here:
+        if missing_rays:
+            missing_rays.remove(min(missing_rays, key=lambda a: abs(g.wrap180(a - p.theta_deg))))
+    for ang in missing_rays:
+        if not free:
+            break
+        name = free.pop(0)
+        face = "left-turn" if c.turn == "left" else "right-turn"
+        added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
+                               face=face))
+        notes.append(f"a curve card takes its nominal direction {ang:.0f} deg")
+    return notes
 
 def _fit_layout(nominal: dict[str, PiecePose], obs: Observation) -> tuple[dict, float, int] | None:
     """The layout moved rigidly onto the observation's frame, from the seen course
