@@ -144,6 +144,3 @@ class RoundTracker:
 
     def complete(self, racing: list[str]) -> bool:
         return bool(racing) and all(b in self.acted for b in racing)
-
-    def clone(self) -> "RoundTracker":
-        return RoundTracker(self.round, list(self.turn_order), list(self.acted))

@@ -1,7 +1,8 @@
 """`refcam rank IMAGE`: Tornado Splash ranking, finish crossings, hand sizes, and the photo finish.
 
 IMAGE may also be an observation JSON file (what `refcam observe --json` prints),
-which ranks without any vision step.
+which ranks without any vision step. Vision and drawing come from the command line's
+Tools (referee/game.py), so nothing here needs cv2.
 """
 
 from __future__ import annotations
@@ -10,15 +11,18 @@ import json
 from pathlib import Path
 
 from referee.errors import InvalidInputError
+from referee.game import Command, Tools
+from referee.paths import refuse_overwriting_inputs
+
+from . import picture
+from .errors import MissingPiecesError
+from .referee import TornadoReferee
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+GAME_ID = "tornado"
 
 
-def register(subparsers) -> None:
-    p = subparsers.add_parser("rank", help="Tornado Splash ranking, finish crossings and hand sizes from one image",
-                              description="Rank the Tornado Splash boats in IMAGE (or an observation JSON file): "
-                                          "zones, distances or angles with their uncertainty, finish crossings, "
-                                          "hand sizes, and optionally the annotated photo finish.")
+def add_arguments(p) -> None:
     p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
     p.add_argument("--course", default=None, metavar="C",
                    help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file")
@@ -31,38 +35,9 @@ def register(subparsers) -> None:
                    help="take course pieces that are out of view from the course file's nominal layout "
                         "(with a wider sigma) instead of refusing the image")
     p.add_argument("--json", action="store_true", help="print the rank document as JSON")
-    p.set_defaults(run=run)
 
 
-def _load_observation(path: str, camera):
-    """(observation, image or None, the image's sticker detections or None)."""
-    from referee.observation import Observation
-
-    p = Path(path)
-    if p.suffix.lower() == ".json":
-        try:
-            doc = json.loads(p.read_text())
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"observation file {path!r} is not valid JSON (line {exc.lineno})") from None
-        if isinstance(doc, dict) and "observation" in doc and "pieces" not in doc:
-            doc = doc["observation"]
-        if not isinstance(doc, dict) or "pieces" not in doc:
-            raise InvalidInputError(f"observation file {path!r} has no 'pieces' list")
-        try:
-            return Observation.from_json(doc), None, None
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"observation file {path!r}: {exc}") from None
-    from referee.catalog import default_catalog
-    from vision.detect import detect_all
-    from vision.imageio import load_image
-    from vision.pipeline import observe
-
-    image = load_image(p)
-    found = detect_all(image, default_catalog())  # once: the photo finish reuses it
-    return observe(image, camera, game="tornado", detections=found), image, found
-
-
-def _history_states(entries: list[str], camera):
+def _history_states(entries: list[str], camera_file: str | None, tools: Tools):
     """Earlier stable states, oldest first, as (label, t, Observation).
 
     A session folder (manifest.jsonl) goes through the stable-state tracker, as on
@@ -73,22 +48,11 @@ def _history_states(entries: list[str], camera):
     for e in entries:
         p = Path(e)
         if p.is_dir() and (p / "manifest.jsonl").exists():
-            from vision.session import read_session
-            from vision.tracking import StableStateTracker
-
-            session = read_session(p)
-            cam = camera
-            if cam is None and session.camera_file is not None:
-                from calibration.camera import CameraModel
-
-                cam = CameraModel.load(session.camera_file)
-            tracker = StableStateTracker()
-            for frame in session.frames:
-                obs, _, _ = _load_observation(str(frame.path), cam)
-                update = tracker.update(obs, frame.t)
-                if update.new_stable is not None:
-                    yield f"{p.name}/{frame.path.name}", t + frame.t, update.new_stable
-            t += (session.frames[-1].t if session.frames else 0.0) + 1.0
+            last = 0.0
+            for ts, obs in tools.stable_observations(str(p), camera_file, GAME_ID):
+                last = ts
+                yield f"{p.name} at {ts:.1f} s", t + ts, obs
+            t += last + 1.0
             continue
         if p.is_dir():
             files = sorted(f for f in p.iterdir()
@@ -101,32 +65,22 @@ def _history_states(entries: list[str], camera):
         else:
             raise InvalidInputError(f"history entry {e!r} does not exist")
         for f in files:
-            obs, _, _ = _load_observation(str(f), camera)
-            yield f.name, t, obs
+            yield f.name, t, tools.observe_path(str(f), camera_file, GAME_ID)
             t += 1.0
 
 
-def run(args) -> int:
-    from referee.tornado.api import TornadoReferee
-    from referee.tornado.errors import MissingPiecesError
-    from webui.paths import refuse_overwriting_inputs
-
+def run(args, tools: Tools) -> int:
     if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
     refuse_overwriting_inputs("--annotate", args.annotate,
                               [("the image", args.image), ("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
-    camera = None
-    if args.camera_file:
-        from calibration.camera import CameraModel
-
-        camera = CameraModel.load(args.camera_file)
     # validates course and weights first; every course piece must be in the image
     referee = TornadoReferee(args.course, args.weights, nominal_fallback=args.assume_layout)
-    obs, image, found = _load_observation(args.image, camera)
+    obs = tools.observe_path(args.image, args.camera_file, GAME_ID)
     history_warnings = []
     states = 0
-    for label, t, hobs in _history_states(args.history or [], camera):
+    for label, t, hobs in _history_states(args.history or [], args.camera_file, tools):
         states += 1
         for r in referee.observe_stable(hobs, t):
             if r.kind == "warning" and not any(r.summary in w for w in history_warnings):
@@ -144,17 +98,12 @@ def run(args) -> int:
         doc["round"] = referee.rounds.round
     doc["warnings"] = list(obs.warnings) + history_warnings + doc["warnings"]
     if args.annotate:
-        from webui.photofinish import write_photo_finish
-
-        note = write_photo_finish(result, args.annotate, image=image, observation=obs, camera=camera,
-                                  detections=found)
+        image = None if Path(args.image).suffix.lower() == ".json" else args.image
+        note = tools.draw_explanation(picture.photo_finish(result), image, obs, args.annotate, args.camera_file)
         if note:
             doc["warnings"].append(note)
         doc["annotated"] = str(args.annotate)
-    if args.json:
-        print(json.dumps(doc, indent=2))
-    else:
-        print(format_table(doc))
+    print(json.dumps(doc, indent=2) if args.json else format_table(doc))
     return 0
 
 
@@ -162,23 +111,7 @@ def format_table(doc: dict) -> str:
     lines = [f"Tornado Splash ranking, course {doc['course']}" + (" (first round: by boat weight)" if doc.get("first_round") else "")]
     head = f"{'rank':>4}  {'boat':<7} {'zone':<24} {'measure':>22}  {'finished':<17} notes"
     lines += [head, "-" * len(head)]
-    for b in doc["ranking"]:
-        m = b.get("measure")
-        if m:
-            unit = "mm" if m["kind"] == "distance_mm" else "deg"
-            meas = f"{m['value']:.1f} +- {m['sigma']:.1f} {unit}"
-        else:
-            meas = "-"
-        notes = []
-        if b.get("equidistant_with"):
-            notes.append("equidistant within measurement with " + ", ".join(n.split("/")[-1] for n in b["equidistant_with"]))
-        if b["status"] not in ("racing", "finished"):
-            notes.append(b["status"] + (": " + " or ".join(b["zone_candidates"]) if b.get("zone_candidates") else ""))
-        fin = b.get("finished")
-        fin = "yes" if fin is True else ("no" if fin is False else str(fin))
-        rank = "-" if b["rank"] is None else str(b["rank"])
-        lines.append(f"{rank:>4}  {b['name'].split('/')[-1]:<7} {str(b.get('zone') or '-'):<24} {meas:>22}  {fin:<17} "
-                     + "; ".join(notes))
+    lines += [_table_row(b) for b in doc["ranking"]]
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
     if doc.get("game_over"):
@@ -189,3 +122,26 @@ def format_table(doc: dict) -> str:
     if doc.get("annotated"):
         lines.append(f"photo finish written to {doc['annotated']}")
     return "\n".join(lines)
+
+
+def _table_row(b: dict) -> str:
+    m = b.get("measure")
+    if m:
+        unit = "mm" if m["kind"] == "distance_mm" else "deg"
+        meas = f"{m['value']:.1f} +- {m['sigma']:.1f} {unit}"
+    else:
+        meas = "-"
+    notes = []
+    if b.get("equidistant_with"):
+        notes.append("equidistant within measurement with " + ", ".join(n.split("/")[-1] for n in b["equidistant_with"]))
+    if b["status"] not in ("racing", "finished"):
+        notes.append(b["status"] + (": " + " or ".join(b["zone_candidates"]) if b.get("zone_candidates") else ""))
+    fin = b.get("finished")
+    fin = "yes" if fin is True else ("no" if fin is False else str(fin))
+    rank = "-" if b["rank"] is None else str(b["rank"])
+    return (f"{rank:>4}  {b['name'].split('/')[-1]:<7} {str(b.get('zone') or '-'):<24} {meas:>22}  {fin:<17} "
+            + "; ".join(notes))
+
+
+RANK = Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image", add_arguments, run,
+               top_level=True)
