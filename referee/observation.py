@@ -88,9 +88,10 @@ class ImageFromGame:
         return out
 
     def to_json(self) -> dict:
-        d = {"homography": [round(v, 9) for v in self.homography]}
+        # 10 significant digits: a homography's perspective terms are ~1e-5, distortion terms small too
+        d = {"homography": [float(f"{v:.10g}") for v in self.homography]}
         if self.camera is not None:
-            d["camera"] = [round(v, 9) for v in self.camera]
+            d["camera"] = [float(f"{v:.10g}") for v in self.camera]
         return d
 
     @classmethod
@@ -154,10 +155,11 @@ class Observation:
             "unknown_markers": list(self.unknown_markers),
             "warnings": list(self.warnings),
         }
-        if self.image_from_game is not None:
-            d["image_from_game"] = self.image_from_game.to_json()
         d.update(self.extra)
-        return json_ready(d)
+        d = json_ready(d)
+        if self.image_from_game is not None:  # after json_ready: 3 decimals are too few for its terms
+            d["image_from_game"] = self.image_from_game.to_json()
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Observation":
