@@ -12,7 +12,7 @@ from tests.live_helpers import pose, tornado_scene
 
 @pytest.fixture(scope="module")
 def rendered():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     image, truth = render_scene(tornado_scene(150.0))
     return image, pipeline_observe(image, None, "tornado")

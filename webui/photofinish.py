@@ -113,7 +113,7 @@ class _View:
         return (int(round(u)), int(round(w)))
 
     def _distort(self, u: float, w: float) -> tuple[float, float]:
-        from vision.render_camera import distort_normalized
+        from synth.camera import distort_normalized
 
         K = self.K
         x, y = (u - K[0, 2]) / K[0, 0], (w - K[1, 2]) / K[1, 1]
