@@ -1,8 +1,11 @@
 """One image -> an Observation: every piece in view, in millimetres in the game frame, with sigma.
 
-detect stickers -> undistort corners -> camera pose from the flat stickers (table_pose)
--> each piece's parallax-correct pose and covariance (pieces) -> game frame (the
-game's anchor piece; table corner or camera-plane frame as fall-backs, with a warning).
+Stages of observe(), one function each: detect (which pieces; _detect) -> undistort corners
+(_undistort) -> camera pose from the flat stickers (table_pose; _plane) -> game frame (the
+game's anchor piece; table corner or camera-plane frame as fall-backs, with a warning; _frame)
+-> each piece's parallax-correct pose and covariance (pieces; _piece_pose) -> warnings
+(_closing_warnings). The Observation also carries the one image-from-game mapping
+(_image_from_game) that everything drawing on the picture uses.
 """
 
 from __future__ import annotations
