@@ -77,3 +77,14 @@ def test_mapping_survives_the_observation_json():
     points = [(0.0, 0.0), (300.0, -120.0)]
     for a, b in zip(obs.image_from_game.project(points, 5.0), again.image_from_game.project(points, 5.0)):
         assert math.dist(a, b) < 1e-3
+
+
+def test_far_points_do_not_fold_back_into_the_picture():
+    """A barrel lens polynomial turns back far off the axis: an extended line's far end must
+    still land far outside the image, not inside it."""
+    K = (1000.0, 0.0, 960.0, 0.0, 1000.0, 540.0, 0.0, 0.0, 1.0)
+    R = (1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0)  # looking straight down at the table
+    mapping = ImageFromGame(homography=K, camera=K + R + (0.0, 0.0, 700.0) + (-0.3, 0.0, 0.0, 0.0, 0.0))
+    (u_near, _v), (u_mid, _w), (u_far, _z) = mapping.project([(100.0, 0.0), (1300.0, 0.0), (4000.0, 0.0)])
+    assert 960.0 < u_near < 1920.0
+    assert u_mid > 1920.0 and u_far > u_mid, (u_mid, u_far)
