@@ -23,8 +23,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from referee.catalog import default_catalog  # noqa: E402
-from vision.render import encode_jpeg, render_scene, validate_scene  # noqa: E402
-from vision.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, course_names,  # noqa: E402
+from synth.render import encode_jpeg, render_scene, validate_scene  # noqa: E402
+from synth.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, course_names,  # noqa: E402
                            fit_camera, kang_square_centre, kang_zone_slots, kayak_geometry, kayak_joint_open_lanes,
                            kayak_river,
                            kayak_space_world, kayak_tile_pieces, load_course, racing_card_names, random_effects,

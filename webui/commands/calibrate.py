@@ -107,7 +107,7 @@ def _calibrate_live(args, charuco, cap, initial=None):
 
     save_dir = None
     if args.save_views:
-        from vision.printing import prepare_out_dir
+        from synth.printing import prepare_out_dir
 
         try:
             save_dir = prepare_out_dir(args.save_views)

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from referee.catalog import GAMES
     from referee.errors import InvalidInputError
-    from vision import printing
+    from synth import printing
 
     dpi = printing.PNG_DPI if args.dpi is None else args.dpi
     if not 72 <= dpi <= 2400:
