@@ -38,8 +38,6 @@ def record_frames(source, writer, seconds: float | None = None, quality: int = 9
 
 def run(args: argparse.Namespace) -> int:
     import json
-    import shutil
-    from pathlib import Path
 
     from calibration.camera import CameraModel
     from referee.errors import InvalidInputError
@@ -52,12 +50,11 @@ def run(args: argparse.Namespace) -> int:
         CameraModel.load(args.camera_file)
     source = CameraSource(args.camera)  # a missing camera fails here, before any folder is made
     try:
-        writer = SessionWriter(args.out, game=args.game, source=source.info.name, fps=source.info.fps)
+        writer = SessionWriter(args.out, game=args.game, camera_file=args.camera_file, source=source.info.name,
+                               fps=source.info.fps)
     except BaseException:
         source.close()
         raise
-    if args.camera_file:
-        shutil.copyfile(args.camera_file, Path(args.out) / "camera.json")
     print(f"refcam: recording {source.info.name} to {args.out} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     t0 = time.monotonic()
     try:
