@@ -10,6 +10,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from webui.catalog_option import add_catalog_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("calibrate", help="calibrate the camera from views of the ChArUco board",
@@ -25,6 +27,7 @@ def register(subparsers) -> None:
     p.add_argument("--camera-file", metavar="F", help="an earlier camera file for this camera mode: "
                                                        "its intrinsics seed the solver")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 

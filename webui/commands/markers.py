@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from webui.catalog_option import add_catalog_option
+
 GAME_CHOICES = ("kang", "kayak", "tornado", "all")
 PAPER_CHOICES = ("a4", "letter")
 
@@ -21,6 +23,7 @@ def register(subparsers) -> None:
     p.add_argument("--paper", choices=PAPER_CHOICES, default="a4", help="paper size (default a4)")
     p.add_argument("--dpi", type=int, default=None, help="PNG resolution (default 600)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 

@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from webui.catalog_option import add_catalog_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("record", help="record a camera to a session folder for `refcam replay`",
@@ -17,6 +19,7 @@ def register(subparsers) -> None:
     p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game on the table (kept in the header)")
     p.add_argument("--camera-file", metavar="F", help="camera file to keep with the session (camera.json)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 
