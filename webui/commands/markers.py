@@ -22,6 +22,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--paper", choices=PAPER_CHOICES, default="a4", help="paper size (default a4)")
     p.add_argument("--dpi", type=int, default=None, help="PNG resolution (default 600)")
+    p.add_argument("--views", type=int, metavar="N",
+                   help="with --charuco: instead of the board, render N synthetic photos of it (and the camera "
+                        "they were taken with) to try `refcam calibrate --images DIR` without a camera")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     add_catalog_option(p)
     p.set_defaults(run=run)
@@ -35,7 +38,11 @@ def run(args) -> int:
     dpi = printing.PNG_DPI if args.dpi is None else args.dpi
     if not 72 <= dpi <= 2400:
         raise InvalidInputError(f"--dpi {dpi} is out of range (72-2400)")
+    if args.views is not None and not args.charuco:
+        raise InvalidInputError("--views goes with --charuco (synthetic photos of the calibration board)")
     out = printing.prepare_out_dir(args.out)
+    if args.charuco and args.views is not None:
+        return _write_synthetic_views(out, args.views, args.json)
     if args.charuco:
         info = printing.write_charuco(out, args.paper, dpi)
         if args.json:
@@ -60,4 +67,21 @@ def run(args) -> int:
             print(f"{s.game}: {s.path} ({s.pages} pages, {len(s.stickers)} stickers)")
         print(f"{len(pngs)} marker PNGs at {dpi} dpi in {out / 'png'}")
         print("Print at 100% / actual size and check the 50 mm scale bar with a ruler.")
+    return 0
+
+
+def _write_synthetic_views(out, views: int, as_json: bool) -> int:
+    from calibration.charuco import MIN_VIEWS
+    from calibration.synthetic import write_synthetic_views
+
+    info = write_synthetic_views(out, views)
+    if as_json:
+        print(json.dumps({"charuco_views": info}))
+        return 0
+    w, h = info["image_size"]
+    print(f"{len(info['views'])} synthetic photos of the ChArUco board ({w}x{h}) in {out}; the camera they were "
+          f"rendered with: {info['truth_camera']}")
+    if views < MIN_VIEWS:
+        print(f"note: calibrate needs at least {MIN_VIEWS} views; these {views} will be refused")
+    print(f"try: refcam calibrate --images {out} --out camera.json  (and compare with {info['truth_camera']})")
     return 0
