@@ -14,8 +14,10 @@ PAPER_CHOICES = ("a4", "letter")
 def register(subparsers) -> None:
     p = subparsers.add_parser("markers", help="print sticker sheets (PDF at true scale) and marker PNGs",
                               description="Write printable sticker sheets for a game (one PDF per game, "
-                                          "table corners included in each) and one PNG per marker, or the "
-                                          "ChArUco calibration board with --charuco.")
+                                          "table corners included in each, followed by the placement guide: "
+                                          "where each sticker goes on each component) and one PNG per marker, or "
+                                          "the ChArUco calibration board with --charuco (or N synthetic photos "
+                                          "of it with --views N).")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--game", choices=GAME_CHOICES, help="which game's stickers (all = one PDF per game)")
     what.add_argument("--charuco", action="store_true", help="the ChArUco calibration board instead")
@@ -64,7 +66,9 @@ def run(args) -> int:
                           "png_dir": str(out / "png"), "png_dpi": dpi, "pngs": len(pngs)}))
     else:
         for s in sheets:
-            print(f"{s.game}: {s.path} ({s.pages} pages, {len(s.stickers)} stickers)")
+            guide = s.to_json()["guide_first_page"]
+            print(f"{s.game}: {s.path} ({s.pages} pages, {len(s.stickers)} stickers; where each sticker goes: "
+                  f"the placement guide from page {guide + 1})")
         print(f"{len(pngs)} marker PNGs at {dpi} dpi in {out / 'png'}")
         print("Print at 100% / actual size and check the 50 mm scale bar with a ruler.")
     return 0
