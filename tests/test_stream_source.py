@@ -188,3 +188,24 @@ def test_commands_refuse_a_dead_or_wrong_url_in_one_line(tmp_path, capsys, comma
     code, out, err = run_cli(capsys, argv)
     assert code == 2 and err.startswith("refcam: error: cannot open stream http://127.0.0.1:")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_calibrate_live_from_a_stream_url(tmp_path, capsys):
+    """calibrate --camera URL: a phone streaming the board from different angles."""
+    from calibration import synthetic
+    from calibration.camera import CameraModel
+
+    cam = synthetic.DEFAULT_CAMERA
+    rng = np.random.default_rng(3)
+    frames = []
+    for rvec, tvec in synthetic.varied_poses(8, rng):
+        ok, buf = cv2.imencode(".jpg", synthetic.render_view(rvec, tvec, cam, rng=rng), [cv2.IMWRITE_JPEG_QUALITY, 92])
+        frames += [buf.tobytes()] * 2  # each pose held for two frames, as a steady hand would
+    with MjpegServer(frames, fps=30) as server:
+        code, out, err = run_cli(capsys, ["calibrate", "--camera", server.url, "--views", 7,
+                                          "--out", tmp_path / "phone.json"])
+    assert code == 0, err
+    assert "kept view 7/7" in out
+    found = CameraModel.load(tmp_path / "phone.json")
+    assert abs(found.K[0, 0] / cam.fx - 1) < 0.02 and abs(found.K[1, 1] / cam.fy - 1) < 0.02
