@@ -209,3 +209,14 @@ def test_calibrate_live_from_a_stream_url(tmp_path, capsys):
     assert "kept view 7/7" in out
     found = CameraModel.load(tmp_path / "phone.json")
     assert abs(found.K[0, 0] / cam.fx - 1) < 0.02 and abs(found.K[1, 1] / cam.fy - 1) < 0.02
+
+
+def test_an_rtsp_url_that_does_not_answer_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "webui.cli", "record", "--camera", "rtsp://127.0.0.1:9/stream",
+                           "--out", str(tmp_path / "rec")], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("refcam: error: cannot open stream rtsp://127.0.0.1:9/stream")
+    assert proc.stderr.count("\n") == 1 and not (tmp_path / "rec").exists()

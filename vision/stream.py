@@ -214,7 +214,12 @@ def _open_rtsp(url: str):
     os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
     params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, int(CONNECT_TIMEOUT_S * 1000),
               cv2.CAP_PROP_READ_TIMEOUT_MSEC, int(CONNECT_TIMEOUT_S * 1000)]
-    cap = cv2.VideoCapture(url, cv2.CAP_FFMPEG, params)
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)  # the error below says it in one line
+    try:
+        cap = cv2.VideoCapture(url, cv2.CAP_FFMPEG, params)
+    finally:
+        cv2.utils.logging.setLogLevel(level)
     if not cap.isOpened():
         cap.release()
         raise StreamError(f"cannot open stream {public_url(url)} (OpenCV's FFmpeg backend could not connect "
