@@ -79,6 +79,12 @@ class Whirlpool:
     tile_b: int
     kind = "whirlpool"
 
+    def __post_init__(self):  # a swap of 4 and 2 is the swap of 2 and 4: one value for both
+        if self.tile_a > self.tile_b:
+            a, b = self.tile_b, self.tile_a
+            object.__setattr__(self, "tile_a", a)
+            object.__setattr__(self, "tile_b", b)
+
     def __str__(self) -> str:
         return f"Whirlpool tiles {self.tile_a} and {self.tile_b}"
 
@@ -133,3 +139,47 @@ def to_json(action) -> dict:
     if isinstance(action, LifeRing):
         d["cancels"] = to_json(action.cancels)
     return d
+
+
+_BY_KIND = {"paddle": Paddle, "double-paddle": DoublePaddle, "swerve": Swerve, "double-swerve": DoubleSwerve,
+            "free-move": FreeMove}
+
+
+def parse(text: str):
+    """An action from words: "paddle 1 down", "double-swerve 2 left", "weather-shift 4 left",
+    "tip 4", "whirlpool 4 5", "life-ring tip 4", "discard", "free-move 1 up"."""
+    from .errors import KayakError
+
+    words = str(text).split()
+    try:
+        kind, rest = words[0], words[1:]
+        if kind in _BY_KIND and len(rest) == 2:
+            return _BY_KIND[kind](int(rest[0]), rest[1])
+        if kind == "weather-shift" and len(rest) == 2:
+            return WeatherShift(int(rest[0]), rest[1])
+        if kind == "tip" and len(rest) == 1:
+            return Tip(int(rest[0]))
+        if kind == "whirlpool" and len(rest) == 2:
+            return Whirlpool(int(rest[0]), int(rest[1]))
+        if kind == "life-ring" and rest:
+            return LifeRing(parse(" ".join(rest)))
+        if kind == "discard" and not rest:
+            return Discard()
+    except (IndexError, ValueError):
+        pass
+    raise KayakError(f"cannot read the Kayak action {text!r} (e.g. 'paddle 1 down', 'tip 4', 'whirlpool 4 5')")
+
+
+def words(action) -> str:
+    """The inverse of parse()."""
+    if isinstance(action, LifeRing):
+        return f"life-ring {words(action.cancels)}"
+    if isinstance(action, Discard):
+        return "discard"
+    if isinstance(action, Tip):
+        return f"tip {action.tile}"
+    if isinstance(action, Whirlpool):
+        return f"whirlpool {action.tile_a} {action.tile_b}"
+    if isinstance(action, WeatherShift):
+        return f"weather-shift {action.tile} {action.direction}"
+    return f"{action.kind} {action.pawn} {action.direction}"

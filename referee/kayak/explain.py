@@ -9,6 +9,7 @@ it breaks. The search only tries actions on kayaks and tiles that changed, which
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError, rule
 from .position import Position, pawn_name, tile_token
 from .rules import Placement, apply, check_turn
-from .tiles import TileBook, tile_book
+from .tiles import RiverTile, TileBook, tile_book
 
 MAX_ACTIONS = 3
 
@@ -86,7 +87,9 @@ def _identity(pos: Position) -> dict:
 def _candidates(before: Position, after: Position, lenient: bool) -> tuple[list, list]:
     """(kayak actions, river actions) worth trying: only on kayaks and tiles that changed."""
     was, now = _identity(before), _identity(after)
-    movers = sorted(p for p in was if was.get(p) != now.get(p))
+    # a kayak that went beyond the last tile may have come back: then anyone may have moved
+    grew = len(after.tiles) > len(before.tiles)
+    movers = sorted(p for p in was if grew or was.get(p) != now.get(p))
     moves = []
     for p in movers:
         for d in A.ALONG:
@@ -95,11 +98,15 @@ def _candidates(before: Position, after: Position, lenient: bool) -> tuple[list,
             moves += [A.Swerve(p, d), A.DoubleSwerve(p, d)]
     old = {rt.tile: (i, rt) for i, rt in enumerate(before.tiles)}
     new = {rt.tile: (i, rt) for i, rt in enumerate(after.tiles)}
-    changed = sorted(t for t in old if t in new and old[t] != new[t])
+    # tiles laid during the turn may be shifted, tipped or swapped after they are laid
+    changed = sorted(t for t in new if t not in old or old[t] != new[t])
     river = []
     for t in changed:
         river += [A.WeatherShift(t, "left"), A.WeatherShift(t, "right"), A.Tip(t)]
-        river += [A.Whirlpool(t, u) for u in changed if u > t and (lenient or abs(old[t][0] - old[u][0]) == 1)]
+    # whirlpools can pass through a tile that ends where it began: its neighbours count too
+    near = sorted(set(changed) | {before.tiles[i + d].tile for t in changed if t in old
+                                  for i in [old[t][0]] for d in (-1, 1) if 0 <= i + d < len(before.tiles)})
+    river += [A.Whirlpool(t, u) for t in near for u in near if u > t and (t in changed or u in changed)]
     return moves, river
 
 
@@ -110,17 +117,19 @@ class _Search:
         self.moves, self.river = _candidates(before, after, lenient)
         self.found: list[Reading] = []
         self.visited = 0
-        self.nearest: list[tuple[int, Reading]] = []
+        self.reached: list[tuple[Position, Reading]] = []  # for the nearest reading when none fits
+        self._successors: dict = {}
 
     def run(self, before: Position) -> None:
+        self._successors = {}  # they depend on the tiles waiting to be laid
         if not self.lenient:
             for move in self.moves:  # the discard-5 free move: one space, alone in its turn
-                if isinstance(move, A.Paddle) or isinstance(move, A.Swerve):
-                    self._try(before, A.FreeMove(move.pawn, move.direction), (), (), (), {before}, final=True)
+                if isinstance(move, (A.Paddle, A.Swerve)):
+                    self._visit(before, A.FreeMove(move.pawn, move.direction), (), (), (), {before}, final=True)
         self._dfs(before, (), (), (), {before})
 
     def _dfs(self, pos, seq, placed, breaches, path) -> None:
-        if len(seq) >= self.limit:
+        if len(seq) + _actions_needed(pos, self.after, self.book.rows) > self.limit:
             return
         mover = next((a.pawn for a in seq if hasattr(a, "pawn")), None)
         for action in self.moves + self.river:
@@ -128,28 +137,37 @@ class _Search:
                 continue
             if self.advanced and not self.lenient and any(a.kind == action.kind for a in seq):
                 continue
-            self._try(pos, action, seq, placed, breaches, path)
+            self._visit(pos, action, seq, placed, breaches, path)
 
-    def _try(self, pos, action, seq, placed, breaches, path, final=False) -> None:
-        noted = [] if self.lenient else None
-        supply = self.supply[len(placed):]
-        try:
-            out = apply(pos, action, self.book, supply, noted)
-        except (IllegalActionError, NeedsNewTileError):
+    def _apply(self, pos, action, laid: int):
+        """apply(), remembered: the same position recurs under many orders of the same actions."""
+        key = (pos, action, laid)
+        if key not in self._successors:
+            noted = [] if self.lenient else None
+            try:
+                out = apply(pos, action, self.book, self.supply[laid:], noted)
+                self._successors[key] = (out, tuple(noted or ()))
+            except (IllegalActionError, NeedsNewTileError):
+                self._successors[key] = None
+        return self._successors[key]
+
+    def _visit(self, pos, action, seq, placed, breaches, path, final=False) -> None:
+        result = self._apply(pos, action, len(placed))
+        if result is None:
             return
+        out, noted = result
         self.visited += 1
         if out.position in path:
             return
         seq2, placed2 = seq + (action,), placed + out.placements
-        breaches2 = breaches + tuple(noted or ())
+        breaches2 = breaches + noted
         if out.position == self.after:
-            turn = check_turn(seq2, self.advanced)
-            self.found.append(Reading(seq2, placed2, breaches2 + tuple(turn) if self.lenient else ()))
-            if not self.lenient and turn:
-                self.found.pop()
+            turn = tuple(check_turn(seq2, self.advanced))
+            if self.lenient or not turn:
+                self.found.append(Reading(seq2, placed2, breaches2 + turn if self.lenient else ()))
             return
         if not self.lenient:
-            self.nearest.append((_distance(out.position, self.after), Reading(seq2, placed2)))
+            self.reached.append((out.position, Reading(seq2, placed2)))
         if not final:
             self._dfs(out.position, seq2, placed2, breaches2, path | {out.position})
 
@@ -159,6 +177,29 @@ def _distance(a: Position, b: Position) -> int:
     ia, ib = _identity(a), _identity(b)
     kayaks = sum(ia.get(p) != ib.get(p) for p in set(ia) | set(ib))
     return kayaks + sum(x != y for x, y in zip(a.tiles, b.tiles)) + abs(len(a.tiles) - len(b.tiles))
+
+
+def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
+    """A lower bound on the actions still needed (it prunes the search, so it must never be
+    too high): one river action changes at most two tiles; one move action takes a kayak at
+    most 2 lanes across or 4 rows along (two steps, each maybe riding a double space)."""
+    old = {rt.tile: (i, rt) for i, rt in enumerate(pos.tiles)}
+    new = {rt.tile: (i, rt) for i, rt in enumerate(goal.tiles)}
+    differing = {t for t in old if t in new and old[t] != new[t]}
+    moves = 0
+    there = dict(goal.kayaks)
+    for pawn, s in pos.kayaks:
+        g = there.get(pawn)
+        if g is None or g == s:
+            continue
+        a, b = pos.tiles[s.index], goal.tiles[g.index] if g.index < len(goal.tiles) else None
+        if b is None or a.tile in differing or b.tile in differing or a.tile not in new or b.tile not in old:
+            moves = max(moves, 1 if a.tile not in differing else 0)
+            continue
+        along = abs((g.index - s.index) * rows + g.row - s.row)
+        across = abs(g.lane + b.shift - s.lane - a.shift)
+        moves = max(moves, -(-across // 2), -(-along // 4), 1)
+    return (len(differing) + 1) // 2 + moves
 
 
 def _new_tiles(before: Position, after: Position):
@@ -173,12 +214,17 @@ def explain(before: Position, after: Position, book: TileBook | None = None, adv
     book = book or tile_book()
     if before == after:
         return Explained(before, after, (), True, "no change on the river")
-    supply = _new_tiles(before, after)
-    legal = _Search(book, before, after, supply, advanced, False, limit)
-    legal.run(before)
+    seen = _new_tiles(before, after)
+    # a legal new tile is laid lined up with the last one (The River); it may move later in the turn
+    legal = _Search(book, before, after, (), advanced, False, limit)
+    # a new tile is laid lined up with the last tile (shift None: decided when laid), either way
+    # round, and may be tipped later in the same turn
+    for turns in itertools.product((0, 180), repeat=len(seen)):
+        legal.supply = tuple(RiverTile(rt.tile, rt.side, r, None) for rt, r in zip(seen, turns))
+        legal.run(before)
     if legal.found:
         return Explained(before, after, _narrow(_unique(legal.found), cards), True, searched=legal.visited)
-    lenient = _Search(book, before, after, supply, advanced, True, limit + 1)
+    lenient = _Search(book, before, after, seen, advanced, True, limit)
     lenient.run(before)
     searched = legal.visited + lenient.visited
     if lenient.found:
@@ -196,9 +242,10 @@ def _unexplained(before, after, search: _Search, searched: int) -> Explained:
     what = f"{', '.join(moved)} moved" if moved else "the river changed"
     note = f"no sequence of at most {search.limit} actions explains the change ({what})"
     readings: tuple[Reading, ...] = ()
-    if search.nearest:
-        d = min(n for n, _ in search.nearest)
-        near = sorted((r for n, r in search.nearest if n == d), key=lambda r: len(r.actions))[:3]
+    if search.reached:
+        scored = [(_distance(p, after), r) for p, r in search.reached]
+        d = min(n for n, _ in scored)
+        near = sorted((r for n, r in scored if n == d), key=lambda r: len(r.actions))[:3]
         readings = tuple(Reading(r.actions, r.placements, (("Turns", f"{note}; nearest legal turn leaves "
                                                              f"{d} piece(s) elsewhere"),)) for r in near)
     else:

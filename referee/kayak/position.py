@@ -2,7 +2,7 @@
 
 Text form (round-trips, in the spirit of FEN), two fields separated by one space:
 
-    <tiles> <kayaks>
+    <tiles> <kayaks>          (the kayaks field may be left out when there are none)
     tiles:  tokens joined by "/", upstream first: tile digit, side letter, "r" when turned
             180 degrees, then the signed lateral shift in lanes when not 0, e.g. "0A/4Br/6B+1"
     kayaks: "<pawn>@<tile index>.<row>.<lane>" joined by ",", pawn number first; "-" for none,
@@ -41,6 +41,13 @@ class Position:
     tiles: tuple[RiverTile, ...]
     kayaks: tuple[tuple[int, Space], ...]  # (pawn number, space), by pawn number
 
+    def __hash__(self) -> int:  # positions are hashed very often by the explainer
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.tiles, self.kayaks))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     @staticmethod
     def make(tiles, kayaks) -> "Position":
         items = kayaks.items() if isinstance(kayaks, dict) else kayaks
@@ -78,6 +85,8 @@ def to_text(pos: Position) -> str:
 def from_text(text: str, book: TileBook | None = None) -> Position:
     """Parse the text form; raises KayakStateError quoting the bad part."""
     parts = str(text).split()
+    if len(parts) == 1:  # no kayaks field: an empty river
+        parts.append("-")
     if len(parts) != 2:
         raise KayakStateError(f"Kayak position {text!r} needs two fields, '<tiles> <kayaks>'")
     tiles = []

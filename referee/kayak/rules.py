@@ -90,6 +90,8 @@ class _Board:
             return False
         new = self.supply.pop(0)
         last = self.tiles[-1]
+        if new.shift is None:  # laid lined up with the last tile, however that lies now
+            new = RiverTile(new.tile, new.side, new.rotation, last.shift)
         if any(rt.tile == new.tile for rt in self.tiles):
             _breach(self.breaches, "The River", f"tile {new.tile} is already in the river")
         if new.shift != last.shift:
