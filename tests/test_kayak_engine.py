@@ -106,6 +106,8 @@ def _findable(turn) -> bool:
         for t in [getattr(a, k) for k in ("tile", "tile_a", "tile_b") if hasattr(a, k)]:
             if t in old and old[t] == new[t]:
                 return False
+            if t not in old and isinstance(a, A.Tip):
+                return False  # explain reports the shorter reading: the tile laid the other way round
     return True
 
 

@@ -84,12 +84,13 @@ def _identity(pos: Position) -> dict:
     return {p: (pos.tiles[s.index].tile, s.row, s.lane) for p, s in pos.kayaks}
 
 
-def _candidates(before: Position, after: Position, lenient: bool) -> tuple[list, list]:
-    """(kayak actions, river actions) worth trying: only on kayaks and tiles that changed."""
+def _candidates(before: Position, after: Position, lenient: bool, tip_new: bool = False) -> tuple[list, list]:
+    """(kayak actions, river actions) worth trying: only on kayaks and tiles that changed.
+    tip_new: also try tipping tiles laid during the turn (the slower, second pass)."""
     was, now = _identity(before), _identity(after)
-    # a kayak that went beyond the last tile may have come back: then anyone may have moved
-    grew = len(after.tiles) > len(before.tiles)
-    movers = sorted(p for p in was if grew or was.get(p) != now.get(p))
+    movers = sorted(p for p in was if was.get(p) != now.get(p))
+    if not movers and len(after.tiles) > len(before.tiles):
+        movers = sorted(was)  # a kayak went beyond the last tile and came back: any of them
     moves = []
     for p in movers:
         for d in A.ALONG:
@@ -102,7 +103,10 @@ def _candidates(before: Position, after: Position, lenient: bool) -> tuple[list,
     changed = sorted(t for t in new if t not in old or old[t] != new[t])
     river = []
     for t in changed:
-        river += [A.WeatherShift(t, "left"), A.WeatherShift(t, "right"), A.Tip(t)]
+        if t in old or new[t][1].shift != before.tiles[-1].shift:
+            river += [A.WeatherShift(t, "left"), A.WeatherShift(t, "right")]
+        if t in old or tip_new:
+            river.append(A.Tip(t))
     # whirlpools can pass through a tile that ends where it began: its neighbours count too
     near = sorted(set(changed) | {before.tiles[i + d].tile for t in changed if t in old
                                   for i in [old[t][0]] for d in (-1, 1) if 0 <= i + d < len(before.tiles)})
@@ -119,6 +123,7 @@ class _Search:
         self.visited = 0
         self.reached: list[tuple[Position, Reading]] = []  # for the nearest reading when none fits
         self._successors: dict = {}
+        self._needed: dict = {}
 
     def run(self, before: Position) -> None:
         self._successors = {}  # they depend on the tiles waiting to be laid
@@ -129,7 +134,10 @@ class _Search:
         self._dfs(before, (), (), (), {before})
 
     def _dfs(self, pos, seq, placed, breaches, path) -> None:
-        if len(seq) + _actions_needed(pos, self.after, self.book.rows) > self.limit:
+        need = self._needed.get(pos)
+        if need is None:
+            need = self._needed[pos] = _actions_needed(pos, self.after, self.book.rows)
+        if len(seq) + need > self.limit:
             return
         mover = next((a.pawn for a in seq if hasattr(a, "pawn")), None)
         for action in self.moves + self.river:
@@ -181,11 +189,18 @@ def _distance(a: Position, b: Position) -> int:
 
 def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
     """A lower bound on the actions still needed (it prunes the search, so it must never be
-    too high): one river action changes at most two tiles; one move action takes a kayak at
-    most 2 lanes across or 4 rows along (two steps, each maybe riding a double space)."""
+    too high): Weather Shifts, Tips and Whirlpools each fix one thing (a Whirlpool two places);
+    one move action takes a kayak at most 2 lanes across or 4 rows along (two steps, each maybe
+    riding a double space)."""
     old = {rt.tile: (i, rt) for i, rt in enumerate(pos.tiles)}
     new = {rt.tile: (i, rt) for i, rt in enumerate(goal.tiles)}
     differing = {t for t in old if t in new and old[t] != new[t]}
+    # a shift stays with its place in the river (a Whirlpool swaps the tiles, not the shifts), so
+    # only Weather Shifts change a place's shift, one lane each; only a Tip turns a tile
+    shifts = sum(abs(a.shift - b.shift) for a, b in zip(pos.tiles, goal.tiles))
+    turned = sum(old[t][1].rotation != new[t][1].rotation for t in differing)
+    moved = sum(old[t][0] != new[t][0] for t in differing)
+    river = shifts + turned + (moved + 1) // 2
     moves = 0
     there = dict(goal.kayaks)
     for pawn, s in pos.kayaks:
@@ -199,7 +214,7 @@ def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
         along = abs((g.index - s.index) * rows + g.row - s.row)
         across = abs(g.lane + b.shift - s.lane - a.shift)
         moves = max(moves, -(-across // 2), -(-along // 4), 1)
-    return (len(differing) + 1) // 2 + moves
+    return river + moves
 
 
 def _new_tiles(before: Position, after: Position):
@@ -216,12 +231,16 @@ def explain(before: Position, after: Position, book: TileBook | None = None, adv
         return Explained(before, after, (), True, "no change on the river")
     seen = _new_tiles(before, after)
     # a legal new tile is laid lined up with the last one (The River); it may move later in the turn
+    # a new tile is laid lined up with the last tile (shift None: decided when laid); first as it
+    # lies now, then, only if that explains nothing, laid the other way round and tipped later
     legal = _Search(book, before, after, (), advanced, False, limit)
-    # a new tile is laid lined up with the last tile (shift None: decided when laid), either way
-    # round, and may be tipped later in the same turn
-    for turns in itertools.product((0, 180), repeat=len(seen)):
-        legal.supply = tuple(RiverTile(rt.tile, rt.side, r, None) for rt, r in zip(seen, turns))
-        legal.run(before)
+    legal.supply = tuple(RiverTile(rt.tile, rt.side, rt.rotation, None) for rt in seen)
+    legal.run(before)
+    if seen and not legal.found:
+        legal.moves, legal.river = _candidates(before, after, False, tip_new=True)
+        for turns in itertools.product((0, 180), repeat=len(seen)):
+            legal.supply = tuple(RiverTile(rt.tile, rt.side, r, None) for rt, r in zip(seen, turns))
+            legal.run(before)
     if legal.found:
         return Explained(before, after, _narrow(_unique(legal.found), cards), True, searched=legal.visited)
     lenient = _Search(book, before, after, seen, advanced, True, limit)
