@@ -158,3 +158,33 @@ def test_bad_state_file_is_one_line(tmp_path):
         _command("check").run(_args(before=str(bad), after=str(bad)), FakeTools())
     with pytest.raises(KayakError):
         from_text("0A/1A 1@0.2.2 extra")
+
+
+RULES_SESSION = SAMPLES / "sessions" / "kayak-rules"
+
+
+@pytest.mark.skipif(not (RULES_SESSION / "truth.jsonl").is_file(), reason="kayak-rules session not generated")
+def test_rules_session_is_ruled_from_start_to_end():
+    """The recorded rules session: every scripted turn is among the readings, the illegal one is
+    called illegal with its rule, the new tile is laid by the mover, and nothing else happens."""
+    game, tools = GAME, FakeTools()
+    state = game.new_state({"advanced": False})
+    moves = []
+    for t, observation in tools.stable_observations(str(RULES_SESSION), None, "kayak"):
+        step = game.step(state, observation, t)
+        state = step.state
+        moves += [r for r in step.rulings if r.kind == "move"]
+    events = [json.loads(x)["event"] for x in (RULES_SESSION / "truth.jsonl").read_text().splitlines()]
+    events = [e for e in events if e]
+    assert len(moves) == len(events) >= 10
+    for ruling, event in zip(moves, events):
+        assert ruling.legal is event["legal"], ruling.summary
+        assert ruling.details["before"] == event["before"] and ruling.details["after"] == event["after"]
+        if event["legal"]:
+            assert event["actions"] in [[a["words"] for a in r["actions"]] for r in ruling.details["readings"]]
+        else:
+            assert ruling.rule == "Kayak Chaos, Turns"
+    laid = [p for r in moves for reading in r.details["readings"][:1] for p in reading["placements"]]
+    assert laid == [{"tile": "6A+1", "placer": "kayak/pawn-1"}]
+    assert state.position.text() == events[-1]["after"]
+

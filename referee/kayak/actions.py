@@ -132,7 +132,7 @@ def mover(action) -> int | None:
 
 
 def to_json(action) -> dict:
-    d = {"kind": action.kind, "text": str(action)}
+    d = {"kind": action.kind, "text": str(action), "words": words(action)}
     for key in ("pawn", "direction", "tile", "tile_a", "tile_b"):
         if hasattr(action, key):
             d[key] = getattr(action, key)

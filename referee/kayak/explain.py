@@ -264,7 +264,7 @@ def _unexplained(before, after, search: _Search, searched: int) -> Explained:
     if search.reached:
         scored = [(_distance(p, after), r) for p, r in search.reached]
         d = min(n for n, _ in scored)
-        near = sorted((r for n, r in scored if n == d), key=lambda r: len(r.actions))[:3]
+        near = _unique([r for n, r in scored if n == d])[:3]
         readings = tuple(Reading(r.actions, r.placements, (("Turns", f"{note}; nearest legal turn leaves "
                                                              f"{d} piece(s) elsewhere"),)) for r in near)
     else:
@@ -278,7 +278,8 @@ def _unique(readings: list[Reading]) -> list[Reading]:
         if (r.actions, r.placements) not in seen:
             seen.add((r.actions, r.placements))
             out.append(r)
-    return sorted(out, key=lambda r: (len(r.actions), r.text()))
+    # shortest first; played cards before the discard-5 free move, which is the rarer reading
+    return sorted(out, key=lambda r: (len(r.actions), any(a.kind == "free-move" for a in r.actions), r.text()))
 
 
 def _narrow(readings: list[Reading], cards: Counter | None) -> tuple[Reading, ...]:
