@@ -67,3 +67,30 @@ def _camera_beside(image: Path):
         if candidate.is_file():
             return str(candidate)
     return None
+
+
+class VisionTools(FakeTools):
+    """Like the command line: stable observations of a session come from the vision pipeline
+    on every frame and the stable-state tracker (a frame with no sticker is an empty table)."""
+
+    def stable_observations(self, folder, camera_file, game):
+        import cv2
+
+        from calibration.camera import CameraModel
+        from referee.errors import RefcamError
+        from vision.pipeline import observe
+        from vision.session import read_session
+        from vision.tracking import StableStateTracker
+
+        session = read_session(folder)
+        cam_path = camera_file or _camera_beside(Path(folder) / "frames" / "x.jpg")
+        camera = CameraModel.load(cam_path) if cam_path else None
+        tracker = StableStateTracker()
+        for entry in session.frames:
+            try:
+                obs = observe(cv2.imread(str(entry.path)), camera=camera, game=game)
+            except RefcamError:
+                obs = Observation(pieces=(), game=game)
+            update = tracker.update(obs, entry.t)
+            if update.new_stable is not None:
+                yield entry.t, update.new_stable

@@ -5,7 +5,9 @@
   action of every kayak and tile at each of the 3 levels), on a few of the same turns;
 * river-reconstruction errors and kayak-space errors over every bundled Kayak still (with and
   without its camera file) and the stable frames of the bundled Kayak sessions, against the
-  truth files. Targets: 0 errors; explain well under 100 ms.
+  truth files. Targets: 0 errors; explain well under 100 ms;
+* `kayak replay` of each bundled Kayak session through the vision pipeline and the tracker:
+  turns ruled, how many agree with the scripted turns, anything illegal, the winner.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from referee.kayak.errors import RiverReadError
 from referee.kayak.playout import candidate_actions, play_game
 from referee.kayak.river import read_river
 from referee.kayak.tiles import tile_book
-from tests.kayak_tools import FakeTools, truth_observation, visible_names
+from tests.kayak_tools import FakeTools, VisionTools, truth_observation, visible_names
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
@@ -135,6 +137,35 @@ def bench_river() -> None:
           f"{totals['unanchored']}")
 
 
+def bench_replay() -> None:
+    """`kayak replay` through the vision pipeline and the stable-state tracker, against the script."""
+    from referee.kayak.game import GAME
+
+    for folder in sorted((SAMPLES / "sessions").glob("kayak*")):
+        events = [json.loads(x)["event"] for x in (folder / "truth.jsonl").read_text().splitlines()]
+        events = [e for e in events if e]
+        state = GAME.new_state({"advanced": False})
+        moves, t0 = [], time.perf_counter()
+        for t, observation in VisionTools().stable_observations(str(folder), None, "kayak"):
+            step = GAME.step(state, observation, t)
+            state = step.state
+            moves += [r for r in step.rulings if r.kind == "move"]
+        agree = sum(_agrees(r, e) for r, e in zip(moves, events))
+        illegal = [r.summary for r in moves if r.legal is False]
+        print(f"replay {folder.name} (vision + tracker, {time.perf_counter() - t0:.0f} s): {len(moves)} turns ruled "
+              f"for {len(events)} played, {agree} agree with the script; illegal: {len(illegal)}; winner: "
+              f"{state.winner or 'none'}")
+
+
+def _agrees(ruling, event) -> bool:
+    if "legal" not in event:  # the older session's events: one move of one kind
+        kind = event["kind"].split("-")[0] if event["kind"].startswith("swerve") else event["kind"]
+        return bool(ruling.legal) and any([a["kind"] for a in r["actions"]] == [kind] for r in ruling.details["readings"])
+    if ruling.details.get("after") != event["after"] or ruling.legal is not event["legal"]:
+        return False
+    return not event["legal"] or event["actions"] in [[a["words"] for a in r["actions"]] for r in ruling.details["readings"]]
+
+
 def _no_camera(image: str):
     import cv2
 
@@ -152,6 +183,7 @@ def main(argv=None) -> int:
     bench_explain(args.turns, args.baseline)
     if not args.no_images:
         bench_river()
+        bench_replay()
     return 0
 
 
