@@ -148,3 +148,31 @@ def test_text_form_round_trips_random_rivers():
             tiles.append(RiverTile(t, rng.choice("AB"), rng.choice((0, 180)), tiles[-1].shift + rng.choice((-1, 0, 1))))
         text = "/".join(__import__("referee.kayak.position", fromlist=["tile_token"]).tile_token(rt) for rt in tiles) + " -"
         assert to_text(from_text(text)) == text
+
+
+def test_catalog_has_every_tile_side_marked_as_defaults():
+    from referee.catalog import default_catalog
+
+    catalog = default_catalog()
+    family = catalog.family("kayak/tile")
+    assert family["layouts_are_defaults"] is True and "edit" in family["layout_note"]
+    assert sorted(BOOK.layouts) == [(t, s) for t in range(8) for s in "AB"]
+    assert BOOK.start == 0 and BOOK.finish == 7
+    for (tile, side), rows in BOOK.layouts.items():
+        assert len(rows) == BOOK.rows and all(len(r) == BOOK.lanes for r in rows)
+    assert all(set(BOOK.layouts[(0, s)][0]) == {"S"} for s in "AB")
+    assert all(set(BOOK.layouts[(7, s)][-1]) == {"F"} for s in "AB")
+
+
+def test_catalog_edit_changes_the_rocks(tmp_path):
+    """Layouts are read from the catalog, not from code: an edited copy moves a rock."""
+    from referee.catalog import DEFAULT_CATALOG_PATH, Catalog
+    from referee.kayak.tiles import TileBook
+
+    data = json.loads(DEFAULT_CATALOG_PATH.read_text())
+    family = next(f for f in data["families"] if f["family"] == "kayak/tile")
+    family["pieces"][0]["layout"]["A"][2] = "R...."
+    edited = TileBook(Catalog(data, "edited"))
+    assert edited.cell(RiverTile(0, "A"), 2, 0) == ROCK and edited.cell(RiverTile(0, "A"), 2, 2) != ROCK
+    with pytest.raises(KayakError):
+        from_text("0A 1@0.2.0", edited)

@@ -88,7 +88,7 @@ def _tiles(observation: Observation, book: TileBook, catalog: Catalog) -> tuple[
         turn = _wrap(pose.theta_deg - start.theta_deg)
         rotation = 0 if abs(turn) < 90 else 180
         shift = round(y / a)
-        rt = RiverTile(number, _side_of(default_catalog() if catalog is None else catalog, pose), rotation, shift)
+        rt = RiverTile(number, _side_of(catalog, pose), rotation, shift)
         tiles.append(rt)
         rows.append({"tile": number, "side": rt.side, "rotation": rotation, "shift": shift,
                      "residual_shift_mm": round(y - shift * a, 2), "residual_along_mm": round(x - place * length, 2),

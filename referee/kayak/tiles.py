@@ -69,9 +69,8 @@ class TileBook:
                                f"{self.lanes} characters from '.RDSF'")
         for lane in range(self.lanes):
             column = "".join(r[lane] for r in layout)
-            # a double space is exactly two rows long in one lane (SPEC section 2, Kayak)
-            if any(len(run) != 2 for run in column.replace(".", " ").replace("R", " ").replace("S", " ")
-                   .replace("F", " ").split() if run and set(run) == {"D"}) or column.count("D") % 2:
+            # a double space is two rows long in one lane (SPEC section 2, Kayak): D runs pair up
+            if any(len(run) % 2 for run in "".join(c if c == DOUBLE else " " for c in column).split()):
                 raise CatalogError(f"{name} side {side}: lane {lane} has a double space that is not two rows long")
 
     def is_start_or_finish(self, tile: int) -> bool:
