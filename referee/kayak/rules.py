@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError
 from .position import Position, Space, pawn_name, tile_token
-from .tiles import ROCK, RiverTile, TileBook, tile_book
+from .tiles import DOUBLE, ROCK, RiverTile, TileBook, tile_book
 
 SIDE_STEP = {"left": 1, "right": -1}
 CARD_SECTION = {"paddle": "Paddle Cards", "double-paddle": "Double Paddle Cards", "swerve": "Swerve Cards",
@@ -141,7 +141,10 @@ class _Board:
         """Double Spaces: a kayak in the upstream half rides at once to the downstream half,
         unless a kayak is already there (then it waits behind it)."""
         s = self.at[pawn]
-        halves = self.book.double_halves(self.tiles[s.index], s.row, s.lane)
+        rt = self.tiles[s.index]
+        if self.book.lying(rt)[s.row][s.lane] != DOUBLE:
+            return
+        halves = self.book.double_halves(rt, s.row, s.lane)
         if halves and s.row == halves[0]:
             down = Space(s.index, halves[1], s.lane)
             if self.occupant(down, besides=pawn) is None:
