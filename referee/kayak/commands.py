@@ -101,9 +101,10 @@ def run_state(game, args, tools) -> int:
 
 def run_check(game, args, tools) -> int:
     game = _game(game, args)
-    before, _, _ = load_reading(game, args.before, args, tools)
-    after, cards, _ = load_reading(game, args.after, args, tools)
-    verdict = explain(before, after, game.book, args.advanced, cards or None)
+    before, cards_before, _ = load_reading(game, args.before, args, tools)
+    after, cards_after, _ = load_reading(game, args.after, args, tools)
+    # the cards played this turn are those that were not lying face up before it
+    verdict = explain(before, after, game.book, args.advanced, (cards_after - cards_before) or None)
     if args.json:
         print(json.dumps(verdict.to_json()))
         return 0
