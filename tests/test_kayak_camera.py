@@ -188,3 +188,51 @@ def test_rules_session_is_ruled_from_start_to_end():
     assert laid == [{"tile": "6A+1", "placer": "kayak/pawn-1"}]
     assert state.position.text() == events[-1]["after"]
 
+
+
+def _observation_of(text: str):
+    """A perfect camera's observation of a position given in the text form."""
+    from referee.kayak.river import space_centre
+    from referee.kayak.tiles import tile_book
+
+    book, pos = tile_book(), from_text(text)
+    pieces = [{"name": f"kayak/tile-{rt.tile}", "x_mm": i * book.tile_length_mm, "y_mm": rt.shift * book.space_mm,
+               "theta_deg": float(rt.rotation), "face": rt.side} for i, rt in enumerate(pos.tiles)]
+    for pawn, space in pos.kayaks:
+        x, y = space_centre(book, pos, space)
+        pieces.append({"name": f"kayak/pawn-{pawn}", "x_mm": x, "y_mm": y})
+    return truth_observation(pieces)
+
+
+def test_step_kayak_joining_winner_and_cannot_tell():
+    state = GAME.new_state({"advanced": True})
+    steps = [GAME.step(state, _observation_of("0A/7A 1@1.2.0"), 0.0)]
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.2.0,2@0.0.3"), 1.0))
+    assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("state", True)]
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.2.0,2@0.0.3,3@1.1.4"), 2.0))
+    assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("violation", False)]
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.2.0,3@1.1.4"), 3.0))
+    assert "cannot tell: kayak/pawn-2 not in view" in steps[-1].rulings[0].summary
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.3.0,2@0.0.3,3@1.1.4"), 4.0))
+    kinds = [(r.kind, r.legal, r.rule) for r in steps[-1].rulings]
+    assert kinds == [("move", True, "Kayak Chaos, Paddle Cards"), ("finish", True, "Kayak Chaos, Game End")]
+    assert steps[-1].state.winner == 1 and GAME.view(steps[-1].state).data["winner"] == "kayak/pawn-1"
+    no_start = truth_observation([p.to_json() for p in _observation_of("0A/7A 1@1.3.0").pieces
+                                  if p.name != "kayak/tile-0"])
+    blind = GAME.step(steps[-1].state, no_start, 5.0)
+    assert "the river cannot be anchored" in blind.rulings[0].summary and blind.state.position == steps[-1].state.position
+
+
+@pytest.mark.skipif(not (RULES_SESSION / "manifest.jsonl").is_file(), reason="kayak-rules session not generated")
+def test_replay_command_through_vision_on_the_rules_session(capsys):
+    """`kayak replay` as the command line runs it: vision pipeline and stable-state tracker."""
+    from tests.kayak_tools import VisionTools
+
+    assert _command("replay").run(_args(session=str(RULES_SESSION)), VisionTools()) == 0
+    doc = json.loads(capsys.readouterr().out)
+    events = [json.loads(x)["event"] for x in (RULES_SESSION / "truth.jsonl").read_text().splitlines()]
+    events = [e for e in events if e]
+    moves = [r for r in doc["rulings"] if r["kind"] == "move"]
+    assert [m["details"]["after"] for m in moves] == [e["after"] for e in events]
+    assert [m["legal"] for m in moves] == [e["legal"] for e in events]
+    assert len(doc["illegal"]) == 1 and doc["final"] == events[-1]["after"] and doc["winner"] is None

@@ -100,15 +100,16 @@ class KayakGame:
             new = replace(state, position=after, cards=cards, cannot_tell="")
             return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
                                      {"position": after.text()}),))
-        if after == state.position:
-            return Step(replace(state, cards=cards, cannot_tell=""))
+        before, joined = self._joining(state.position, after, t)
+        if after == before:
+            return Step(replace(state, position=after, cards=cards, cannot_tell=""), joined)
         seen_before = dict(state.cards)
         played = reading.cards.copy()
         for kind, n in seen_before.items():
             played[kind] -= n
         played = +played
-        verdict = explain(state.position, after, self.book, state.advanced, played or None)
-        rulings = [self._move_ruling(verdict, t, state.turns + 1)]
+        verdict = explain(before, after, self.book, state.advanced, played or None)
+        rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1)]
         winner = state.winner
         if winner is None and winners(after, self.book):
             winner = winners(after, self.book)[0]
@@ -117,6 +118,25 @@ class KayakGame:
         new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
                       cannot_tell="")
         return Step(new, tuple(rulings))
+
+    def _joining(self, before: Position, after: Position, t: float) -> tuple[Position, tuple[Ruling, ...]]:
+        """Game Setup: a kayak seen for the first time joins the game on a Start space; it is
+        added to the position before the turn so that only the turn itself is explained."""
+        kayaks, rulings = dict(before.kayaks), []
+        for pawn, space in after.kayaks:
+            if pawn in kayaks:
+                continue
+            on_start = space.index == 0 and self.book.cell(after.tiles[0], space.row, space.lane) == START
+            if on_start and before.occupant_free(space):
+                kayaks[pawn] = space
+                rulings.append(Ruling(t, GAME_ID, "state", f"{pawn_name(pawn)} joins on the Start space", True,
+                                      str(rule("Game Setup"))))
+            else:
+                rulings.append(Ruling(t, GAME_ID, "violation", f"{pawn_name(pawn)} appears at {space}, not on the "
+                                      "Start space", False, str(rule("Game Setup"))))
+                if space.index < len(before.tiles):
+                    kayaks[pawn] = space
+        return Position.make(before.tiles, kayaks), tuple(rulings)
 
     @staticmethod
     def _move_ruling(verdict: Explained, t: float, turn: int) -> Ruling:

@@ -59,6 +59,9 @@ class Position:
                 return s
         return None
 
+    def occupant_free(self, space: Space) -> bool:
+        return all(s != space for _, s in self.kayaks)
+
     def index_of(self, tile: int) -> int | None:
         for i, rt in enumerate(self.tiles):
             if rt.tile == tile:
