@@ -68,21 +68,21 @@ def bench_explain(n: int, baseline_n: int) -> None:
     turns = three_action_turns(n)
     times, found, legal = [], 0, 0
     for turn in turns:
-        t0 = time.perf_counter()
+        t0 = time.process_time()  # CPU time: the machine is shared, wall time would measure the others
         got = E.explain(turn.before, turn.after, book)
-        times.append((time.perf_counter() - t0) * 1000)
+        times.append((time.process_time() - t0) * 1000)
         found += tuple(a for a in turn.actions if a.kind != "discard") in [r.actions for r in got.readings]
         legal += got.legal
     base = []
     for turn in turns[:baseline_n]:
         if len(turn.after.tiles) != len(turn.before.tiles):
             continue  # the baseline does not lay tiles
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         unpruned(turn.before, turn.after, book)
-        base.append((time.perf_counter() - t0) * 1000)
+        base.append((time.process_time() - t0) * 1000)
     times.sort()
     med = statistics.median(times)
-    print(f"explain, 3-action turns: n={len(times)} median {med:.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms, "
+    print(f"explain, 3-action turns (CPU time): n={len(times)} median {med:.1f} ms, p95 {times[int(0.95 * len(times)) - 1]:.1f} ms, "
           f"max {times[-1]:.1f} ms (target: well under 100 ms); a legal reading for {legal}/{len(turns)}; the very "
           f"actions played among the readings: {found}/{len(turns)} (the others undo part of a move within the turn, "
           f"e.g. down then up, which explain leaves out)")
