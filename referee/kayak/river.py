@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..catalog import Catalog, default_catalog
 from ..observation import Observation, PiecePose
 from .errors import RiverReadError
-from .position import Position, Space, pawn_name, validate
+from .position import Position, Space, validate
 from .tiles import RiverTile, TileBook, tile_book
 
 _TILE_NAME = re.compile(r"^kayak/tile-(\d+)$")
@@ -143,4 +143,4 @@ def space_centre(book: TileBook, position: Position, space: Space) -> tuple[floa
     return x, y
 
 
-__all__ = ["RiverReading", "read_river", "space_centre", "pawn_name"]
+__all__ = ["RiverReading", "read_river", "space_centre"]

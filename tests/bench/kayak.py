@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-from referee.kayak import actions as A
 from referee.kayak import explain as E
 from referee.kayak.errors import RiverReadError
 from referee.kayak.playout import candidate_actions, play_game
