@@ -11,7 +11,7 @@ every rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterator
 
@@ -71,6 +71,16 @@ class _Walk:
     origin: Square
     letter: str
     rules: Rules
+    kicks: dict = field(default_factory=dict)  # landing square -> kick targets (the same on every path)
+    busy: dict = field(default_factory=dict)  # board square -> its kangaroo (the origin counts as empty)
+
+    def __post_init__(self):
+        cells = self.pos.cells
+        self.busy = {(i % N_FILES, i // N_FILES + 1): c for i, c in enumerate(cells) if c != EMPTY}
+        self.busy.pop(self.origin, None)  # Ordinary move: the mover's own starting square counts as empty
+        self.exit_ok = not (self.rules.no_score_turn and self.pos.no_score[COACHES.index(self.coach)])
+        self.goal = ZONE_ROW[other(self.coach)]
+        self.limit = self.longest
 
     @property
     def goal_row(self) -> int:
@@ -88,6 +98,9 @@ class _Walk:
         return sq != self.origin and self.pos.cells[cell_index(sq)] != EMPTY
 
 
+NEIGHBOURS = {(f, r): neighbours((f, r)) for f in range(N_FILES) for r in range(N_ROWS + 2)}
+
+
 def _walk(w: _Walk, sq: Square, left: int, used: int, path: tuple, jumps: tuple) -> Iterator[tuple]:
     """Every move continuing from sq with `left` lines still to cross in this leg.
 
@@ -97,28 +110,28 @@ def _walk(w: _Walk, sq: Square, left: int, used: int, path: tuple, jumps: tuple)
     by that kangaroo's size or kicks it. Leaving the board must be the very last crossing.
     Yields (path, jumps, kick target or None): Move values cost time that perft cannot spare.
     """
-    for nxt, bit in neighbours(sq):
-        if used >> bit & 1 and w.rules.segment_once:
+    once = w.rules.segment_once
+    for nxt, bit in NEIGHBOURS[sq]:
+        if used >> bit & 1 and once:
             continue
         here = path + (nxt,)
-        if nxt[1] in (0, N_ROWS + 1):  # beyond an end edge
-            if nxt[1] != w.goal_row or (w.rules.no_score_turn and w.pos.no_score[COACHES.index(w.coach)]):
-                continue
-            if left == 1 or not w.rules.exit_last:
+        if nxt[1] in (0, N_ROWS + 1):  # beyond an end edge: only the opponent's, only when scoring is allowed
+            if nxt[1] == w.goal and w.exit_ok and (left == 1 or not w.rules.exit_last):
                 yield here, jumps, None
             continue
-        busy = w.occupied(nxt)
+        landed_on = w.busy.get(nxt)
         if left > 1:
-            if (not busy or not w.rules.empty_path) and len(here) <= w.longest:
+            if (not landed_on or not w.rules.empty_path) and len(here) <= w.limit:
                 yield from _walk(w, nxt, left - 1, used | 1 << bit, here, jumps)
             continue
-        if not busy:
+        if not landed_on:
             yield here, jumps, None
             continue
-        landed_on = w.pos.cells[cell_index(nxt)]
-        if len(here) <= w.longest:
+        if len(here) <= w.limit:
             yield from _walk(w, nxt, SIZE_OF[landed_on], used | 1 << bit, here, jumps + (len(path),))
-        for target in kick_targets(w, nxt):
+        if nxt not in w.kicks:
+            w.kicks[nxt] = kick_targets(w, nxt)
+        for target in w.kicks[nxt]:
             yield here, jumps, target
 
 
@@ -166,20 +179,24 @@ def movers(pos: Position, coach: str) -> list[list[tuple[Square, str]]]:
     return [g for g in groups if g]
 
 
-def legal_moves(pos: Position, rules: Rules = PLAY, coach: str | None = None) -> list[Move]:
+def legal_moves(pos: Position, rules: Rules = PLAY, coach: str | None = None) -> tuple[Move, ...]:
     """Every legal move for the coach to move (or `coach`). A row whose tokens cannot move is
     skipped (Which tokens you may move); with no legal move at all the coach passes
-    ([PASS]); a won game has no moves (End of the Game)."""
+    ((PASS,)); a won game has no moves (End of the Game)."""
+    return _legal_moves(pos, rules, coach or pos.to_move)
+
+
+@lru_cache(maxsize=2048)  # the judge and the players ask about the same positions again and again
+def _legal_moves(pos: Position, rules: Rules, coach: str) -> tuple[Move, ...]:
     if pos.winner:
-        return []
-    coach = coach or pos.to_move
+        return ()
     found: list[Move] = []
     for group in movers(pos, coach):
         for origin, letter in group:
             found.extend(moves_of(pos, coach, origin, letter, rules))
         if found and rules.nearest_row:
-            return found
-    return found or [PASS]
+            return tuple(found)
+    return tuple(found) or (PASS,)
 
 
 def mover_letter(pos: Position, move: Move) -> str:
