@@ -99,6 +99,68 @@ def generate_stills(games, index: list) -> None:
                   flush=True)
 
 
+# --- Kang stills with tokens straddling squares ----------------------------------------------
+STRADDLE_STILLS = 3
+STRADDLE_SEED = 1500
+
+
+def straddle_scene(index: int) -> dict:
+    """A bundled-style Kang still where two kangaroos stand across a square border (one on a
+    line between two squares, one near a corner of four), each moved from its own square onto
+    the border of two empty squares, 0-2 mm off the line."""
+    catalog = default_catalog()
+    rng = np.random.default_rng(STRADDLE_SEED + index)
+    scene = build_scene("kang", STRADDLE_SEED + index, "1080p", tilt_deg=10.0 * index, occluded=False,
+                        jpeg_quality=STILL_JPEG["1080p"])
+    a = float(catalog.game("kang")["grid"]["square_mm"])
+    on_board = [p for p in scene["pieces"] if p.get("resting_on") == "kang/board"]
+    taken = {(round(p["x_mm"] / a + 2.5), round(p["y_mm"] / a + 2.5)) for p in on_board}
+    moved = 0
+    for p in on_board[:4]:
+        taken.discard((round(p["x_mm"] / a + 2.5), round(p["y_mm"] / a + 2.5)))
+        spots = [(f, r) for f in range(5) for r in range(5)
+                 if not {(f, r), (f + 1, r), (f, r + 1), (f + 1, r + 1)} & taken]
+        if not spots:
+            taken.add((round(p["x_mm"] / a + 2.5), round(p["y_mm"] / a + 2.5)))
+            continue
+        f, r = spots[int(rng.integers(len(spots)))]
+        corner = moved % 2 == 1
+        x = (f - 2.0) * a + float(rng.uniform(-2, 2))
+        y = (r - 2.5 if not corner else r - 2.0) * a + float(rng.uniform(-2, 2))
+        p.update(x_mm=x, y_mm=y)
+        taken |= {(f, r), (f + 1, r), (f, r + 1), (f + 1, r + 1)}
+        moved += 1
+        if moved == 2:
+            break
+    scene["tags"]["straddlers"] = moved
+    return scene
+
+
+def generate_straddle_stills(index: list) -> None:
+    folder = HERE / "kang-straddle"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    for i in range(STRADDLE_STILLS):
+        scene = straddle_scene(i)
+        image, truth = render_scene(scene)
+        stem = f"{i:03d}"
+        (folder / f"{stem}.jpg").write_bytes(encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes())
+        (folder / f"{stem}.truth.json").write_text(_dump(truth))
+        (folder / f"{stem}.scene.json").write_text(_dump(scene))
+        (folder / f"{stem}.camera.json").write_text(
+            _dump(camera_file_of(truth["camera"], "true intrinsics of the rendered still")))
+        vis = [s for s in truth["stickers"] if s["visible"]]
+        index.append({"image": f"kang-straddle/{stem}.jpg", "truth": f"kang-straddle/{stem}.truth.json",
+                      "scene": f"kang-straddle/{stem}.scene.json", "game": "kang", "resolution": "1080p",
+                      "image_size": truth["image_size"], "tilt_deg": truth["camera"]["tilt_deg"],
+                      "camera_height_mm": round(truth["camera"]["position_mm"][2], 1), "occluded": False,
+                      "course": None, "close_call": None, "straddlers": scene["tags"]["straddlers"],
+                      "stickers": len(truth["stickers"]), "stickers_visible": len(vis),
+                      "min_visible_side_px": round(min((s["side_px"] for s in vis), default=0.0), 2)})
+        print(f"kang-straddle/{stem}.jpg: {scene['tags']['straddlers']} straddlers", flush=True)
+
+
 # --- sessions --------------------------------------------------------------------------------
 class SessionScript:
     """Stable positions separated by moves; renders frames with a hand during each move."""
@@ -490,6 +552,8 @@ def main(argv=None) -> int:
     if args.only != "sessions":
         stills: list = []
         generate_stills(games, stills)
+        if "kang" in games:
+            generate_straddle_stills(stills)
         index["stills"] = [s for s in index.get("stills", []) if s["game"] not in games] + stills
     if args.only != "stills":
         sessions = generate_sessions(games)
