@@ -200,7 +200,7 @@ def _allowed_group(pos: Position) -> list:
     """Which tokens you may move: the nearest group that has a legal move."""
     full = Rules()
     for group in movers(pos, pos.to_move):
-        if any(next(raw_moves_of(pos, pos.to_move, o, s, full), None) for o, s in group):
+        if any(raw_moves_of(pos, pos.to_move, o, s, full) for o, s in group):
             return group
     return []
 

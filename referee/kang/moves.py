@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator
 
 from .position import (COACHES, EMPTY, N_FILES, N_ROWS, SIZE_OF, SIZES, ZONE_ROW, IllegalMoveError, Move,
                        Position, Square, cell_index, other, square_name)
@@ -101,14 +100,15 @@ class _Walk:
 NEIGHBOURS = {(f, r): neighbours((f, r)) for f in range(N_FILES) for r in range(N_ROWS + 2)}
 
 
-def _walk(w: _Walk, sq: Square, left: int, used: int, path: tuple, jumps: tuple) -> Iterator[tuple]:
-    """Every move continuing from sq with `left` lines still to cross in this leg.
+def _walk(w: _Walk, sq: Square, left: int, used: int, path: tuple, jumps: tuple, out: list) -> None:
+    """Every move continuing from sq with `left` lines still to cross in this leg, appended to out.
 
     How to move kangaroo tokens / Ordinary move / Jump / Kick (SPEC section 3): each step crosses
     one line never crossed before in this move; squares passed through are empty; at the leg's
     last crossing the mover stops on an empty square, or lands on a kangaroo and either jumps on
     by that kangaroo's size or kicks it. Leaving the board must be the very last crossing.
-    Yields (path, jumps, kick target or None): Move values cost time that perft cannot spare.
+    Appends (path, jumps, kick target or None): Move values, and generators passing each result
+    up through every level of a jump chain, cost time that perft cannot spare.
     """
     once = w.rules.segment_once
     for nxt, bit in NEIGHBOURS[sq]:
@@ -117,22 +117,22 @@ def _walk(w: _Walk, sq: Square, left: int, used: int, path: tuple, jumps: tuple)
         here = path + (nxt,)
         if nxt[1] in (0, N_ROWS + 1):  # beyond an end edge: only the opponent's, only when scoring is allowed
             if nxt[1] == w.goal and w.exit_ok and (left == 1 or not w.rules.exit_last):
-                yield here, jumps, None
+                out.append((here, jumps, None))
             continue
         landed_on = w.busy.get(nxt)
         if left > 1:
             if (not landed_on or not w.rules.empty_path) and len(here) <= w.limit:
-                yield from _walk(w, nxt, left - 1, used | 1 << bit, here, jumps)
+                _walk(w, nxt, left - 1, used | 1 << bit, here, jumps, out)
             continue
         if not landed_on:
-            yield here, jumps, None
+            out.append((here, jumps, None))
             continue
         if len(here) <= w.limit:
-            yield from _walk(w, nxt, SIZE_OF[landed_on], used | 1 << bit, here, jumps + (len(path),))
+            _walk(w, nxt, SIZE_OF[landed_on], used | 1 << bit, here, jumps + (len(path),), out)
         if nxt not in w.kicks:
             w.kicks[nxt] = kick_targets(w, nxt)
         for target in w.kicks[nxt]:
-            yield here, jumps, target
+            out.append((here, jumps, target))
 
 
 def kick_targets(w: _Walk, at: Square) -> list[Square]:
@@ -151,18 +151,20 @@ def kick_targets(w: _Walk, at: Square) -> list[Square]:
     return [(i % N_FILES, i // N_FILES + 1) for i, c in enumerate(cells) if c == EMPTY and allowed(i // N_FILES + 1)]
 
 
-def raw_moves_of(pos: Position, coach: str, origin: Square, letter: str, rules: Rules = PLAY) -> Iterator[tuple]:
+def raw_moves_of(pos: Position, coach: str, origin: Square, letter: str, rules: Rules = PLAY) -> list[tuple]:
     """Every move of the kangaroo `letter` starting at origin (a board square, or row 0 / 7 in
     its coach's start zone), as (path, jumps, kick) tuples, one per distinct path."""
     w = _Walk(pos, coach, origin, letter, rules)
     legs = [SIZE_OF[letter]] if rules.exact_count else range(1, MAX_RELAXED_LEG + 1)
+    out: list[tuple] = []
     for leg in legs:
-        yield from _walk(w, origin, leg, 0, (origin,), ())
+        _walk(w, origin, leg, 0, (origin,), (), out)
+    return out
 
 
 def moves_of(pos: Position, coach: str, origin: Square, letter: str, rules: Rules = PLAY) -> list[Move]:
     """raw_moves_of as Move values."""
-    return [Move(path, jumps, kick) for path, jumps, kick in raw_moves_of(pos, coach, origin, letter, rules)]
+    return [Move._trusted(path, jumps, kick) for path, jumps, kick in raw_moves_of(pos, coach, origin, letter, rules)]
 
 
 def movers(pos: Position, coach: str) -> list[list[tuple[Square, str]]]:

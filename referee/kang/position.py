@@ -293,6 +293,14 @@ class Move:
         leaves = len(self.path) > 1 and self.path[-1][1] in (0, N_ROWS + 1)
         object.__setattr__(self, "exits", leaves)
 
+    @classmethod
+    def _trusted(cls, path, jumps, kick) -> "Move":
+        """A move built by the generator (well formed by construction): skips __post_init__."""
+        move = object.__new__(cls)
+        move.__dict__.update(path=path, jumps=jumps, kick=kick,
+                             exits=len(path) > 1 and path[-1][1] in (0, N_ROWS + 1))
+        return move
+
     @property
     def is_pass(self) -> bool:
         return not self.path
