@@ -15,7 +15,7 @@ import numpy as np
 from referee.errors import InvalidInputError
 from referee.game import Explanation
 from referee.observation import ImageFromGame, Observation
-from webui.overlay import PixelMap, _text, draw_shapes, legend
+from webui.overlay import PixelMap, _text, draw_shapes, legend, short_names
 
 SCHEMATIC_WIDTH = 1400
 TABLE_GREEN = (70, 110, 60)
@@ -38,7 +38,8 @@ def _bounds(explanation: Explanation) -> tuple[float, float, float, float]:
 
 
 def _panel(explanation: Explanation, height: int, unit: float) -> np.ndarray:
-    rows = [(explanation.title, (255, 255, 255), 1.1)] + [(t, (220, 220, 220), 0.7) for t in explanation.lines]
+    rows = [(short_names(explanation.title), (255, 255, 255), 1.1)]
+    rows += [(short_names(t), (220, 220, 220), 0.7) for t in explanation.lines]
     rows += [("- " + words, colour, 0.6) for words, colour in legend(explanation.shapes)]
     line_h, fs, th = int(42 * unit), 0.8 * unit, max(1, int(round(2 * unit)))
     panel = np.full((max(height, line_h * (len(rows) + 2)), int(640 * unit), 3), PANEL_GREY, np.uint8)
