@@ -12,6 +12,7 @@ request that already carries it) and GET /phone-qr.svg (the first address as a Q
 from __future__ import annotations
 
 import hmac
+import io
 import ipaddress
 import socket
 import urllib.parse
@@ -60,7 +61,9 @@ def page_urls(host: str, port: int, token: str | None = None) -> list[str]:
 def qr_svg(text: str) -> bytes:
     import segno
 
-    return segno.make(text, error="m").svg_inline(scale=6, border=2).encode()
+    buf = io.BytesIO()
+    segno.make(text, error="m").save(buf, kind="svg", scale=6, border=2, xmldecl=False)
+    return buf.getvalue()
 
 
 def qr_terminal(text: str) -> str:

@@ -80,7 +80,7 @@ def render_explanation(explanation: Explanation, image: np.ndarray | None = None
     h, w = canvas.shape[:2]
     unit = max(w, h) / 1400.0  # text and line sizes follow the picture size
     view = PixelMap(mapping, (w, h), unit)
-    draw_shapes(canvas, explanation.shapes, view, max(1, int(round(2 * unit))), 0.6 * unit)
+    draw_shapes(canvas, explanation.shapes, view, max(1, int(round(2 * unit))))  # labels sized for the picture
     canvas = _crop(canvas, explanation, view)
     h, w = canvas.shape[:2]
     panel = _panel(explanation, h, unit)

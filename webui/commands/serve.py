@@ -159,10 +159,11 @@ def announce(args, app, engine, source, port: int, stderr=None) -> tuple[str, li
         print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on the network; "
               f"changing settings or settling needs the access token in these addresses", file=stderr)
         for phone in phones:
-            print(f"refcam: phones on your network: open {phone}\n{qr_terminal(phone)}", file=stderr)
+            print(f"refcam: for phones, scan this QR code or type {phone}\n{qr_terminal(phone)}", file=stderr)
         if not phones:
             print("refcam: warning: this computer has no network address a phone could reach", file=stderr)
-    print(f"refcam: {engine.game.id} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
+    where = f"open {phones[0]} on your network, or {url} on this computer" if phones else f"open {url}"
+    print(f"refcam: {engine.game.id} referee on {source.info.name}: {where}  (Ctrl-C to stop)",
           file=stderr, flush=True)
     return url, phones
 
