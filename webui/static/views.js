@@ -7,12 +7,17 @@
 
   function table(head, rows, classes) {
     const t = document.createElement("table");
+    t.className = "rows";
     const hr = document.createElement("tr");
     head.forEach((h, i) => hr.appendChild(ui.el("th", h, (classes || [])[i])));
     t.appendChild(hr);
     for (const r of rows) {
       const tr = document.createElement("tr");
-      r.forEach((c, i) => tr.appendChild(ui.el("td", c === undefined || c === null ? "" : c, (classes || [])[i])));
+      r.forEach((c, i) => {
+        const td = ui.el("td", c === undefined || c === null ? "" : c, (classes || [])[i]);
+        if (head[i]) td.dataset.label = head[i];  // a phone shows each row as lines "label: value"
+        tr.appendChild(td);
+      });
       t.appendChild(tr);
     }
     return t;
@@ -45,7 +50,7 @@
       r.zone === null || r.zone === undefined ? (r.status || "") : r.zone,
       measureText(r.measure) + (r.equidistant_with && r.equidistant_with.length ? "; equidistant with " + r.equidistant_with.map(short).join(", ") : ""),
       r.finished === true ? "yes" : r.finished === false ? "" : r.finished, hands[r.name]]),
-    ["num", "name", "zone", "measure", "", "num"]));
+    ["rank", "name", "zone", "measure", "", "num"]));
     const pairs = (data.calls || []).filter((c) => c.verdict !== "zone");
     if (pairs.length) {
       const box = add(ui.el("div", null, "pairs"));
