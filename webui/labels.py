@@ -103,20 +103,22 @@ class LabelPlacer:
             near = (min(max(anchor[0], box.x0), box.x1), min(max(anchor[1], box.y0), box.y1))
             cv2.line(self.img, _pt(anchor), _pt(near), BLACK, self.thick + 2, cv2.LINE_AA)
             cv2.line(self.img, _pt(anchor), _pt(near), colour, max(1, self.thick // 2), cv2.LINE_AA)
-        self._panel(box)
+        b, g, r = colour[:3]
+        self._panel(box, light=0.299 * r + 0.587 * g + 0.114 * b < 110)  # dark ink on a light plate
         _, th, _ = self.size(text)
         cv2.putText(self.img, text, (int(box.x0 + self.pad), int(box.y0 + self.pad + th)), cv2.FONT_HERSHEY_SIMPLEX,
                     self.scale, colour, self.thick, cv2.LINE_AA)
         self.boxes.append(box)
         return box
 
-    def _panel(self, box: Box, alpha: float = 0.62) -> None:
-        """A dark see-through plate under text, so it reads on any background."""
+    def _panel(self, box: Box, alpha: float = 0.62, light: bool = False) -> None:
+        """A see-through plate under text (dark, or light for dark ink), so it reads on any background."""
         x0, y0, x1, y1 = (int(round(v)) for v in (box.x0, box.y0, box.x1, box.y1))
         x0, y0, x1, y1 = max(0, x0), max(0, y0), min(self.w, x1), min(self.h, y1)
         if x1 > x0 and y1 > y0:
             roi = self.img[y0:y1, x0:x1]
-            roi[:] = (roi.astype(np.float32) * (1 - alpha)).astype(np.uint8)
+            under = roi.astype(np.float32) * (1 - alpha)
+            roi[:] = (under + (255 * alpha if light else 0)).astype(np.uint8)
 
     def legend(self, entries: list[tuple[str, tuple[int, int, int]]], corner: str = "bottom-left") -> Box | None:
         """A key for the lines and colours: a swatch and words per entry, in a corner."""

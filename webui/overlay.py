@@ -1,4 +1,4 @@
-"""Drawing what the referee sees over an image: piece outlines, the game's shapes, the status.
+"""Drawing what the referee sees over an image: piece outlines, the game's shapes, labels, a legend.
 
 Everything in game-frame millimetres goes through the observation's one mapping
 (``Observation.image_from_game``); the game says what to draw as Shape values
@@ -27,7 +27,7 @@ SMALL_PIECE_MM = 60.0  # pieces this small are movers: drawn last, thicker, and 
 FURNITURE_MM = 300.0  # pieces this large (a board) are furniture: the game's shapes show them
 STEP_MM = 20.0  # long lines are drawn in steps this long, so they follow the lens
 DASH_MM = 25.0
-PIECE_LEGEND = {GREEN: "piece (table still)", AMBER: "piece (moving)", GREY: "piece (hidden, remembered)"}
+PIECE_LEGEND = {GREEN: "piece", GREY: "piece hidden (where last seen)"}
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def piece_to_game(pose: PiecePose, pts) -> list[tuple[float, float]]:
     return [(pose.x_mm + c * x - s * y, pose.y_mm + s * x + c * y) for x, y in pts]
 
 
-def _outlines(img, view: PixelMap, pieces, hidden, status: str, scale: float) -> list[tuple[str, tuple, tuple]]:
+def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[str, tuple, tuple]]:
     """Each catalog piece's footprint; the small ones (movers) last and thicker.
     Returns the movers' name labels to place: (text, anchor pixel, colour)."""
     cat = default_catalog()
@@ -224,7 +224,8 @@ def _outlines(img, view: PixelMap, pieces, hidden, status: str, scale: float) ->
         sized.append((extent <= SMALL_PIECE_MM, p, spec))
     labels = []
     for small, p, spec in sorted(sized, key=lambda e: e[0]):
-        colour = GREY if p.name in hidden else (GREEN if status == "stable" else AMBER)
+        # one colour whatever the status: the page shows the status, once, from the server's status event
+        colour = GREY if p.name in hidden else GREEN
         style = Style(colour, 1.5 if small else 1.0)
         outline = piece_to_game(p, footprint_polygon(spec.footprint, 16))
         _line_runs(img, _runs(view.project(_steps(outline, True))), style, max(2, int(round(2 * scale))))
@@ -247,7 +248,8 @@ def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Pie
                    hidden: tuple[str, ...], status: str, mapping: ImageFromGame | None, shapes=()) -> OverlayPicture:
     """A copy of image (H, W, 3) BGR with the game's shapes, piece outlines, names placed clear of
     each other, and a legend of the lines and colours. Without a mapping only the detected
-    stickers are drawn. The status is not drawn: the page shows it, from the server's one status."""
+    stickers are drawn. The status is not drawn (status is kept for callers): the page shows it,
+    from the server's one status event, so the video cannot disagree with it."""
     import cv2
 
     out = image.copy()
@@ -257,7 +259,7 @@ def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Pie
     if mapping is not None:
         view = PixelMap(mapping, (w, h))
         draw_shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
-        names = _outlines(out, view, pieces, hidden, status, scale)
+        names = _outlines(out, view, pieces, hidden, scale)
         colours = {c for _, _, c in names}
         entries = legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
         placer.legend(entries)

@@ -71,7 +71,8 @@
     const cannot = /cannot tell|too close to call|cannot judge/i.test(r.summary || "");
     if (r.legal === true) return { cls: "legal", word: "LEGAL" };
     if (r.legal === false) return { cls: "illegal", word: "ILLEGAL" };
-    if (cannot || (r.kind === "move" && r.legal == null)) return { cls: "undecided", word: "CANNOT TELL" };
+    if (cannot) return { cls: "undecided", word: "CANNOT TELL" };
+    if (r.kind === "move" && r.legal == null) return { cls: "undecided", word: "NOT JUDGED" };
     if (r.kind === "warning") return { cls: "warning", word: "WARNING" };
     return { cls: "info", word: String(r.kind || "ruling").toUpperCase() };
   }
