@@ -104,6 +104,7 @@ def test_ruling_card_is_in_view_and_shows_the_newest_ruling_within_a_second(brow
     box = page.locator("#card").bounding_box()
     assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORTS[viewport]["height"], box  # no scrolling
     assert page.locator("#card-time").inner_text().count(":") == 1  # game time, mm:ss
+    assert not page.locator("#speak").is_checked()  # spoken rulings: off unless chosen
     assert page.evaluate("document.documentElement.scrollWidth") <= VIEWPORTS[viewport]["width"]
     page.screenshot(path=str(ARTIFACTS / f"page-{viewport}.png"))
     assert not errors
