@@ -256,3 +256,22 @@ def test_switching_games_says_so_instead_of_an_empty_table(browser):
         page.close()
     finally:
         _stop(proc, "switch")
+
+
+def test_a_view_kind_without_its_own_table_reads_generically(browser, lan_server):
+    page, errors = _open(browser, lan_server, "phone")
+    river = {"kind": "river", "title": "a river", "data": {
+        "lanes": 3, "turns": 4, "winner": None, "advanced": False, "text": "~ ~ A\n~ B ~",
+        "kayaks": [{"name": "kayak/pawn-1", "row": 2, "lane": 1}, {"name": "kayak/pawn-2", "row": 0, "lane": 3}],
+        "last_turn": {"pawn": "kayak/pawn-1", "legal": True}}}
+    page.evaluate("(v) => window.refcamViews.renderState(v)", river)
+    text = page.locator("#state").inner_text()
+    assert "[object Object]" not in text and "kayak/" not in text.split("all details")[0]
+    assert page.locator("#state pre.view-text").inner_text() == "~ ~ A\n~ B ~"
+    assert page.locator("#state td.name", has_text="pawn-2").count() == 1  # the list of records as a table
+    assert "last turn" in text and "pawn pawn-1" in text
+    widths = page.evaluate("[...document.querySelectorAll('#state table')].map(t => t.scrollWidth <= "
+                           "document.getElementById('state').clientWidth)")
+    assert all(widths)
+    assert not errors
+    page.close()

@@ -74,10 +74,29 @@
       ["name", ""]));
   }
 
-  function renderKeyValues(data, add) {
-    // a view kind this page has no table for ("board", "river", ...): each top-level entry as one row
-    add(table(["", ""], Object.entries(data).map(([k, v]) => [k.replace(/_/g, " "),
-      typeof v === "object" ? short(JSON.stringify(v)) : short(v)]), ["name", "value"]));
+  // A view kind this page has no table for ("board", "river", ...), read generically: plain
+  // entries as "name: value" rows, a multi-line text as itself, each list of records as a table.
+  function flat(v) {
+    if (v === null || v === undefined) return "";
+    if (Array.isArray(v)) return v.map(flat).join(", ");
+    if (typeof v === "object") return Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + " " + flat(x)).join("; ");
+    return short(typeof v === "number" ? fmt(v) : v);
+  }
+
+  function renderKeyValues(data, add, para) {
+    const entries = Object.entries(data).filter(([k]) => k !== "note" && k !== "game");
+    const plain = entries.filter(([, v]) => !(typeof v === "string" && v.includes("\n"))
+      && !(Array.isArray(v) && v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))));
+    add(table(["", ""], plain.map(([k, v]) => [k.replace(/_/g, " "), flat(v)]), ["key", "value"]));
+    for (const [k, v] of entries) {
+      if (typeof v === "string" && v.includes("\n")) add(ui.el("pre", short(v), "view-text"));
+      else if (plain.every(([pk]) => pk !== k)) {
+        para(k.replace(/_/g, " "), "list-title");
+        const cols = [...new Set(v.flatMap((row) => Object.keys(row)))];
+        add(table(cols.map((c) => c.replace(/_/g, " ")), v.map((row) => cols.map((c) => flat(row[c]))),
+          cols.map((c) => (c === "name" ? "name" : ""))));
+      }
+    }
   }
 
   const VIEWS = { ranking: renderRanking, pieces: renderPieces };
