@@ -7,7 +7,6 @@ edited copy. This module is pure Python so the referee can use it without cv2.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import safeload
 from .errors import CatalogError, UnknownNameError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -161,12 +161,7 @@ class Catalog:
     @classmethod
     def load(cls, path: str | os.PathLike | None = None) -> "Catalog":
         path = Path(path or os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH)
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise CatalogError(f"cannot read catalog {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"catalog {path} is not valid JSON (line {exc.lineno})") from None
+        data = safeload.load_json(path, "catalog", CatalogError)
         return cls(data, str(path))
 
     # --- look-ups ----------------------------------------------------------------

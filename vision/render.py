@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration.camera import CameraModel
+from referee import safeload
 from referee.catalog import Catalog, PieceSpec, default_catalog, GAMES
 from referee.errors import InvalidInputError, UnknownNameError
 
@@ -40,6 +41,7 @@ DEFAULT_TABLE = {"size_mm": [1600.0, 1000.0], "centre_mm": [0.0, 0.0], "theta_de
 FLOOR_RGB = (70, 62, 58)
 VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left uncovered to call it visible
 IMAGE_MARGIN_PX = 1.0
+MAX_SCENE_NUMBER = 1e9  # mm, degrees, seeds: a table is a metre or two; 1e9 still leaves room for odd tests
 
 
 class SceneError(InvalidInputError):
@@ -54,24 +56,15 @@ class DuplicateError(SceneError):
 def load_scene(path: str | os.PathLike) -> dict:
     """Read a scene JSON file and return it validated and completed with defaults."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise SceneError(f"no such scene file: {path}") from None
-    except IsADirectoryError:
-        raise SceneError(f"scene {path} is a folder, not a JSON file") from None
-    except UnicodeDecodeError:
-        raise SceneError(f"scene {path} is not JSON (not even text)") from None
-    try:
-        scene = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SceneError(f"scene {path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    scene = safeload.load_json(path, "scene file", SceneError)  # size, depth, finite numbers: one line each
     return validate_scene(scene, source=str(path))
 
 
 def _number(value, what: str, positive: bool = False, minimum: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise SceneError(f"{what} must be a number, got {json.dumps(value)}")
+    if abs(value) > MAX_SCENE_NUMBER:  # y_mm 1e308 used to overflow deep in the projection
+        raise SceneError(f"{what} must be within +-{MAX_SCENE_NUMBER:g}, got {json.dumps(value)}")
     if positive and value <= 0:
         raise SceneError(f"{what} must be positive, got {json.dumps(value)}")
     if minimum is not None and value < minimum:
@@ -180,7 +173,7 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
-    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed"))
+    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed", minimum=0))
     out["table"] = table
 
     pieces_in = scene.get("pieces", [])
@@ -249,7 +242,7 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
         raise SceneError(f"effects jpeg_quality must be 1-100, got {json.dumps(eff['jpeg_quality'])}")
     eff["jpeg_quality"] = int(q)
     eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1))
-    eff["seed"] = int(_number(eff["seed"], "effects seed"))
+    eff["seed"] = int(_number(eff["seed"], "effects seed", minimum=0))
     out["effects"] = eff
 
     occs = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from referee import safeload
 from referee.errors import InvalidInputError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
@@ -40,10 +41,7 @@ def _load_observation(path: str, camera):
 
     p = Path(path)
     if p.suffix.lower() == ".json":
-        try:
-            doc = json.loads(p.read_text())
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"observation file {path!r} is not valid JSON (line {exc.lineno})") from None
+        doc = safeload.load_json(p, "observation file")
         if isinstance(doc, dict) and "observation" in doc and "pieces" not in doc:
             doc = doc["observation"]
         if not isinstance(doc, dict) or "pieces" not in doc:
