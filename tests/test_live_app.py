@@ -220,7 +220,7 @@ def test_camera_lost_mid_session_is_reported_and_the_log_kept(monkeypatch):
     wait_for(lambda e: e["type"] == "ruling")
     world["plugged"] = False
     lost = wait_for(lambda e: e["type"] == "status" and "lost" in e["source_status"])
-    assert lost["source_status"] == "camera 0 lost; retrying"
+    assert lost["source_status"].startswith("camera lost: camera 0 stopped delivering frames; retrying in ")
     world["plugged"] = True
     wait_for(lambda e: e["type"] == "status" and "back" in e["source_status"])
     assert [e["ruling"]["summary"] for e in engine.backlog() if e["type"] == "ruling"] == [
