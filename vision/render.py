@@ -41,7 +41,8 @@ DEFAULT_TABLE = {"size_mm": [1600.0, 1000.0], "centre_mm": [0.0, 0.0], "theta_de
 FLOOR_RGB = (70, 62, 58)
 VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left uncovered to call it visible
 IMAGE_MARGIN_PX = 1.0
-MAX_SCENE_NUMBER = 1e9  # mm, degrees, seeds: a table is a metre or two; 1e9 still leaves room for odd tests
+MAX_SCENE_NUMBER = 1e10  # mm, degrees, seeds (up to 2**31): a table is a metre or two
+MAX_TABLE_MM = 10_000.0
 
 
 class SceneError(InvalidInputError):
@@ -170,6 +171,8 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     table = dict(DEFAULT_TABLE)
     table.update(table_in)
     table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True)
+    if max(table["size_mm"]) > MAX_TABLE_MM:  # its texture is drawn at 2 mm a pixel
+        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {json.dumps(table_in['size_mm'])}")
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
