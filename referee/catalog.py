@@ -118,9 +118,11 @@ class Catalog:
         self._pieces: dict[str, PieceSpec] = {}
         self._stickers: dict[int, StickerSpec] = {}
         self._families: dict[str, dict] = {}
+        if not isinstance(data, dict):
+            raise CatalogError(f"catalog {source}: the document must be a JSON object")
         try:
             self._build()
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
             if isinstance(exc, CatalogError):
                 raise
             raise CatalogError(f"catalog {source}: malformed entry ({exc!r})") from None

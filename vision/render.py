@@ -172,7 +172,7 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     table.update(table_in)
     table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True)
     if max(table["size_mm"]) > MAX_TABLE_MM:  # its texture is drawn at 2 mm a pixel
-        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {json.dumps(table_in['size_mm'])}")
+        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {json.dumps(table['size_mm'])}")
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
@@ -235,7 +235,10 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
         raise SceneError(f"{source}: effects must be an object")
     eff = json.loads(json.dumps(DEFAULT_EFFECTS))
     light = dict(eff["lighting"])
-    light.update(eff_in.get("lighting", {}) or {})
+    light_in = eff_in.get("lighting", {}) or {}
+    if not isinstance(light_in, dict):
+        raise SceneError(f"{source}: effects lighting must be an object, got {json.dumps(light_in)[:40]}")
+    light.update(light_in)
     eff.update({k: v for k, v in eff_in.items() if k != "lighting"})
     eff["lighting"] = {k: _number(v, f"effects lighting {k}") for k, v in light.items()}
     eff["noise_sigma"] = _number(eff["noise_sigma"], "effects noise_sigma", minimum=0.0)
