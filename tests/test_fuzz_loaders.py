@@ -497,3 +497,25 @@ def test_serve_file_arguments_before_serving(option):
             check_loader(f"serve {option}", open_and_close)
 
     fuzz()
+
+
+def summarise(path: str) -> str:
+    """The `make fuzz` summary: inputs per target and outcomes by class, failures first."""
+    report = json.loads(Path(path).read_text())
+    total, classes, lines = 0, Counter(), []
+    for target, counts in sorted(report.items()):
+        n = sum(counts.values())
+        total += n
+        classes.update({("FAILURE" if k.startswith("FAILURE") else k.split(":")[0]): v for k, v in counts.items()})
+        failures = {k: v for k, v in counts.items() if k.startswith("FAILURE")}
+        lines.append(f"  {target:28s} {n:6d} inputs  {json.dumps(dict(sorted(counts.items())))}"
+                     + (f"  FAILURES {failures}" if failures else ""))
+    head = (f"fuzz: {total} inputs; accepted {classes['accepted']}, refused with one line {classes['refused']}, "
+            f"failures (traceback or wrong exit) {classes['FAILURE']}")
+    return "\n".join([head] + lines)
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(summarise(sys.argv[1]))
