@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test fuzz bench bench-accuracy samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy bench-memory samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,9 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.run_all
+
+bench-memory: $(STAMP)
+	$(PY) -m tests.bench.image_memory
 
 bench-accuracy: $(STAMP)
 	$(PY) -m tests.bench.accuracy

@@ -389,7 +389,7 @@ def test_image_decoder(data):
 
 # --- the commands, with the fuzzed file in each file argument ----------------------------------
 FILE_COMMANDS = {
-    "observe --camera-file": (CAMERA, lambda f, tmp: ["observe", TORNADO_STILL, "--camera-file", f, "--quick"]),
+    "observe --camera-file": (CAMERA, lambda f, tmp: ["observe", TORNADO_STILL, "--camera-file", f]),
     "rank --camera-file": (CAMERA, lambda f, tmp: ["rank", TORNADO_STILL, "--course", "roundabout-river",
                                                    "--camera-file", f]),
     "replay --camera-file": (CAMERA, lambda f, tmp: ["replay", tmp / "session", "--camera-file", f, "--quick"]),
@@ -447,7 +447,7 @@ def test_observe_and_rank_commands_on_fuzzed_images(data):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "photo.jpg"
         path.write_bytes(data)
-        run_cli("observe IMAGE", ["observe", path, "--quick"])
+        run_cli("observe IMAGE", ["observe", path])
         run_cli("rank IMAGE", ["rank", path, "--course", "roundabout-river"])
 
 

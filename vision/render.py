@@ -73,6 +73,13 @@ def _number(value, what: str, positive: bool = False, minimum: float | None = No
     return float(value)
 
 
+def _list_of(scene: dict, key: str, source: str) -> list:
+    value = scene.get(key) or []
+    if not isinstance(value, list):
+        raise SceneError(f"{source}: {key} must be a list, got {json.dumps(value)[:40]}")
+    return value
+
+
 def _vector(value, n: int, what: str, positive: bool = False) -> list[float]:
     if not isinstance(value, (list, tuple)) or len(value) != n:
         raise SceneError(f"{what} must be a list of {n} numbers, got {json.dumps(value)}")
@@ -214,7 +221,7 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
         for mid in catalog.piece(q["name"]).marker_ids:
             ids[mid] = q["name"]
     markers = []
-    for m in scene.get("markers", []) or []:
+    for m in _list_of(scene, "markers", source):
         if not isinstance(m, dict):
             raise SceneError(f"{source}: markers entries must be objects, got {json.dumps(m)[:80]}")
         mid = m.get("id")
@@ -252,7 +259,7 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     out["effects"] = eff
 
     occs = []
-    for i, o in enumerate(scene.get("occluders", []) or []):
+    for i, o in enumerate(_list_of(scene, "occluders", source)):
         if not isinstance(o, dict):
             raise SceneError(f"{source}: occluder {i} must be an object")
         kind = o.get("kind", "hand")
