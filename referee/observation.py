@@ -186,7 +186,7 @@ class Observation:
         game = safeload.optional(d, "game", safeload.text, "observation 'game'", max_len=64)
         return cls(pieces=tuple(PiecePose.from_json(p) for p in d["pieces"]), frame=d.get("frame") or {},
                    unknown_markers=markers,
-                   warnings=tuple(str(w) for w in d.get("warnings", ())), game=game,
+                   warnings=tuple(str(w) for w in d.get("warnings") or ()), game=game,
                    image_size=size,
                    image_from_game=ImageFromGame.from_json(d.get("image_from_game")),
                    extra={k: v for k, v in d.items() if k not in known})
