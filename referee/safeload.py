@@ -28,12 +28,13 @@ import json
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
 from referee.errors import InvalidInputError
 
-MAX_JSON_BYTES = 32 * 1024 * 1024  # a session manifest of a long evening is a few MB
+MAX_JSON_BYTES = 32_000_000  # a session manifest of a long evening is a few MB
 MAX_JSON_DEPTH = 64  # the deepest legitimate file (a catalog) nests 6 levels
 MAX_INT_DIGITS = 18  # larger integers lose precision as floats; nothing refcam reads needs them
 MAX_TEXT_CHARS = 4096
@@ -43,12 +44,12 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _AS_PARENS = str.maketrans("[{]}", "(())")
 
 
-class JsonLimitError(InvalidInputError):
-    """A JSON document beyond refcam's limits (size, depth, number range)."""
-
-
 def _raise(error: type[Exception], message: str) -> None:
     raise error(message)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
 
 
 # --- files ---------------------------------------------------------------------------------
@@ -60,16 +61,20 @@ def read_bytes(path: str | os.PathLike, what: str = "file", error: type[Exceptio
         _raise(error, f"{what} name {name!r} holds a NUL character")
     path = Path(name)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode):
+            _raise(error, f"{what} {path} is not a regular file")  # a FIFO would block the open forever
         with open(path, "rb") as fh:
             if max_bytes is not None:
                 size = os.fstat(fh.fileno()).st_size
                 if size > max_bytes:
-                    _raise(error, f"{what} {path} is {size / 1e6:.1f} MB; refcam reads at most {max_bytes / 1e6:.0f} MB")
+                    _raise(error, f"{what} {path} is {_size(size)}; refcam reads at most {_size(max_bytes)}")
                 data = fh.read(max_bytes + 1)
                 if len(data) > max_bytes:  # a pipe or a file that grew while being read
-                    _raise(error, f"{what} {path} is larger than {max_bytes / 1e6:.0f} MB")
+                    _raise(error, f"{what} {path} is larger than {_size(max_bytes)}")
                 return data
             return fh.read()
+    except error:
+        raise
     except FileNotFoundError:
         _raise(error, f"no such {what}: {path}")
     except IsADirectoryError:
@@ -122,7 +127,7 @@ def parse_json(text: str | bytes, source: str = "JSON", error: type[Exception] =
         except UnicodeDecodeError:
             _raise(error, f"{source} is not JSON (not even text)")
     if len(text) > max_bytes:
-        _raise(error, f"{source} is larger than {max_bytes / 1e6:.0f} MB")
+        _raise(error, f"{source} is larger than {_size(max_bytes)}")
     if json_depth_exceeds(text, max_depth):
         _raise(error, f"{source} nests deeper than {max_depth} levels")
 
@@ -154,8 +159,8 @@ def parse_json(text: str | bytes, source: str = "JSON", error: type[Exception] =
 def parse_json_lines(text: str, source: str = "JSON lines", error: type[Exception] = InvalidInputError,
                      max_depth: int = MAX_JSON_DEPTH) -> list[tuple[int, Any]]:
     """Each non-blank line parsed on its own: (1-based line number, value). A line that is not
-    JSON within the limits gives (n, None) and its one-line reason via `parse_json`'s error when
-    it is not the last line; the caller decides whether a torn last line is tolerable."""
+    JSON within the limits raises `error` (one line), except the last line, which gives (n, None):
+    the caller decides whether a torn last line (a recording cut off by a crash) is tolerable."""
     out: list[tuple[int, Any]] = []
     lines = text.splitlines()
     for n, line in enumerate(lines, start=1):

@@ -101,12 +101,16 @@ def test_read_bytes_names_loops_folders_missing_and_oversized_files(tmp_path):
     big = tmp_path / "big.json"
     big.write_text(" " * 2000)
     cases = [(loop, "symlink loop"), (tmp_path, "is a folder"), (tmp_path / "absent.json", "no such"),
-             (big, "at most")]
+             (big, "is 2000 bytes; refcam reads at most 1000 bytes")]
     for path, words in cases:
         with pytest.raises(InvalidInputError, match=words):
             safeload.read_bytes(path, "test file", max_bytes=1000)
     with pytest.raises(InvalidInputError, match="NUL"):
         safeload.read_bytes("a\x00b.json", "test file")
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidInputError, match="^test file .*fifo.json is not a regular file$"):  # never blocks
+        safeload.read_bytes(fifo, "test file")
 
 
 def test_typed_field_helpers():
