@@ -13,13 +13,19 @@ Without a camera file the focal length joins the unknowns (principal point at th
 image centre, no distortion assumed): flat stickers of known size on one plane fix
 it only loosely, so callers widen sigma.
 
+Edge bias: a camera's tone curve (and, less, blur and sharpening) moves every black
+square's edges in or out by about the same fraction of a pixel, which reads as a change of
+scale and tilt. Sticker centres do not move, sticker sizes do, and every sticker's true size
+is in the catalog: so the fit carries one more unknown, the edge bias (px, > 0: squares read
+small), shared by every sticker of the image, with a weak prior.
+
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -84,6 +90,8 @@ class TablePose:
     rms_sigma: float = 0.0  # rms whitened residual of the plane fit
     cost: float = 0.0  # robust cost at the solution
     used_pieces: list = field(default_factory=list)
+    edge_bias_px: float = 0.0  # every square's edges read this far inside their true place
+    edge_bias_sigma_px: float = 0.0
 
     @property
     def R(self) -> np.ndarray:
@@ -98,6 +106,28 @@ class TablePose:
     def tilt_deg(self) -> float:
         """Angle between the optical axis and the table normal (0 = looking straight down)."""
         return math.degrees(math.acos(abs(float(self.R[2, 2]))))
+
+
+# prior on the edge bias (px): tone curves move edges by up to ~0.3 blur sigma
+EDGE_BIAS_PRIOR_PX = 0.5
+
+
+def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
+    """(4, 2): how each corner of a square moves when all four edges move out by 1 px
+    (the sum of the two adjacent edges' outward unit normals)."""
+    c = np.asarray(ideal_px, dtype=np.float64)
+    e = np.roll(c, -1, axis=0) - c
+    n = np.stack([e[:, 1], -e[:, 0]], axis=1) / np.maximum(np.linalg.norm(e, axis=1), 1e-9)[:, None]
+    mids = c + e / 2
+    n *= np.where(np.einsum("ij,ij->i", n, mids - c.mean(axis=0)) < 0, -1.0, 1.0)[:, None]
+    return n + np.roll(n, 1, axis=0)  # corner k: edge k-1 (into it) and edge k (out of it)
+
+
+def unbias_sticker(s: StickerObs, bias_px: float) -> StickerObs:
+    """The sticker with its corners moved out by the image's edge bias."""
+    if bias_px == 0.0:
+        return s
+    return replace(s, ideal_px=s.ideal_px + bias_px * corner_outward(s.ideal_px))
 
 
 def rot_z(theta: float) -> np.ndarray:
@@ -258,9 +288,10 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
     nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
     # flattened observations
-    loc, zs, obs, sig, owner = [], [], [], [], []
+    loc, zs, obs, sig, owner, out_dirs = [], [], [], [], [], []
     for k, n in enumerate(names):
         for s in groups[n]:
+            out_dirs.append(corner_outward(s.ideal_px))
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
@@ -268,7 +299,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
             owner.append(np.full(4, k))
     loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
     sig, owner = np.concatenate(sig), np.concatenate(owner)
-    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf)
+    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, np.concatenate(out_dirs))
     R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
     state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
                    np.array([poses[n] for n in names], dtype=np.float64))
@@ -302,7 +333,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
                    intrinsics=intrinsics,
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
-                   rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names))
+                   rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names),
+                   edge_bias_px=float(state.bias), edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
     tp._ncam = ncam
     return _Solve(tp, per_piece_rms)
 
@@ -337,13 +369,15 @@ class _State:
     poses: np.ndarray  # (n_pieces, 3); row 0 = reference, held at 0
     k1: float = 0.0
     k2: float = 0.0
+    bias: float = 0.0  # edge bias px (module docstring)
 
 
 class _PlaneModel:
     """Reprojection residuals (whitened) and their analytic Jacobian for the joint plane fit."""
 
-    def __init__(self, loc, zs, obs, sig, owner, n_pieces, intr: Intrinsics, nf: int):
+    def __init__(self, loc, zs, obs, sig, owner, n_pieces, intr: Intrinsics, nf: int, out_dirs: np.ndarray):
         self.loc, self.zs, self.obs, self.sig, self.owner = loc, zs, obs, sig, owner
+        self.out_dirs = out_dirs
         self.n_pieces, self.intr, self.nf = n_pieces, intr, nf
         self.ratio = intr.fy / intr.fx
 
@@ -370,9 +404,11 @@ class _PlaneModel:
         kk = 2.0 * (k1 + 2.0 * k2 * r2)  # dg/d(xn) = kk xn
         u = fx * xn * g + self.intr.cx
         v = fy * yn * g + self.intr.cy
-        r = ((np.stack([u, v], axis=1) - self.obs) / self.sig[:, None]).ravel()
+        seen = self.obs + st.bias * self.out_dirs  # corners where they would be without the bias
+        r = ((np.stack([u, v], axis=1) - seen) / self.sig[:, None]).ravel()
         if self.nf:
             r = np.concatenate([r, self._prior(st)])
+        r = np.concatenate([r, [st.bias / EDGE_BIAS_PRIOR_PX, 0.0]])
         if not with_jac:
             return r, None
         n = len(X)
@@ -389,8 +425,9 @@ class _PlaneModel:
         B[:, 1, 2] = -yn * iz
         D = (A @ B) / self.sig[:, None, None]
         ncam = 6 + self.nf
-        npar = ncam + 3 * (self.n_pieces - 1)
+        npar = ncam + 3 * (self.n_pieces - 1) + 1  # the last: edge bias
         J = np.zeros((n, 2, npar))
+        J[:, :, -1] = -self.out_dirs / self.sig[:, None]
         # rotation (left increment): dXc/d(delta) = -[RX]x
         a = RX
         skew = np.zeros((n, 3, 3))
@@ -424,7 +461,9 @@ class _PlaneModel:
             Jprior[1, 7] = 1.0 / self.intr.prior_k1_sigma
             Jprior[2, 8] = 1.0 / self.intr.prior_k2_sigma
             J = np.concatenate([J, Jprior])
-        return r, J
+        Jbias = np.zeros((2, npar))
+        Jbias[0, -1] = 1.0 / EDGE_BIAS_PRIOR_PX
+        return r, np.concatenate([J, Jbias])
 
     def _prior(self, st: _State) -> np.ndarray:
         f0 = self.intr.prior_f or self.intr.fx
@@ -438,14 +477,13 @@ class _PlaneModel:
         k1 = st.k1 + (delta[7] if self.nf else 0.0)
         k2 = st.k2 + (delta[8] if self.nf else 0.0)
         poses = st.poses.copy()
-        poses[1:] += delta[6 + self.nf:].reshape(-1, 3)
-        return _State(R, t, f, poses, k1, k2)
+        poses[1:] += delta[6 + self.nf:-1].reshape(-1, 3)
+        return _State(R, t, f, poses, k1, k2, st.bias + delta[-1])
 
     def weights(self, r: np.ndarray) -> np.ndarray:
         d = np.sqrt((r.reshape(-1, 2) ** 2).sum(axis=1))
         w = np.where(d <= HUBER_K, 1.0, HUBER_K / np.maximum(d, 1e-12))
-        if self.nf:
-            w[-2:] = 1.0  # the priors are not outliers
+        w[-(3 if self.nf else 1):] = 1.0  # the priors are not outliers
         return w
 
     def levenberg_marquardt(self, st: _State, iterations: int = 40):
