@@ -39,7 +39,8 @@ class Detection:
     corners: (4, 2) float64 pixel coordinates TL, TR, BR, BL (OpenCV order);
     side_px: mean side length; sharpness: edge contrast per pixel of blur (higher = sharper),
     edge_rms_px: scatter of the edge points about the fitted lines (a blur/noise measure);
-    source: which pass found it ("full" or "second-pass").
+    source: which pass found it ("full" or "second-pass");
+    blur_px: Gaussian-equivalent blur sigma measured across the edges (0: not measured).
     """
 
     marker_id: int
@@ -48,6 +49,7 @@ class Detection:
     edge_rms_px: float = 0.0
     source: str = "full"
     known: bool = True
+    blur_px: float = 0.0
     extra: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -131,10 +133,11 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     gray = to_gray(gray_or_bgr)
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
-    found: list[tuple[int, np.ndarray, str, float]] = []  # id, corners, source, edge rms (-1: not refined)
+    # id, corners, source, edge rms (-1: not refined), blur px
+    found: list[tuple[int, np.ndarray, str, float, float]] = []
     if ids is not None:
         for c, i in zip(corners, ids.ravel()):
-            found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0))
+            found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0, 0.0))
     n_second = 0
     gray_f = gray.astype(np.float32)
     if second_pass and rejected is not None and len(rejected):
@@ -145,20 +148,21 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     found = _dedupe(found)
     known_ids = catalog.known_ids() if catalog is not None else None
     detections, unknown = [], []
-    for marker_id, c, source, rms in found:
+    for marker_id, c, source, rms, blur in found:
         if known_ids is not None and marker_id not in known_ids:
             unknown.append(marker_id)
             continue
         if rms < 0:
-            c, rms = refine_corners_by_edges(gray_f, c) if edge_refine else (c, 0.0)
+            c, rms, blur = _refine_corners(gray_f, c) if edge_refine else (c, 0.0, 0.0)
         side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
-        detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source))
+        detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
+                                    blur_px=blur))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
 
 
 def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictionary: int,
-                 allowed: tuple | None = None) -> list[tuple[int, np.ndarray, str, float]]:
+                 allowed: tuple | None = None) -> list[tuple[int, np.ndarray, str, float, float]]:
     """Read small candidates the first pass rejected, from sub-pixel corners.
 
     At 15-22 px a cell is 2-3 px wide, and the first pass samples the bits through the
@@ -185,7 +189,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
-    out: list[tuple[int, np.ndarray, str, float]] = []
+    out: list[tuple[int, np.ndarray, str, float, float]] = []
     done: list[np.ndarray] = []
     tried = 0
     for j in order:
@@ -207,7 +211,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
                 decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed)
         if decoded is not None:
             done.append(centre)
-            out.append((decoded[0], decoded[1], "second-pass", decoded[2]))
+            out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
     return out
 
 
@@ -314,8 +318,8 @@ _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.
 
 
 def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DICTIONARY,
-                 allowed: tuple | None = None) -> tuple[int, np.ndarray, float] | None:
-    """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px) if the quad holds a readable marker.
+                 allowed: tuple | None = None) -> tuple[int, np.ndarray, float, float] | None:
+    """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px, blur px) if the quad holds a readable marker.
 
     First a hard read (cells thresholded half-way between the black border and the white
     quiet zone, as ArUco does); if that fails, a soft read: the 7x7 cells and the quiet-zone
@@ -346,7 +350,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
         ok, idx, rot = dic.identify(bits, 0.0)
         if ok and (allowed is None or int(idx) in allowed):
             # identify's rotation: the marker is read after turning the bits `rot` quarter turns
-            return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms
+            return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms, blur
     if rms <= 0 or allowed is None:
         return None
     side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
@@ -363,7 +367,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     if score[best] < SOFT_MIN_SCORE or score[best] - second < SOFT_MIN_MARGIN:
         return None
     rot = int(rots[best])
-    return int(ids[best]), (np.roll(q, rot, axis=0) if rot else q), rms
+    return int(ids[best]), (np.roll(q, rot, axis=0) if rot else q), rms, blur
 
 
 # Soft reads: normalised correlation with the best marker drawing, and its lead over the best
@@ -461,12 +465,18 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.n
     corners, rms px of edge points about their lines); the input corners and rms 0 when an
     edge cannot be measured (occluded, off-image).
     """
-    c, rms, _ = _refine_edges(gray, corners)
-    if rms > 0 and np.abs(c - corners).max() > 0.3:
-        c2, rms2, _ = _refine_edges(gray, c)
-        if rms2 > 0:
-            return c2, rms2
+    c, rms, _ = _refine_corners(gray, corners)
     return c, rms
+
+
+def _refine_corners(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """refine_corners_by_edges, also giving the blur sigma px measured across the edges."""
+    c, rms, blur = _refine_edges(gray, corners)
+    if rms > 0 and np.abs(c - corners).max() > 0.3:
+        c2, rms2, blur2 = _refine_edges(gray, c)
+        if rms2 > 0:
+            return c2, rms2, blur2
+    return c, rms, blur
 
 
 def _refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:

@@ -126,7 +126,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                 ideal = d.corners.copy()
             lst.append(StickerObs(marker_id=d.marker_id, piece=name, ideal_px=ideal,
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
-                                  sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source),
+                                  sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
                                                       calib_px), size_mm=st.size_mm,
                                   side_px=d.side_px))
         obs_by_piece[name] = lst

@@ -90,6 +90,7 @@ class TablePose:
     rms_sigma: float = 0.0  # rms whitened residual of the plane fit
     cost: float = 0.0  # robust cost at the solution
     used_pieces: list = field(default_factory=list)
+    noise_factor: float = 1.0  # measured corner noise / modelled corner noise (floored)
     edge_bias_px: float = 0.0  # every square's edges read this far inside their true place
     edge_bias_sigma_px: float = 0.0
 
@@ -108,6 +109,7 @@ class TablePose:
         return math.degrees(math.acos(abs(float(self.R[2, 2]))))
 
 
+NOISE_FACTOR_FLOOR = 0.5
 # prior on the edge bias (px): tone curves move edges by up to ~0.3 blur sigma
 EDGE_BIAS_PRIOR_PX = 0.5
 
@@ -316,7 +318,11 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
     rw = r * np.sqrt(np.repeat(wts, 2))
     dof = max(1, len(r) - npar)
     chi2 = float(rw @ rw) / dof
-    cov *= max(1.0, chi2)
+    # the corner noise model is a prior scale: the fit's own residuals say how noisy this image
+    # really is (sharp renders: a third of the model; noisy webcams: more), never below a floor
+    # that keeps room for what residuals cannot show (blur's pull on edges, print scale)
+    noise_factor = math.sqrt(max(NOISE_FACTOR_FLOOR ** 2, chi2))
+    cov *= noise_factor ** 2
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = {}
     for k, n in enumerate(names):
@@ -334,7 +340,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
                    rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names),
-                   edge_bias_px=float(state.bias), edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
+                   noise_factor=noise_factor, edge_bias_px=float(state.bias), edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
     tp._ncam = ncam
     return _Solve(tp, per_piece_rms)
 

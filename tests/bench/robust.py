@@ -143,8 +143,8 @@ def evaluate(image: np.ndarray, truth: dict, game: str, row: Row, catalog, label
     truth_pieces = {p["name"]: p for p in truth["pieces"]}
     for p in obs.pieces:
         t = truth_pieces.get(p.name)
-        if t is None:
-            continue
+        if t is None or p.name == obs.frame.get("anchor"):
+            continue  # the anchor defines the frame: its error is 0 by construction
         ex, ey = p.x_mm - t["x_mm"], p.y_mm - t["y_mm"]
         err = math.hypot(ex, ey)
         row.errors.append(err)
