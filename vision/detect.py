@@ -366,6 +366,9 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     second = float(others.max()) if len(others) else -1.0
     if score[best] < SOFT_MIN_SCORE or score[best] - second < SOFT_MIN_MARGIN:
         return None
+    foreign = _foreign_templates(dictionary, allowed, blur / (side / n), n)
+    if len(foreign) and float((foreign @ (m / norm)).max()) > score[best] - SOFT_FOREIGN_MARGIN:
+        return None  # as like a marker of another dictionary that differs in a cell or two
     rot = int(rots[best])
     return int(ids[best]), (np.roll(q, rot, axis=0) if rot else q), rms, blur
 
@@ -375,6 +378,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
 # (wood grain, card art) by at most 0.015, whatever their raw score.
 SOFT_MIN_SCORE = 0.85
 SOFT_MIN_MARGIN = 0.04
+SOFT_FOREIGN_MARGIN = 0.02  # lead over a near-identical marker of another dictionary
 _BLUR_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)  # blur sigma in cells
 _TEMPLATE_CACHE: dict = {}
 
@@ -421,6 +425,51 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
     out = (np.array(ids), np.array(rots), T)
     _TEMPLATE_CACHE[key] = out
     return out
+
+
+# Other dictionaries drawn on the same 5x5-bit grid: their markers can differ from a refcam
+# code in one or two cells, which a soft read of a blurred candidate would forgive.
+FOREIGN_DICTIONARIES = (cv2.aruco.DICT_ARUCO_ORIGINAL, cv2.aruco.DICT_APRILTAG_25h9)
+FOREIGN_MAX_DISTANCE = 4  # bits: foreign codes further from every allowed code are not mistaken for one
+
+
+def _inner_bits(dic, marker_id: int, n: int) -> np.ndarray:
+    return (dic.generateImageMarker(int(marker_id), n, borderBits=1)[1:-1, 1:-1] > 127).astype(np.uint8)
+
+
+def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7) -> np.ndarray:
+    """(F, n*n + 4n) unit zero-mean drawings (4 turns each) of the foreign dictionaries' markers
+    within FOREIGN_MAX_DISTANCE bits of an allowed code, at the nearest blur level."""
+    level = min(_BLUR_LEVELS, key=lambda b: abs(b - blur_cells))
+    key = ("foreign", dictionary, allowed, level, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    own = cv2.aruco.getPredefinedDictionary(dictionary)
+    if own.markerSize != n - 2:
+        _TEMPLATE_CACHE[key] = np.zeros((0, n * n + 4 * n))
+        return _TEMPLATE_CACHE[key]
+    mine = np.array([_inner_bits(own, i, n).ravel() for i in allowed if i < len(own.bytesList)])
+    patterns = []
+    for fd in FOREIGN_DICTIONARIES:
+        dic = cv2.aruco.getPredefinedDictionary(fd)
+        if dic.markerSize != own.markerSize:
+            continue
+        for mid in range(len(dic.bytesList)):
+            bits = _inner_bits(dic, mid, n)
+            turns = [np.rot90(bits, r) for r in range(4)]
+            dist = min(int((mine != t.ravel()[None, :]).sum(axis=1).min()) for t in turns)
+            if 0 < dist <= FOREIGN_MAX_DISTANCE:
+                for t in turns:
+                    pattern = np.ones((n + 2, n + 2), np.float32)
+                    pattern[2:n, 2:n] = t
+                    pattern[1, 1:n + 1] = pattern[n, 1:n + 1] = pattern[1:n + 1, 1] = pattern[1:n + 1, n] = 0
+                    patterns.append(pattern.ravel())
+    B = _cell_response(n, level)
+    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    _TEMPLATE_CACHE[key] = T
+    return T
 
 
 def _cell_response(n: int, level: float) -> np.ndarray:
@@ -515,7 +564,9 @@ def _refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, fl
     half = n_across // 2
     black = prof[:, :half].min(axis=1)
     white = prof[:, half + 1:].max(axis=1)
-    level = (black + white) / 2.0
+    # one level per edge: under blur the bits behind the black border lift its darkest sample
+    # where they are white; a per-profile level would then bend the edge with the bit pattern
+    level = np.repeat(np.median(((black + white) / 2.0).reshape(4, n_along), axis=1), n_along)
     cross = (prof[:, :-1] < level[:, None]) & (prof[:, 1:] >= level[:, None])
     mid = (offsets[:-1] + offsets[1:]) / 2
     dist = np.where(cross, np.abs(mid)[None, :], np.inf)

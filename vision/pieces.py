@@ -126,6 +126,27 @@ def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | Non
                     rms_sigma=float(math.sqrt(chi2)))
 
 
+def fit_by_centres(stickers: list[StickerObs], tp: TablePose) -> PieceFit:
+    """Pose of a piece whose stickers are not as far apart as its catalog says: the midpoint and
+    direction of its sticker centres on the table (a reprojection fit would lean toward the
+    nearer, larger sticker). Its covariance is fit_piece's at the image's noise level (the
+    layout misfit does not move the midpoint), doubled in sigma for using centres only."""
+    fit = fit_piece(stickers, tp)
+    K = tp.K()
+    local = np.array([s.local_mm.mean(axis=0) for s in stickers])
+    world = np.array([intersect_plane(s.ideal_px, s.z_mm, tp.rvec, tp.tvec, K).mean(axis=0) for s in stickers])
+    noise = getattr(tp, "noise_factor", 1.0) ** 2
+    cov = fit.cov * (4.0 * noise / max(noise, fit.rms_sigma ** 2))
+    return PieceFit(fit_rigid_2d(local, world), cov, fit.rms_sigma)
+
+
+def with_frame_uncertainty(pose, cov: np.ndarray, frame_pose, frame_cov: np.ndarray) -> np.ndarray:
+    """A pose's covariance plus that of the frame it will be expressed in (the frame's position
+    and, through the lever arm to the pose, its heading), both in the current frame."""
+    J = np.array([[1.0, 0.0, -(pose[1] - frame_pose[1])], [0.0, 1.0, pose[0] - frame_pose[0]], [0.0, 0.0, 1.0]])
+    return cov + J @ frame_cov @ J.T
+
+
 def sigma_from_cov(cov: np.ndarray) -> tuple[float, float]:
     """(sigma_mm per axis, isotropic; sigma_theta_deg) from a (3, 3) covariance, plus the floors."""
     var_xy = max(0.0, float(cov[0, 0] + cov[1, 1]) / 2.0)

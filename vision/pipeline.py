@@ -18,8 +18,10 @@ from referee.errors import RefcamError
 from referee.observation import Observation, PiecePose
 
 from . import detect
-from .pieces import PieceFit, corner_sigma_px, fit_piece, sigma_from_cov, transform_pose, wrap_deg
-from .table_pose import Intrinsics, StickerObs, TablePoseError, solve_table_pose, unbias_sticker
+from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, with_frame_uncertainty, sigma_from_cov,
+                     transform_pose, wrap_deg)
+from .table_pose import (Intrinsics, StickerObs, TablePoseError, layout_mismatches, solve_table_pose,
+                         unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -134,6 +136,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     # --- table plane and reference piece ---------------------------------------------------------
     flat = {n: o for n, o in obs_by_piece.items() if catalog.piece(n).flat}
     plane_from_tops = False
+    frame_cov = None  # the frame's own uncertainty, when it is not held fixed by the plane fit
     if not flat:
         flat = dict(obs_by_piece)
         plane_from_tops = True
@@ -155,8 +158,16 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                             + ("frame of " + reference if frame_kind == "table-corner" else
                                "camera-plane frame (origin under the image centre, +x to the image right)")
                             + ", not the game frame")
+    # a piece stuck differently from its catalog layout would bend the plane for every piece
+    mismatched = layout_mismatches(flat, intr.K())
+    for n, (seen, cat) in sorted(mismatched.items()):
+        warnings.append(f"{n}: stickers {seen:.0f} mm apart, catalog {cat:.0f} mm: edit the catalog or re-stick "
+                        "(left out of the table-plane estimate)")
+    solve_flat = {n: o for n, o in flat.items() if n not in mismatched} or flat
+    solve_ref = reference if reference in solve_flat else max(
+        solve_flat, key=lambda n: sum(s.side_px for s in solve_flat[n]) * (1 + len(solve_flat[n])))
     try:
-        tp = _solve(flat, reference, intr, camera is None, w, h)
+        tp = _solve(solve_flat, solve_ref, intr, camera is None, w, h)
     except (np.linalg.LinAlgError, cv2.error, FloatingPointError) as exc:
         raise TablePoseError(f"cannot find the table plane from the {sum(map(len, flat.values()))} flat "
                              f"sticker(s) in view ({type(exc).__name__})") from None
@@ -172,6 +183,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     # --- the frame poses are reported in ----------------------------------------------------------
     if frame_kind == "camera-plane":
         frame_pose = _camera_plane_frame(tp, w, h)
+    elif solve_ref != reference:  # the anchor is mismatched: its own best fit still defines the frame
+        anchor_fit = fit_by_centres(obs_by_piece[reference], tp)
+        frame_pose, frame_cov = anchor_fit.pose, anchor_fit.cov
     else:
         frame_pose = (0.0, 0.0, 0.0)
     frame_info = {"kind": frame_kind, "anchor": reference if frame_kind != "camera-plane" else None,
@@ -191,6 +205,8 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
         z_used = sts[0].z_mm
         if name in tp.piece_poses and name not in tp.outliers and not plane_from_tops:
             fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
+        elif name in mismatched:
+            fit = fit_by_centres(sts, tp)
         else:
             fit = fit_piece(sts, tp)
             if spec.family == "kang/kangaroo":
@@ -204,7 +220,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
             elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
                 warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
                                 f"bent, restuck, or two copies? its sigma is widened to match")
-        pose, cov = transform_pose(fit.pose, fit.cov, frame_pose)
+        cov = fit.cov if frame_cov is None or name == reference else with_frame_uncertainty(
+            fit.pose, fit.cov, frame_pose, frame_cov)
+        pose, cov = transform_pose(fit.pose, cov, frame_pose)
         sigma_mm, sigma_th = sigma_from_cov(cov)
         if camera is None:
             dist_mm = math.hypot(pose[0], pose[1])
