@@ -18,10 +18,10 @@ from referee.errors import RefcamError
 from referee.observation import Observation, PiecePose
 
 from . import detect
-from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, with_frame_uncertainty, sigma_from_cov,
-                     transform_pose, wrap_deg)
-from .table_pose import (Intrinsics, StickerObs, TablePoseError, layout_mismatches, solve_table_pose,
-                         unbias_sticker)
+from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
+                     with_frame_uncertainty, wrap_deg)
+from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches,
+                         solve_table_pose, unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -171,6 +171,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     except (np.linalg.LinAlgError, cv2.error, FloatingPointError) as exc:
         raise TablePoseError(f"cannot find the table plane from the {sum(map(len, flat.values()))} flat "
                              f"sticker(s) in view ({type(exc).__name__})") from None
+    tp, camera_warning = check_camera_file(solve_flat, solve_ref, intr, tp)
+    if camera_warning:
+        warnings.append(camera_warning)
     # the tone curve's edge bias, measured by the plane fit, moves every sticker's corners
     obs_by_piece = {n: [unbias_sticker(s, tp.edge_bias_px) for s in sts] for n, sts in obs_by_piece.items()}
     if camera is not None and tp.rms_sigma > MISMATCH_SIGMA:

@@ -552,6 +552,9 @@ class _PlaneModel:
 # are less certain: LAYOUT_TOLERANCE_PX / side px more
 LAYOUT_TOLERANCE = 0.08
 LAYOUT_TOLERANCE_PX = 1.5
+# below this side, one sticker's own depth is too loose to judge a layout (the plane fit's
+# per-piece misfit still flags such a piece)
+LAYOUT_MIN_SIDE_PX = 24.0
 
 
 def layout_mismatches(groups: dict[str, list[StickerObs]], K: np.ndarray) -> dict[str, tuple[float, float]]:
@@ -562,7 +565,7 @@ def layout_mismatches(groups: dict[str, list[StickerObs]], K: np.ndarray) -> dic
     """
     out = {}
     for name, sts in groups.items():
-        if len(sts) < 2:
+        if len(sts) < 2 or min(s.side_px for s in sts) < LAYOUT_MIN_SIDE_PX:
             continue
         centres = []
         for s in sts:
@@ -585,3 +588,34 @@ def layout_mismatches(groups: dict[str, list[StickerObs]], K: np.ndarray) -> dic
         if worst is not None:
             out[name] = worst
     return out
+
+
+# camera-file plausibility: refit with the focal length free when the stickers fit worse than
+# this (rms, in corner sigmas) and believe the stickers when they disagree by more than
+# FOCAL_DISAGREE_SIGMA of their own estimate and FOCAL_DISAGREE_REL of the focal length
+FOCAL_CHECK_RMS_SIGMA = 0.8
+FOCAL_DISAGREE_SIGMA = 4.0
+FOCAL_DISAGREE_REL = 0.02
+
+
+def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
+                      tp: TablePose) -> tuple[TablePose, str | None]:
+    """(the table pose to use, a warning or None): do the stickers agree with the camera file's
+    focal length? A file from another camera at the same resolution fits them with a
+    systematic misfit that no corner noise explains: refit with the focal length (and radial
+    distortion) free, and when the stickers clearly say another focal length, use that fit,
+    whose covariance carries the focal length's uncertainty."""
+    if intrinsics.focal_free or tp.rms_sigma < FOCAL_CHECK_RMS_SIGMA:
+        return tp, None
+    free = replace(intrinsics, focal_free=True, prior_f=intrinsics.fx)
+    try:
+        alt = solve_table_pose(groups, reference, free, f_init=intrinsics.fx)
+    except (TablePoseError, np.linalg.LinAlgError, ValueError):
+        return tp, None
+    sigma_f = math.sqrt(max(float(alt.camera_cov[6, 6]), 1e-12))
+    gap = abs(alt.f - intrinsics.fx)
+    if gap < FOCAL_DISAGREE_SIGMA * sigma_f or gap < FOCAL_DISAGREE_REL * intrinsics.fx:
+        return tp, None
+    return alt, (f"the stickers disagree with the camera file (focal length {intrinsics.fx:.0f} px, the stickers "
+                 f"say {alt.f:.0f} +- {sigma_f:.0f} px): is the camera file for this camera and zoom? positions use "
+                 f"the stickers' estimate and sigma is widened to match")
