@@ -28,14 +28,16 @@ def test_theta_in_the_camera_plane_frame():
     # image's +x on the table; a piece's theta there is its game theta minus that heading
     rng = np.random.default_rng(4)
     pieces = [p for p in synth.tornado_scene(rng, catalog=CAT) if p.name != "tornado/start-gate"]
-    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1100, elevation_deg=60)
-    cam.dist = np.zeros(5)
+    # seen from an oblique azimuth, so that the frame's heading is neither 0 nor 180 degrees
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1100, elevation_deg=60, azimuth_deg=-120.0,
+                               dist=(0.0, 0.0, 0.0, 0.0, 0.0))
     obs = observe(np.zeros((1080, 1920, 3), np.uint8), cam.camera_model(), catalog=CAT,
                   detections=detections_for(cam, pieces))
     assert obs.frame["kind"] == "camera-plane"
     origin = _table_point(cam, cam.K[0, 2], cam.K[1, 2])
     ahead = _table_point(cam, cam.K[0, 2] + 100.0, cam.K[1, 2])
     heading = math.atan2(ahead[1] - origin[1], ahead[0] - origin[0])
+    assert 10 < abs(math.degrees(heading)) % 180 < 170
     c, s = math.cos(-heading), math.sin(-heading)
     for p in pieces:
         got = obs.piece(p.name)
