@@ -130,7 +130,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
                                   sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
                                                       calib_px), size_mm=st.size_mm,
-                                  side_px=d.side_px))
+                                  side_px=d.side_px, blur_px=d.blur_px))
         obs_by_piece[name] = lst
 
     # --- table plane and reference piece ---------------------------------------------------------
@@ -175,7 +175,8 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     if camera_warning:
         warnings.append(camera_warning)
     # the tone curve's edge bias, measured by the plane fit, moves every sticker's corners
-    obs_by_piece = {n: [unbias_sticker(s, tp.edge_bias_px) for s in sts] for n, sts in obs_by_piece.items()}
+    obs_by_piece = {n: [unbias_sticker(s, tp.edge_bias_px, tp.edge_bias_blur_px) for s in sts]
+                    for n, sts in obs_by_piece.items()}
     if camera is not None and tp.rms_sigma > MISMATCH_SIGMA:
         warnings.append(f"the stickers fit the camera model poorly ({tp.rms_sigma:.1f} sigma rms): is the camera "
                         f"file for this camera and zoom? sigma is widened to match")

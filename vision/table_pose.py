@@ -17,7 +17,8 @@ Edge bias: a camera's tone curve (and, less, blur and sharpening) moves every bl
 square's edges in or out by about the same fraction of a pixel, which reads as a change of
 scale and tilt. Sticker centres do not move, sticker sizes do, and every sticker's true size
 is in the catalog: so the fit carries one more unknown, the edge bias (px, > 0: squares read
-small), shared by every sticker of the image, with a weak prior.
+small) at the image's median blur, with a weak prior. Each sticker's share of it scales with
+its own measured blur (a tone curve moves an edge by a fixed fraction of its blur width).
 
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
@@ -72,6 +73,7 @@ class StickerObs:
     sigma_px: float
     size_mm: float
     side_px: float
+    blur_px: float = 0.0  # blur sigma measured across its edges (0: unknown)
 
 
 @dataclass
@@ -91,7 +93,8 @@ class TablePose:
     cost: float = 0.0  # robust cost at the solution
     used_pieces: list = field(default_factory=list)
     noise_factor: float = 1.0  # measured corner noise / modelled corner noise (floored)
-    edge_bias_px: float = 0.0  # every square's edges read this far inside their true place
+    edge_bias_px: float = 0.0  # squares' edges read this far inside their true place (at edge_bias_blur_px)
+    edge_bias_blur_px: float = 0.0  # the blur the bias refers to (median of the plane's stickers)
     edge_bias_sigma_px: float = 0.0
 
     @property
@@ -127,17 +130,25 @@ def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
 
 # the edge bias is not quite the same on every sticker (it scales with each one's blur and
 # black/white levels): per corner, this fraction of it is left as noise once it is removed
-EDGE_BIAS_SPREAD = 0.5
+EDGE_BIAS_SPREAD = 0.8
 EDGE_BIAS_NEGLIGIBLE_PX = 0.03
 
 
-def unbias_sticker(s: StickerObs, bias_px: float) -> StickerObs:
-    """The sticker with its corners moved out by the image's edge bias, its corner sigma widened
-    by the bias's sticker-to-sticker spread."""
+def bias_share(s: StickerObs, blur_ref_px: float) -> float:
+    """How much of the image's edge bias (given at blur blur_ref_px) this sticker carries."""
+    if s.blur_px <= 0 or blur_ref_px <= 0:
+        return 1.0
+    return float(np.clip(s.blur_px / blur_ref_px, 0.25, 4.0))
+
+
+def unbias_sticker(s: StickerObs, bias_px: float, blur_ref_px: float = 0.0) -> StickerObs:
+    """The sticker with its corners moved out by its share of the image's edge bias, its corner
+    sigma widened by the bias's sticker-to-sticker spread."""
     if abs(bias_px) < EDGE_BIAS_NEGLIGIBLE_PX:
         return s
-    return replace(s, ideal_px=s.ideal_px + bias_px * corner_outward(s.ideal_px),
-                   sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * bias_px))
+    bias = bias_px * bias_share(s, blur_ref_px)
+    return replace(s, ideal_px=s.ideal_px + bias * corner_outward(s.ideal_px),
+                   sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * bias))
 
 
 def rot_z(theta: float) -> np.ndarray:
@@ -265,8 +276,9 @@ def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrin
         return tp
     # a tone curve moved the edges: solve again with every corner's sigma widened by the
     # bias's spread (the corners stay where they were seen: the fit removes the bias itself)
-    wider = {n: [replace(s, sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * tp.edge_bias_px)) for s in sts]
-             for n, sts in groups.items()}
+    ref = tp.edge_bias_blur_px
+    wider = {n: [replace(s, sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * tp.edge_bias_px * bias_share(s, ref)))
+                 for s in sts] for n, sts in groups.items()}
     return _solve_with_outliers(wider, reference, intrinsics, f_init, outlier_sigma)
 
 
@@ -310,9 +322,11 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
     ncam = 6 + nf
     # flattened observations
     loc, zs, obs, sig, owner, out_dirs = [], [], [], [], [], []
+    blurs = [s.blur_px for n in names for s in groups[n] if s.blur_px > 0]
+    blur_ref = float(np.median(blurs)) if blurs else 0.0
     for k, n in enumerate(names):
         for s in groups[n]:
-            out_dirs.append(corner_outward(s.ideal_px))
+            out_dirs.append(corner_outward(s.ideal_px) * bias_share(s, blur_ref))
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
@@ -359,7 +373,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
                    rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names),
-                   noise_factor=noise_factor, edge_bias_px=float(state.bias), edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
+                   noise_factor=noise_factor, edge_bias_px=float(state.bias), edge_bias_blur_px=blur_ref, edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
     tp._ncam = ncam
     return _Solve(tp, per_piece_rms)
 
