@@ -142,7 +142,11 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     gray_f = gray.astype(np.float32)
     if second_pass and rejected is not None and len(rejected):
         allowed = tuple(sorted(catalog.known_ids())) if catalog is not None else None
-        extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed)
+        if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
+            found = [(i, *_refine_with_source(gray_f, c, src)) for i, c, src, _, _ in found]
+        blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
+        image_blur = float(np.median(blurs)) if blurs else 0.0
+        extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed, image_blur)
         n_second = len(extra)
         found.extend(extra)
     found = _dedupe(found)
@@ -161,8 +165,14 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
 
 
+def _refine_with_source(gray_f: np.ndarray, corners: np.ndarray, source: str):
+    c, rms, blur = _refine_corners(gray_f, corners)
+    return c, source, (rms if rms > 0 else 0.0), blur
+
+
 def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictionary: int,
-                 allowed: tuple | None = None) -> list[tuple[int, np.ndarray, str, float, float]]:
+                 allowed: tuple | None = None, image_blur_px: float = 0.0
+                 ) -> list[tuple[int, np.ndarray, str, float, float]]:
     """Read small candidates the first pass rejected, from sub-pixel corners.
 
     At 15-22 px a cell is 2-3 px wide, and the first pass samples the bits through the
@@ -203,12 +213,13 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
         decoded = None
         for k, scale in enumerate((1.0, 7.0 / 9.0)):  # 7/9: the candidate is the quiet zone's outline
             if decoded is None and ring_score[j, k] > 0:
-                decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed)
+                decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed,
+                                       image_blur_px)
         if decoded is None and halo_score[j] > 0:
             # a blurred halo around the marker: find the dark square inside the candidate again
             inner = _resegment(gray, q)
             if inner is not None and _ring_contrast(gray_f, inner[None], 1.0)[0] > 0:
-                decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed)
+                decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed, image_blur_px)
         if decoded is not None:
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
@@ -318,7 +329,8 @@ _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.
 
 
 def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DICTIONARY,
-                 allowed: tuple | None = None) -> tuple[int, np.ndarray, float, float] | None:
+                 allowed: tuple | None = None, image_blur_px: float = 0.0
+                 ) -> tuple[int, np.ndarray, float, float] | None:
     """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px, blur px) if the quad holds a readable marker.
 
     First a hard read (cells thresholded half-way between the black border and the white
@@ -354,23 +366,48 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     if rms <= 0 or allowed is None:
         return None
     side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
-    ids, rots, templates = _templates(dictionary, allowed, blur / (side / n), n)
     m = np.concatenate([cells.ravel(), ring])
     m = m - m.mean()
     norm = np.linalg.norm(m)
     if norm < 1e-6:
         return None
-    score = templates @ (m / norm)
+    # the edge blur is measured within a cell of the border, so it saturates for blurs of
+    # half a cell and more; the stickers read in the first pass measure the picture's blur
+    # better (image_blur_px). When that says the picture is blurred at this size, the drawings
+    # are tried at every stronger blur too; never on a sharp picture, where stronger blurs
+    # would forgive the cells of another dictionary's marker
+    measured = blur / (side / n)
+    nearest = min(_BLUR_LEVELS, key=lambda b: abs(b - measured))
+    image_cells = image_blur_px / (side / n)
+    read = None
+    for level in _BLUR_LEVELS:
+        if level != nearest and (image_cells < SOFT_BLURRED_CELLS or level < measured):
+            continue
+        got = _soft_read(m / norm, dictionary, allowed, level, n)
+        if got is not None and (read is None or got[0] > read[0]):
+            read = got
+    if read is None:
+        return None
+    _, marker_id, rot, level = read
+    # the blur of the drawing it matched is the better measure of a strongly blurred marker
+    return marker_id, (np.roll(q, rot, axis=0) if rot else q), rms, max(blur, level * side / n)
+
+
+def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: int):
+    """(score, id, rotation) of the allowed marker drawn at blur `level` (cells) that the unit
+    zero-mean samples m match, or None: it must match well, lead every other id clearly and
+    lead every near-identical marker of another dictionary."""
+    ids, rots, templates = _templates(dictionary, allowed, level, n)
+    score = templates @ m
     best = int(np.argmax(score))
     others = score[ids != ids[best]]
     second = float(others.max()) if len(others) else -1.0
     if score[best] < SOFT_MIN_SCORE or score[best] - second < SOFT_MIN_MARGIN:
         return None
-    foreign = _foreign_templates(dictionary, allowed, blur / (side / n), n)
-    if len(foreign) and float((foreign @ (m / norm)).max()) > score[best] - SOFT_FOREIGN_MARGIN:
+    foreign = _foreign_templates(dictionary, allowed, level, n)
+    if len(foreign) and float((foreign @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
         return None  # as like a marker of another dictionary that differs in a cell or two
-    rot = int(rots[best])
-    return int(ids[best]), (np.roll(q, rot, axis=0) if rot else q), rms, blur
+    return float(score[best]), int(ids[best]), int(rots[best]), level
 
 
 # Soft reads: normalised correlation with the best marker drawing, and its lead over the best
@@ -379,6 +416,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
 SOFT_MIN_SCORE = 0.85
 SOFT_MIN_MARGIN = 0.04
 SOFT_FOREIGN_MARGIN = 0.02  # lead over a near-identical marker of another dictionary
+SOFT_BLURRED_CELLS = 0.42  # measured edge blur (cells) from which stronger blurs are tried too
 _BLUR_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)  # blur sigma in cells
 _TEMPLATE_CACHE: dict = {}
 

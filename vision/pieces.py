@@ -33,7 +33,7 @@ from .table_pose import StickerObs, TablePose, fit_rigid_2d, intersect_plane
 CORNER_SIGMA_BASE_PX = 0.05
 CORNER_SIGMA_SMALL = 1.2
 CORNER_SIGMA_BLUR = 0.25
-CORNER_SIGMA_DEFOCUS = 1.9
+CORNER_SIGMA_DEFOCUS = 2.6
 CORNER_DEFOCUS_ONSET = 0.16  # blur sigma / cell
 # Position floor (mm): printed sticker scale and placement on the piece.
 POSITION_FLOOR_MM = 0.05

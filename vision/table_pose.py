@@ -139,7 +139,8 @@ def bias_share(s: StickerObs, blur_ref_px: float) -> float:
     """How much of the image's edge bias (given at blur blur_ref_px) this sticker carries."""
     if s.blur_px <= 0 or blur_ref_px <= 0:
         return 1.0
-    return float(np.clip(s.blur_px / blur_ref_px, 0.25, 4.0))
+    # blurs read from a matched drawing (strongly blurred stickers) are coarse: bounded share
+    return float(np.clip(s.blur_px / blur_ref_px, 0.5, 1.5))
 
 
 def unbias_sticker(s: StickerObs, bias_px: float, blur_ref_px: float = 0.0) -> StickerObs:
