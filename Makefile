@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test fuzz bench bench-accuracy bench-memory samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ bench-memory: $(STAMP)
 
 bench-accuracy: $(STAMP)
 	$(PY) -m tests.bench.accuracy
+
+# vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core)
+bench-robust: $(STAMP)
+	$(PY) -m tests.bench.robust --verbose
 
 samples: $(STAMP)
 	$(PY) samples/generate.py
