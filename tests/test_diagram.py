@@ -112,3 +112,65 @@ def test_kayak_view_before_any_river_has_an_empty_diagram_that_says_why():
     assert d["shapes"] == [] and d["caption"] == ["no river seen yet"]
     blocked = replace(KAYAK.new_state({}), cannot_tell="the Start tile is not in view")
     assert KAYAK.view(blocked).to_json()["data"]["diagram"]["caption"] == ["cannot tell: the Start tile is not in view"]
+
+
+# --- Kang: the board diagram from the board view's data (referee/kang/diagram.py) ---------------
+
+KANG_SQUARE_MM = 42.0
+KANG_DATA = {  # the board view's data, as KangGame.view gives it
+    "files": list("abcdef"), "rows": 6, "pending": "", "moves": ["A b0-b1-b2", "B c7-c6^-c5-c4"],
+    "board": ["m.....", "......", "..l...", "..s...", ".m....", "......"],
+    "start_zone": {"A": {"s": 2, "m": 1, "l": 2}, "B": {"s": 1, "m": 2, "l": 1}},
+    "alfalfa": {"A": 1, "B": 0}, "to_move": "A", "no_score": {"A": True, "B": False}, "winner": None,
+    "position": "m5/6/2l3/2s3/1m4/6 smll sml A 1-0 A",
+    "last_move": {"notation": "c7-c6^-c5-c4xd1", "coach": "B", "path": ["c7", "c6", "c5", "c4"], "kick": "d1",
+                  "exits": False},
+    "illegal_on_board": False,
+}
+
+
+def test_kang_board_diagram_squares_zones_counts_turn_and_last_move():
+    from referee.kang.diagram import board_diagram
+
+    a = KANG_SQUARE_MM
+    d = board_diagram(KANG_DATA, a)
+    roles = _roles(d)
+    assert roles[("polygon", "surface")] == 36 and roles[("line", "grid")] == 14
+    labels = [s["text"] for s in d["shapes"] if s["kind"] == "label"]
+    assert all(name in labels for name in "abcdef123456")
+    # kangaroos: four on the board, plus one disc per size waiting in each start zone, sized by size
+    on_board = [s for s in d["shapes"] if s["kind"] == "circle" and s["role"] == "piece" and " on " in s["text"]]
+    assert sorted(s["text"].split()[0] for s in on_board) == ["large", "medium", "medium", "small"]
+    radius = {s["text"].split()[0]: s["radius_mm"] for s in on_board}
+    assert radius["small"] < radius["medium"] < radius["large"]
+    assert {"×2", "×1"} <= set(labels) and labels.count("×2") == 3 and labels.count("×1") == 3
+    assert roles[("polygon", "zone-1")] == 1 and roles[("polygon", "zone-2")] == 1
+    to_move = [s for s in d["shapes"] if s["role"] == "highlight" and s["kind"] == "polygon"]
+    assert len(to_move) == 1 and to_move[0]["text"] == "A to move"
+    assert to_move[0]["points"][0][1] < -3 * a  # coach A's zone is south of the board
+    assert "A · alfalfa 1 · may not score · to move" in labels and "B · alfalfa 0" in labels
+    # the last move: an arrow through the centres of the squares it crossed, a kick, a jump marked
+    path = next(s for s in d["shapes"] if s["kind"] == "arrow" and s["role"] == "path")
+    c = -0.5 * a  # file c's centre x (files a-f centred on 0)
+    assert path["points"][1:] == [[c, 2.5 * a], [c, 1.5 * a], [c, 0.5 * a]]
+    assert path["points"][0][0] == c and path["points"][0][1] > 3 * a  # entered from B's start zone
+    kick = next(s for s in d["shapes"] if s["kind"] == "arrow" and s["role"] == "highlight")
+    assert kick["points"] == [[c, 0.5 * a], [0.5 * a, -2.5 * a]]
+    jumps = [s for s in d["shapes"] if s["kind"] == "circle" and s["role"] == "highlight"]
+    assert [j["points"] for j in jumps] == [[[c, 2.5 * a]]]
+    assert d["caption"][:3] == ["A to move", "alfalfa: A 1, B 0", "last move: B c7-c6^-c5-c4xd1"]
+    assert {e["text"] for e in d["legend"]} >= {"start zone A", "start zone B", "to move", "last move",
+                                                 "kicked kangaroo", "jumped from here"}
+    json.dumps(d)
+
+
+def test_kang_board_diagram_before_a_board_and_at_the_end():
+    from referee.kang.diagram import board_diagram
+
+    empty = board_diagram({"files": list("abcdef"), "rows": 6, "pending": "a hand in view", "moves": [],
+                           "illegal_on_board": False}, KANG_SQUARE_MM)
+    assert not any(s["kind"] in ("circle", "arrow") for s in empty["shapes"])
+    assert empty["caption"] == ["no board seen yet", "cannot tell: a hand in view"]
+    won = board_diagram({**KANG_DATA, "winner": "B", "to_move": "A", "alfalfa": {"A": 1, "B": 3}}, KANG_SQUARE_MM)
+    assert won["caption"][0] == "B wins with 3 alfalfa"
+    assert not any(s["role"] == "highlight" and s["kind"] == "polygon" for s in won["shapes"])  # nobody to move

@@ -94,11 +94,12 @@
     return svg;
   }
 
-  // One legend entry: a small sample of the role's first shape, then its words.
+  // One legend entry: a small sample of the first shape declaring these words, then the words.
   function legendItem(entry, shapes) {
     const li = document.createElement("li");
     const role = roleName(entry.role);
-    const sample = shapes.find((s) => roleName(s.role) === role && s.kind !== "label") || { kind: "polygon" };
+    const sample = shapes.find((s) => s.legend === entry.text && s.kind !== "label")
+      || shapes.find((s) => roleName(s.role) === role && s.kind !== "label") || { kind: "polygon" };
     const svg = el("svg", { viewBox: "0 0 20 20", class: "dg-swatch", "aria-hidden": "true" }, li);
     const ctx = { unit: 20, prefix: "dg" + drawn + "-legend", defs: el("defs", {}, svg) };
     const kinds = {
