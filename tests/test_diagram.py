@@ -174,3 +174,23 @@ def test_kang_board_diagram_before_a_board_and_at_the_end():
     won = board_diagram({**KANG_DATA, "winner": "B", "to_move": "A", "alfalfa": {"A": 1, "B": 3}}, KANG_SQUARE_MM)
     assert won["caption"][0] == "B wins with 3 alfalfa"
     assert not any(s["role"] == "highlight" and s["kind"] == "polygon" for s in won["shapes"])  # nobody to move
+
+
+def test_kang_view_carries_its_board_diagram():
+    from referee.kang.game import GAME as KANG, KangState
+    from referee.kang.moves import legal_moves, push
+    from referee.kang.position import Position
+
+    start = Position.start()
+    move = legal_moves(start)[0]
+    after = push(start, move)
+    view = KANG.view(KangState(position=after, last=move, last_coach="A")).to_json()
+    assert view["kind"] == "board" and view["data"]["board"] == after.rows()  # the existing keys stay
+    d = view["data"]["diagram"]
+    roles = _roles(d)
+    assert roles[("polygon", "surface")] == 36 and roles[("polygon", "zone-1")] == roles[("polygon", "zone-2")] == 1
+    board_discs = [s for s in d["shapes"] if s["kind"] == "circle" and " on " in s.get("text", "")]
+    assert len(board_discs) == 1  # one kangaroo has entered the board
+    path = next(s for s in d["shapes"] if s["kind"] == "arrow" and s["role"] == "path")
+    assert len(path["points"]) == len(move.path)
+    assert d["caption"][0] == "B to move" and d["unit_mm"] == KANG.geometry.square_mm

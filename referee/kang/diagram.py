@@ -15,11 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..game import Shape, diagram
-
-FILES = "abcdef"
-ROWS = 6
-SIZES = "sml"
-SIZE_WORDS = {"s": "small", "m": "medium", "l": "large"}
+from .position import FILES, N_ROWS as ROWS, SIZE_NAMES as SIZE_WORDS, SIZES
 RADIUS = {"s": 0.22, "m": 0.30, "l": 0.38}  # of a square: the three sizes told apart at a glance
 ZONE_GAP = 1.1  # squares between the board's edge and a start zone's centre line
 ZONE_ROLE = {"A": "zone-1", "B": "zone-2"}
