@@ -3,7 +3,8 @@
 Replays the bundled Kayak Chaos rules session (looping, in real time) and checks that the
 river appears as an SVG diagram (tile polygons, kayak discs, the last turn's arrows), that it
 changes as turns are played, that it is built without inline style (a strict CSP holds), and
-that it fits a 390 px wide phone. Screenshots go to tests/artifacts/.
+that it fits a 390 px wide phone. Then the same for the Kang session's board (squares, both
+start zones, whose turn, the last move's path). Screenshots go to tests/artifacts/.
 """
 
 from __future__ import annotations
@@ -21,17 +22,18 @@ pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[1]
 SESSION = REPO / "samples" / "sessions" / "kayak-rules"
+KANG_SESSION = REPO / "samples" / "sessions" / "kang-game"
 ARTIFACTS = REPO / "tests" / "artifacts"
 SVG = "#state svg.dg-svg"
 
 
-@pytest.fixture(scope="module")
-def kayak_server():
+def _serve(session: Path):
+    """`refcam serve --replay SESSION --loop` on a free port: yields its address, then stops it."""
     _need_browser()
-    if not (SESSION / "manifest.jsonl").is_file():
-        pytest.skip(f"no bundled Kayak Chaos session at {SESSION}")
+    if not (session / "manifest.jsonl").is_file():
+        pytest.skip(f"no bundled session at {session}")
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(SESSION), "--loop",
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop",
                              "--host", "127.0.0.1", "--port", str(port)],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -57,7 +59,18 @@ def kayak_server():
 
 
 @pytest.fixture(scope="module")
-def chromium(kayak_server):
+def kayak_server():
+    yield from _serve(SESSION)
+
+
+@pytest.fixture(scope="module")
+def kang_server():
+    yield from _serve(KANG_SESSION)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    _need_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -120,4 +133,34 @@ def test_river_diagram_fits_a_phone(chromium, kayak_server):
     label = phone.locator(f"{SVG} text").first.bounding_box()
     assert label["height"] >= 7, label
     phone.locator("#state").screenshot(path=str(ARTIFACTS / "diagram-kayak-phone.png"))
+    phone.close()
+
+
+def test_kang_board_diagram_appears_with_zones_turn_and_the_last_move(chromium, kang_server):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = chromium.new_page(viewport={"width": 1400, "height": 950})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(kang_server + "/")
+    page.wait_for_selector(f"{SVG} polygon.role-surface", timeout=45000)
+    assert page.locator("#game-title").inner_text() == "Kang"
+    assert _count(page, f"{SVG} polygon.role-surface") == 36
+    assert _count(page, f"{SVG} polygon.role-zone-1") == 1 and _count(page, f"{SVG} polygon.role-zone-2") == 1
+    texts = page.evaluate(f"Array.from(document.querySelectorAll('{SVG} text'), t => t.textContent)")
+    assert all(name in texts for name in "abcdef123456")
+    # a move is ruled: its path is drawn as an arrow through the squares and whose turn is shown
+    page.wait_for_selector(f"{SVG} polyline.role-path[marker-end]", timeout=60000)
+    assert _count(page, f"{SVG} circle.role-piece") >= 1
+    caption = page.locator("#state .dg-caption").inner_text()
+    assert "last move:" in caption and "alfalfa:" in caption
+    assert _count(page, f"{SVG} polygon.role-highlight") == 1  # the start zone of the coach to move
+    assert page.evaluate("document.querySelectorAll('#state .dg-figure [style]').length") == 0
+    page.locator("#state").screenshot(path=str(ARTIFACTS / "diagram-kang-state.png"))
+    assert not errors, errors
+    page.close()
+    phone = chromium.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    phone.goto(kang_server + "/")
+    phone.wait_for_selector(f"{SVG} polygon.role-surface", timeout=45000)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    phone.locator("#state").screenshot(path=str(ARTIFACTS / "diagram-kang-phone.png"))
     phone.close()
