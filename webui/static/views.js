@@ -113,7 +113,8 @@
     if (state.error) para(state.error, "note");
     const data = state.data || {};
     if (data.note) para(data.note, "note");
-    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(data, add, para);
+    const rest = window.refcamDiagram ? window.refcamDiagram.show(data, add) : data;  // the view's diagram, if any (diagram.js)
+    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(rest, add, para);
     const det = document.createElement("details");
     det.appendChild(ui.el("summary", "all details"));
     det.appendChild(ui.el("pre", JSON.stringify(state, null, 1)));
