@@ -206,7 +206,7 @@
     const btn = $("settle");
     btn.disabled = true;
     try {
-      const resp = await fetch("/api/settle", { method: "POST" });
+      const resp = await window.refcamPost("/api/settle", {});
       const data = await resp.json();
       if (!resp.ok) { showAlert(data.error || "cannot settle now"); return; }
       $("settle-img").src = data.png;
@@ -229,7 +229,7 @@
   $("config-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const body = Object.fromEntries(new FormData(e.target).entries());
-    const resp = await fetch("/api/config", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const resp = await window.refcamPost("/api/config", body);
     const data = await resp.json();
     const err = $("config-error");
     err.hidden = resp.ok;
