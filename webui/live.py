@@ -166,6 +166,7 @@ class LiveEngine:
         self._mapping = None  # the newest image_from_game, kept while a hand hides the stickers
         source.on_warning = self._source_warning
         source.on_status = self._source_status
+        source.on_state = self._source_state  # running / ended / lost / error, with a message
         source.on_restart = self._source_restart
 
     # ----- configuration -------------------------------------------------------------
@@ -270,9 +271,22 @@ class LiveEngine:
     def status_event(self) -> dict:
         u = self.latest_update
         return {"type": "status", "status": self.status, "source_status": self.source_status,
+                "source_state": self.source_state(), "source_message": self.source_message(),
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
                 "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
                 "error": self.error}
+
+    def source_state(self) -> str:
+        """running / ended / lost / error (vision.sources): an engine that stopped on a fault is "error"."""
+        if self.error:
+            return "error"
+        state = getattr(self.source, "state", None) or "running"
+        return "ended" if state == "running" and self.done.is_set() else state
+
+    def source_message(self) -> str:
+        if self.error:
+            return self.error
+        return getattr(self.source, "state_message", "") or self.source_status
 
     def _warn(self, message: str, entry_ms: float | None = None) -> None:
         self._publish({"type": "warning", "message": message}, entry_ms, keep=True)
@@ -281,6 +295,11 @@ class LiveEngine:
         self._warn(message)
 
     def _source_status(self, message: str) -> None:
+        if message != self.source_status:  # _source_state may have told it already
+            self.source_status = message
+            self._publish(self.status_event())
+
+    def _source_state(self, state: str, message: str) -> None:
         self.source_status = message
         self._publish(self.status_event())
 
