@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test bench bench-accuracy samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,15 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# The long fuzz campaign over every route of the live page (>= 10,000 requests; FUZZ_SCALE=2
+# doubles it). `make test` runs the same test seeded and short.
+fuzz: $(STAMP)
+	@mkdir -p out
+	@rm -f out/fuzz-report.json
+	HYPOTHESIS_PROFILE=long FUZZ_REPORT=out/fuzz-report.json $(PY) -m pytest -q -p no:cacheprovider \
+		-W ignore::hypothesis.errors.HypothesisWarning tests/test_fuzz_routes.py; \
+		status=$$?; cat out/fuzz-report.json; exit $$status
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.run_all
