@@ -237,6 +237,7 @@ def test_a_body_over_the_limit_is_413(app):
     ('{"game": ["kang"]}', "game must be text"),
     ('{"game": "kang", "course": {"a": [1]}}', ""),
     ('{"game": "ka', ""),
+    ('{"game": "tornado", "weights": "boat-1=' + "9" * 1000 + '"}', "weight"),  # found by the route fuzz: 1,061 chars
     ("\xff\xfe{}", ""),
 ])
 def test_bad_json_bodies_are_400_with_one_line(app, body, says):

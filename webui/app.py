@@ -29,7 +29,7 @@ from flask import Flask, Response, abort, jsonify, render_template, request
 
 from referee.errors import RefcamError
 from webui.access import AccessPolicy, make_policy
-from webui.http_guard import BodyError, StreamSlots, install_guard, read_json_body
+from webui.http_guard import BodyError, StreamSlots, install_guard, one_line, read_json_body
 from webui.live import LiveEngine, LiveSettings, jpeg_part, sse_message
 
 MAX_STREAMS = 40  # 20 tabs (an MJPEG and an event stream each); serve adds PAGE_WORKERS threads beyond these
@@ -211,7 +211,7 @@ def _config_routes(app: Flask, engine: LiveEngine, started_with: dict[str, str])
             texts = _option_texts(data, game, started_with)
             changed = engine.configure(game=game.id, options=texts)
         except ValueError as exc:  # RefcamError is a ValueError: one message either way
-            return jsonify(error=str(exc)), 400
+            return jsonify(error=one_line(str(exc))), 400
         return jsonify(config=engine.config_json(), changed=changed)
 
 
@@ -228,7 +228,7 @@ def _settle_routes(app: Flask, engine: LiveEngine) -> None:
         try:
             result = engine.settle()
         except RefcamError as exc:
-            return jsonify(error=str(exc)), 409
+            return jsonify(error=one_line(str(exc))), 409
         with settle_lock:
             n = next(settle_ids)
             settled[n] = result
