@@ -12,8 +12,8 @@ Config keys (all optional except a source or an engine):
   MAX_STREAMS   open MJPEG/event streams at most (default MAX_STREAMS); one more gets 503 + Retry-After
 
 Routes: /  (the page), /stream.mjpg (MJPEG), /frame.jpg, /events (server-sent events),
-/api/state, POST /api/config, POST /api/settle, /settle/<n>.png, /api/archive (earlier games'
-rulings logs), /api/archive/<n>. Every change is guarded by webui.http_guard.
+/api/state, POST /api/config, POST /api/settle, /settle/<n>.png, /api/phone, /phone-qr.svg,
+/api/archive (earlier games' rulings logs), /api/archive/<n>. Every change is guarded by webui.http_guard.
 Nothing is written to disk here: settle pictures live in memory. The page knows no game:
 its settings form comes from the game's declared options, its state panel from the view's kind.
 """
@@ -82,6 +82,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     _stream_routes(app, engine)
     _config_routes(app, engine, started_with)
     _settle_routes(app, engine)
+    from webui.phone import add_phone_routes
+
+    add_phone_routes(app)  # phones at the table: /api/phone, /phone-qr.svg
 
     _archive_routes(app, engine)
     app.json.sort_keys = False
