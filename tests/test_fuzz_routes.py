@@ -89,8 +89,10 @@ def page(tmp_path_factory):
         merged = Counter(old.get("routes", {}))
         merged.update(OUTCOMES)
         old["routes"] = dict(merged)
-        old["routes_rss_mb"] = {"before": round(rss_before, 1), "after": round(rss_mb(), 1)}
         path.write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
+        memory = {"requests": sum(OUTCOMES.values()), "rss_mb_before": round(rss_before, 1),
+                  "rss_mb_after": round(rss_mb(), 1)}  # the test process: the app, and hypothesis itself
+        path.with_name("fuzz-routes-memory.json").write_text(json.dumps(memory) + "\n")
 
 
 def allowed(request: dict) -> bool:
@@ -146,13 +148,14 @@ def test_every_route_answers_below_500_and_only_a_proper_change_changes_anything
     try:
         response = send(client, request)
     except (UnicodeError, ValueError):  # a header the test client itself cannot encode never reaches the server
-        OUTCOMES["unsendable"] += 1
+        OUTCOMES["refused:unsendable"] += 1
         return
+    code = response.status_code
+    OUTCOMES[f"{'accepted' if code < 400 else 'refused' if code < 500 else 'FAILURE'}:{code}"] += 1
     try:
         check_response(response, request)
     finally:
         response.close()
-    OUTCOMES[f"{response.status_code}"] += 1
     if not allowed(request) or request["method"] != "POST":
         assert (engine.game.id, len(engine.archives), next(iter(engine.archives), {}).get("n")) == before, request
     assert page.extensions["refcam_streams"].open == 0  # every closed stream gave its slot back
