@@ -95,10 +95,7 @@ def check_request() -> None:
 
 def read_json_body(default: Any = None) -> Any:
     """The request's JSON body through referee.safeload (an empty body is `default`)."""
-    try:
-        from referee.safeload import parse_json
-    except ImportError:  # TEMPORARY until the loaders branch lands
-        parse_json = _interim_parse_json
+    from referee.safeload import parse_json
 
     raw = request.get_data(cache=True)  # bounded by MAX_CONTENT_LENGTH (413 past it, even when chunked)
     if not raw.strip():
@@ -108,24 +105,6 @@ def read_json_body(default: Any = None) -> Any:
     except UnicodeDecodeError:
         raise BodyError("the request body is not UTF-8 text") from None
     return parse_json(text, "request body", error=BodyError, max_bytes=MAX_BODY_BYTES, max_depth=MAX_BODY_DEPTH)
-
-
-def _interim_parse_json(text, source, error, max_bytes, max_depth):  # TEMPORARY until loaders lands
-    import json, re
-    depth = 0
-    for ch in re.sub(r'"(?:[^"\\]|\\.)*"', '""', text):
-        depth += ch in "[{"
-        depth -= ch in "]}"
-        if depth > max_depth:
-            raise error(f"{source} nests deeper than {max_depth}")
-    def bad(tok):
-        raise error(f"{source} holds {tok}")
-    try:
-        return json.loads(text, parse_constant=bad, parse_int=lambda s: int(s) if len(s) < 19 else bad("a big digit number"))
-    except ValueError as exc:
-        if isinstance(exc, error):
-            raise
-        raise error(f"{source} is not JSON: {exc}") from None
 
 
 def add_security_headers(response: Response) -> Response:
