@@ -277,7 +277,7 @@ class LiveEngine:
         state = self.source_state()
         if state == "error":
             return "error"
-        if state == "ended" or self.done.is_set():
+        if self.done.is_set():  # the source said "ended" and the engine has finished its last frame
             return "source ended"
         if state == "lost" or "lost" in self.source_status:
             return "camera lost"
