@@ -73,7 +73,7 @@ def browser(lan_server):
 
 
 def _open(browser, url: str, viewport: str):
-    page = browser.new_page(viewport=VIEWPORTS[viewport])
+    page = browser.new_page(viewport=VIEWPORTS[viewport], bypass_csp=True)  # wait_for_function evals; the CSP itself: test_browser_live
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
