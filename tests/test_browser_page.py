@@ -212,14 +212,6 @@ def _post(url: str, body: dict, token: str | None) -> int:
         return exc.code
 
 
-def _websec_on_main() -> bool:
-    out = subprocess.run(["git", "-C", str(REPO), "grep", "-q", "X-Refcam-Token", "--", "webui/app.py", "webui/live.py"],
-                         capture_output=True)
-    return out.returncode == 0
-
-
-@pytest.mark.xfail(not _websec_on_main(), strict=False,
-                   reason="the server's token check is the websec branch's (issue 15); this page sends X-Refcam-Token")
 def test_changes_without_the_token_are_refused_beyond_loopback(browser, lan_server):
     base, token = _base(lan_server), lan_server.split("token=")[1]
     assert _post(base + "/api/settle", {}, None) in (401, 403)

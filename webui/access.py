@@ -153,7 +153,8 @@ def make_policy(bind_host: str = "127.0.0.1", token: str | None = None,
     return AccessPolicy(bind_host=bind_host, token=token, allowed_hosts=frozenset(hosts))
 
 
-def _url(host: str, port: int, token: str | None) -> str:
+def page_url(host: str, port: int, token: str | None) -> str:
+    """The page's address on one host, with the access token when there is one."""
     if ":" in host:
         host = f"[{host}]"
     query = f"?{TOKEN_PARAM}={quote(token, safe='')}" if token else ""
@@ -170,6 +171,6 @@ def page_urls(policy: AccessPolicy, port: int) -> list[str]:
         local = bind.strip("[]")
     else:
         local = None  # bound to one network address only: loopback does not reach it
-    urls = [_url(local, port, policy.token)] if local else []
-    urls += [_url(a, port, policy.token) for a in lan_addresses(bind)]
+    urls = [page_url(local, port, policy.token)] if local else []
+    urls += [page_url(a, port, policy.token) for a in lan_addresses(bind)]
     return urls
