@@ -79,7 +79,7 @@ def test_no_phone_addresses_on_loopback(tmp_path):
 def test_addresses_and_qr_codes():
     assert not beyond_loopback("127.0.0.1") and not beyond_loopback("::1") and not beyond_loopback("localhost")
     assert beyond_loopback("0.0.0.0") and beyond_loopback("192.168.1.4")
-    assert page_urls("192.168.1.4", 8000, "a b") == ["http://192.168.1.4:8000/?token=a+b"]
+    assert page_urls("192.168.1.4", 8000, "a-b_c.d~e") == ["http://192.168.1.4:8000/?token=a-b_c.d~e"]
     assert page_urls("fe80::1", 80) == ["http://[fe80::1]:80/"]
     art = qr_terminal("http://192.168.1.4:8000/?token=abc").splitlines()
     width = len(art[0])
