@@ -27,13 +27,12 @@ from referee.errors import RefcamError
 from webui.live import LiveEngine, LiveSettings, jpeg_part, sse_message
 
 
-def default_observe(thorough: bool = True):
-    """The vision pipeline's observe (with its detections kept for the overlay)."""
-    from functools import partial
+def default_observe(thorough: bool = True, roi: bool = True):
+    """The vision pipeline's observe (with its detections kept for the overlay), following the
+    stickers from frame to frame unless roi is False (webui.live.tracking_observe)."""
+    from webui.live import tracking_observe
 
-    from webui.live import pipeline_observe
-
-    return partial(pipeline_observe, thorough=thorough)
+    return tracking_observe(thorough=thorough, roi=roi)
 
 
 def _make_engine(app: Flask) -> LiveEngine:
@@ -47,7 +46,8 @@ def _make_engine(app: Flask) -> LiveEngine:
                             options=dict(app.config.get("OPTIONS") or {}), camera=app.config.get("CAMERA"))
     if app.config.get("TRACKER") is not None:
         settings.tracker = app.config["TRACKER"]
-    observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)))
+    observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)),
+                                                          bool(app.config.get("ROI", True)))
     return LiveEngine(source, observe, settings, recorder=app.config.get("RECORDER"))
 
 
