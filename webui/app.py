@@ -4,7 +4,8 @@ Config keys (all optional except a source or an engine):
   ENGINE      a ready LiveEngine (tests)
   SOURCE      a vision.sources.FrameSource; OBSERVE: observe(image, camera, game) -> Observation
               (default vision.pipeline.observe); GAME, OPTIONS (the game's option texts by name),
-              CAMERA, TRACKER, RECORDER, THOROUGH (default True: the detector's second look at small stickers)
+              CAMERA, TRACKER, RECORDER, THOROUGH (default True: the detector's second look at small stickers),
+              DETECT (how calm frames are searched: "follow" (default), "regions", "whole"; webui.live.tracking_observe)
   START_ENGINE  start the engine thread at once (default True)
   KEEPALIVE_S   seconds between keep-alive comments on idle streams (default 5)
 
@@ -27,12 +28,12 @@ from referee.errors import RefcamError
 from webui.live import LiveEngine, LiveSettings, jpeg_part, sse_message
 
 
-def default_observe(thorough: bool = True, roi: bool = True):
+def default_observe(thorough: bool = True, detect: str = "follow"):
     """The vision pipeline's observe (with its detections kept for the overlay), following the
-    stickers from frame to frame unless roi is False (webui.live.tracking_observe)."""
+    stickers from frame to frame unless told otherwise (webui.live.tracking_observe)."""
     from webui.live import tracking_observe
 
-    return tracking_observe(thorough=thorough, roi=roi)
+    return tracking_observe(thorough=thorough, mode=detect)
 
 
 def _make_engine(app: Flask) -> LiveEngine:
@@ -47,7 +48,7 @@ def _make_engine(app: Flask) -> LiveEngine:
     if app.config.get("TRACKER") is not None:
         settings.tracker = app.config["TRACKER"]
     observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)),
-                                                          bool(app.config.get("ROI", True)))
+                                                          app.config.get("DETECT", "follow"))
     return LiveEngine(source, observe, settings, recorder=app.config.get("RECORDER"))
 
 

@@ -428,18 +428,23 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
     return replace(obs, extra={**obs.extra, "detections": dets})
 
 
-def tracking_observe(thorough: bool = True, roi: bool = True) -> ObserveFn:
-    """The observe for a stream of frames (live page, replay): with roi, the detector searches
-    only around the stickers of the last frame while nothing else changes (vision/roi.py);
-    without, every frame whole (pipeline_observe)."""
+DETECT_MODES = ("follow", "regions", "whole")
+
+
+def tracking_observe(thorough: bool = True, mode: str = "follow") -> ObserveFn:
+    """The observe for a stream of frames (live page, replay). mode: how frames are searched
+    while nothing moves (vision/roi.py): "follow" the stickers of the last frame (cheapest),
+    detect in the "regions" around them (the same corners as whole frames), or "whole": every
+    frame whole (pipeline_observe)."""
     from functools import partial
 
-    if not roi:
+    if mode == "whole":
         return partial(pipeline_observe, thorough=thorough)
     from referee.catalog import default_catalog
-    from vision.roi import RoiDetector
+    from vision.roi import RoiDetector, RoiSettings
 
-    return partial(pipeline_observe, thorough=thorough, detector=RoiDetector(default_catalog(), second_pass=thorough))
+    detector = RoiDetector(default_catalog(), second_pass=thorough, settings=RoiSettings(mode=mode))
+    return partial(pipeline_observe, thorough=thorough, detector=detector)
 
 
 def scaled_mapping(mapping: ImageFromGame, f: float) -> ImageFromGame:

@@ -17,9 +17,10 @@ def register(subparsers) -> None:
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
     p.add_argument("--quick", action="store_true",
                    help="skip the detector's second look at small stickers (for slow computers)")
-    p.add_argument("--no-roi", action="store_true",
-                   help="detect on every whole frame, not only around the stickers of the last frame while "
-                        "nothing else moves (slower; the same rulings)")
+    p.add_argument("--detect", choices=("follow", "regions", "whole"), default="regions",
+                   help="between frames where something moves (searched whole), follow the stickers "
+                        "(fast), detect in the regions around them (the same corners as whole frames) or "
+                        "search every frame whole (default regions)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S", help="calm time before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true", help="print the rulings as one JSON list on stdout")
     p.set_defaults(run=run)
@@ -54,7 +55,7 @@ class Progress:
 
 def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, observe=None,
                    progress=None, on_warning=None, thorough=True,
-                   roi=True) -> tuple[list[dict], str]:
+                   detect="regions") -> tuple[list[dict], str]:
     """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game.
 
     options: the game's option texts by name (e.g. from --course); an option the game lacks is refused."""
@@ -76,7 +77,7 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     settings = LiveSettings(game=game, options=dict(options or {}), camera=camera,
                             tracker=TrackerSettings(stable_s=stable_s), stream=False)
     if observe is None:
-        observe = tracking_observe(thorough=thorough, roi=roi)
+        observe = tracking_observe(thorough=thorough, mode=detect)
     engine = LiveEngine(source, observe, settings)
     events = engine.events.subscribe()
     timeline: list[dict] = []
@@ -126,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         timeline, game = replay_session(args.session, game=args.game, options=option_texts(args),
                                         camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn,
-                                        thorough=not args.quick, roi=not args.no_roi)
+                                        thorough=not args.quick, detect=args.detect)
     finally:
         progress.close()
     if args.json:
