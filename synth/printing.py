@@ -230,7 +230,7 @@ class SheetResult:
     path: Path
     pages: int
     stickers: list[PlacedSticker] = field(default_factory=list)
-    guide: list = field(default_factory=list)  # vision.placement.PlacedView, one per drawing
+    guide: list = field(default_factory=list)  # synth.placement.PlacedView, one per drawing
 
     def to_json(self) -> dict:
         return {"game": self.game, "paper": self.paper, "pdf": str(self.path), "pages": self.pages,
@@ -309,7 +309,7 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
         y += row_h + 1.0
 
     _draw_id_list(pdf, paper, catalog, stickers, title)
-    from vision.placement import add_placement_guide
+    from synth.placement import add_placement_guide
 
     pdf.placement_guide = add_placement_guide(pdf, game, paper, catalog, title)  # pages after the sheets
     return pdf, placed

@@ -85,7 +85,7 @@ def test_markers_prints_the_users_sticker_size(tmp_path, capsys):
     code, out, _ = run_cli(capsys, ["markers", "--game", "tornado", "--out", tmp_path / "s", "--json",
                                     "--catalog", path])
     assert code == 0, out
-    from vision import printing
+    from synth import printing
     boat = [s for s in printing.stickers_for_game("tornado") if s.marker_id == 200][0]
     assert boat.size_mm == 13 and catalog_module.default_catalog().source == path
 

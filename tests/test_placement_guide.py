@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from referee.catalog import DEFAULT_CATALOG_PATH, GAMES, default_catalog, use_catalog
-from vision import printing
-from vision.placement import MANY_PIECES
+from synth import printing
+from synth.placement import MANY_PIECES
 
 DPI = 300
 MM_PER_PX = 25.4 / DPI

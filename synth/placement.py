@@ -8,7 +8,7 @@ marker that goes there (so its pattern shows which way up), a red arrow for the 
 +x, the id above it, and a caption with the height of the sticker surface. Families of many
 identical cards get one drawing of the card and a list of every card's ids.
 
-The pages follow the sticker sheets in each game's PDF (vision.printing.build_game_pdf);
+The pages follow the sticker sheets in each game's PDF (synth.printing.build_game_pdf);
 ``PlacedView`` records where each drawing landed, so tests can measure the raster.
 """
 
@@ -164,7 +164,7 @@ def _draw_sticker(pdf, catalog: Catalog, st: StickerSpec, cx: float, cy: float, 
                   label: str) -> None:
     """The sticker's white border, its marker and its +x arrow, turned by rot_deg about its
     centre (counter-clockwise seen from above, as on the page), and its id above it."""
-    from vision.printing import draw_cells, marker_cells
+    from synth.printing import draw_cells, marker_cells
 
     d = st.size_mm * scale
     q = quiet * st.size_mm * scale
@@ -184,7 +184,7 @@ def _draw_sticker(pdf, catalog: Catalog, st: StickerSpec, cx: float, cy: float, 
 
 
 def _caption(pdf, catalog: Catalog, view: GuideView, x: float, y: float, scale: float) -> None:
-    from vision.printing import draw_cells
+    from synth.printing import draw_cells
     import numpy as np
 
     st = view.stickers[0]
@@ -253,7 +253,7 @@ class _Flow:
     """Shelf packing of drawings and list lines onto guide pages."""
 
     def __init__(self, pdf, paper: str, title: str):
-        from vision.printing import MARGIN_MM, footer_top, paper_size
+        from synth.printing import MARGIN_MM, footer_top, paper_size
 
         self.pdf, self.paper, self.title = pdf, paper, title
         self.left = MARGIN_MM
@@ -264,7 +264,7 @@ class _Flow:
         self.new_page()
 
     def new_page(self) -> None:
-        from vision.printing import _start_page
+        from synth.printing import _start_page
 
         self.top = _start_page(self.pdf, self.paper, self.title, GUIDE_SUBTITLE)
         self.x, self.y, self.row_h = self.left, self.top, 0.0
