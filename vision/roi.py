@@ -27,6 +27,7 @@ Between whole frames, two ways (RoiSettings.mode):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -237,6 +238,7 @@ def _bits(marker_id: int, dictionary: int) -> np.ndarray:
     return _BITS[key]
 
 
+@lru_cache(maxsize=4)
 def _read_points(n: int) -> np.ndarray:
     """(n*n + 4n, 2) float32 points in cell units: every cell's centre, then the quiet zone around."""
     jj, ii = np.meshgrid(np.arange(n) + 0.5, np.arange(n) + 0.5)
