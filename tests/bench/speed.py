@@ -18,8 +18,8 @@ loaded machine slows all three alike:
   moves, the detector runs only in regions around the stickers).
 
 Prints fps, ratios b/a and c/a in CPU time (time.process_time; the machine is shared) and
-wall time, whether (b) and (c) ruled the same, peak memory of each (growth of ru_maxrss in
-a subprocess of its own) and how time per frame grows with the stickers in view (a
+wall time, whether (b) and (c) ruled the same, peak memory of each (tracemalloc in a
+subprocess of its own) and how time per frame grows with the stickers in view (a
 Tornado table of 6 boats and up to 120 racing cards). One thread: cv2.setNumThreads(1),
 OMP/OpenBLAS threads 1 (the bench re-runs itself in a subprocess with them set).
 """
@@ -209,8 +209,9 @@ def print_resolution(res: str, results: list[dict]) -> dict:
 
 
 def memory_of(folder: Path, variant: str, n: int) -> float:
-    """Peak memory growth (MB, ru_maxrss) of running one variant over n frames, in a fresh process,
-    from after its imports: the decoded frame and all the variant's working memory."""
+    """Peak memory (MB) of running one variant over n frames, in a fresh process, from after its
+    imports: tracemalloc's peak of the arrays and objects allocated (numpy's and OpenCV's
+    returned arrays included; the decoded frame too, the same for every variant)."""
     cmd = [sys.executable, "-m", "tests.bench.speed", "--memory-of", variant, "--session", str(folder),
            "--frames", str(n)]
     out = subprocess.run(cmd, cwd=REPO, env={**os.environ, **ONE_THREAD}, capture_output=True, text=True,
@@ -224,7 +225,7 @@ def memory_of(folder: Path, variant: str, n: int) -> float:
 
 def _memory_child(folder: Path, variant: str, n: int) -> int:
     import gc
-    import resource
+    import tracemalloc
 
     import cv2
 
@@ -238,13 +239,13 @@ def _memory_child(folder: Path, variant: str, n: int) -> int:
         engine, frames_sub, events_sub = make_engine(folder, variant)
         step = lambda t, image: (engine.process(t, image), _drain(frames_sub, events_sub, []))  # noqa: E731
     gc.collect()
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
     for i, (t, image) in enumerate(SessionSource(folder, realtime=False)):  # one decoded frame at a time
         if i >= n:
             break
         step(t, image)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"peak_mb": (peak - base) / 1024.0}))
+    peak = tracemalloc.get_traced_memory()[1]
+    print(json.dumps({"peak_mb": peak / 2 ** 20}))
     return 0
 
 
@@ -364,8 +365,8 @@ def main(argv=None) -> int:
             print_session(f"{game} {res}", r)
             if not args.no_memory:
                 mem = {k: memory_of(folder, k, args.memory_frames) for k in "abc"}
-                print(f"  {'':14s} peak memory growth: a {mem['a']:.0f} MB, b {mem['b']:.0f} MB, "
-                      f"c {mem['c']:.0f} MB", flush=True)
+                print(f"  {'':14s} peak memory (tracemalloc, {args.memory_frames} frames): a {mem['a']:.0f} MB, "
+                      f"b {mem['b']:.0f} MB, c {mem['c']:.0f} MB", flush=True)
             results.append(r)
         summary.append(print_resolution(res, results))
     if not args.no_scaling:
