@@ -301,7 +301,8 @@ def scaling_frames(cards: int) -> tuple[object, object]:
 
 
 def scaling(repeats: int = 4) -> list[tuple]:
-    """Time per frame of (a) and (b) against the stickers found on the same table."""
+    """Time per frame of (a), (b) and (c) against the stickers found on the same table (c: the
+    table at rest, every sticker followed)."""
     import cv2
 
     from vision.sources import SessionSource
@@ -312,25 +313,30 @@ def scaling(repeats: int = 4) -> list[tuple]:
     rows = []
     for cards in SCALING_CARDS:
         image, camera = scaling_frames(cards)
-        engine = LiveEngine(SessionSource(REPO / "samples" / "sessions" / "tornado", realtime=False),
-                            tracking_observe(mode="whole"), LiveSettings(game="tornado", camera=camera))
-        frames_sub, events_sub = engine.frames.subscribe(), engine.events.subscribe()
-        ca, cb = Clock(), Clock()
-        engine.process(0.0, image)  # warm up
+        engines = [LiveEngine(SessionSource(REPO / "samples" / "sessions" / "tornado", realtime=False),
+                              tracking_observe(mode=mode), LiveSettings(game="tornado", camera=camera))
+                   for mode in ("whole", "follow")]
+        subs = [(e.frames.subscribe(), e.events.subscribe()) for e in engines]
+        ca, cb, cc = Clock(), Clock(), Clock()
+        for engine in engines:
+            engine.process(0.0, image)  # warm up (and c's whole-frame pass)
         for i in range(repeats):
             ca.time(bare.detectMarkers, image)
-            cb.time(engine.process, 0.1 * (i + 1), image)
-            _drain(frames_sub, events_sub, [])
+            for engine, clock, (frames_sub, events_sub) in zip(engines, (cb, cc), subs):
+                clock.time(engine.process, 0.1 * (i + 1), image)
+                _drain(frames_sub, events_sub, [])
+        engine = engines[0]
         found = len((engine.latest_update.pieces if engine.latest_update else ()))
         stickers = len(engine.observe(image, camera, "tornado").extra.get("detections", []))
-        rows.append((cards, stickers, ca.ms(), cb.ms()))
+        rows.append((cards, stickers, ca.ms(), cb.ms(), cc.ms()))
         print(f"  {stickers:4d} stickers in view ({cards:3d} cards, {found} pieces): a {ca.ms():5.0f} ms "
-              f"({1000 / ca.ms():5.1f} fps) | b {cb.ms():5.0f} ms ({1000 / cb.ms():5.1f} fps) | b/a "
-              f"{cb.ms() / ca.ms():.2f}", flush=True)
-    (c0, s0, a0, b0), (c1, s1, a1, b1) = rows[0], rows[-1]
+              f"({1000 / ca.ms():5.1f} fps) | b {cb.ms():5.0f} ms ({1000 / cb.ms():5.1f} fps) | c at rest "
+              f"{cc.ms():5.0f} ms ({1000 / cc.ms():5.1f} fps) | b/a {cb.ms() / ca.ms():.2f} c/a {cc.ms() / ca.ms():.2f}",
+              flush=True)
+    (c0, s0, a0, b0, k0), (c1, s1, a1, b1, k1) = rows[0], rows[-1]
     if s1 > s0:
-        print(f"  per extra sticker: b {(b1 - b0) / (s1 - s0):.3f} ms, a {(a1 - a0) / (s1 - s0):.3f} ms; "
-              f"b at {s1} stickers {b1 / b0:.2f} x b at {s0}", flush=True)
+        print(f"  per extra sticker: a {(a1 - a0) / (s1 - s0):.2f} ms, b {(b1 - b0) / (s1 - s0):.2f} ms, c "
+              f"{(k1 - k0) / (s1 - s0):.2f} ms; b at {s1} stickers {b1 / b0:.1f} x b at {s0}", flush=True)
     return rows
 
 
