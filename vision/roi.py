@@ -104,7 +104,8 @@ class RoiDetector:
             res = detect.detect_all(crop, self.catalog, second_pass=needs_second, params=params)
             for d in res.detections:
                 found.append(detect.Detection(marker_id=d.marker_id, corners=d.corners + (x0, y0), side_px=d.side_px,
-                                              edge_rms_px=d.edge_rms_px, source=d.source, known=d.known))
+                                              edge_rms_px=d.edge_rms_px, source=d.source, known=d.known,
+                                              blur_px=d.blur_px))
             if res.unknown_ids:
                 return None
         by_id = {d.marker_id: d for d in found}
@@ -136,7 +137,7 @@ class RoiDetector:
         x1, y1 = np.minimum(np.ceil(last.corners.max(axis=0)).astype(int) + margin + 1, (w, h))
         crop = gray[y0:y1, x0:x1].astype(np.float32)
         offset = np.array([x0, y0], dtype=np.float64)
-        corners, rms = detect.refine_corners_by_edges(crop, last.corners - offset)
+        corners, rms, blur = detect._refine_corners(crop, last.corners - offset)
         if rms <= 0 or np.abs(corners + offset - last.corners).max() > self.settings.moved_px:
             return None
         if not reads_as(crop, corners, last.marker_id):
@@ -144,7 +145,7 @@ class RoiDetector:
         corners = corners + offset
         side = float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
         return detect.Detection(marker_id=last.marker_id, corners=corners, side_px=side, edge_rms_px=rms,
-                                source=last.source, known=last.known)
+                                source=last.source, known=last.known, blur_px=blur)
 
 
     def _regions(self, w: int, h: int) -> list[tuple[int, int, int, int, list[int]]]:
