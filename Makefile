@@ -32,12 +32,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# The long fuzz campaign over every loader and every command's file arguments (>= 10,000 inputs;
-# FUZZ_SCALE=2 doubles it). `make test` runs the same tests seeded and short.
+# The long fuzz campaign over every loader, every command's file arguments and every route of the
+# live page (>= 10,000 inputs each; FUZZ_SCALE=2 doubles it). `make test` runs the same tests seeded and short.
 fuzz: $(STAMP)
 	@mkdir -p out
 	@rm -f out/fuzz-report.json
-	HYPOTHESIS_PROFILE=long FUZZ_REPORT=out/fuzz-report.json $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_loaders.py; \
+	HYPOTHESIS_PROFILE=long FUZZ_REPORT=out/fuzz-report.json $(PY) -m pytest -q -p no:cacheprovider \
+		-W ignore::hypothesis.errors.HypothesisWarning tests/test_fuzz_loaders.py tests/test_fuzz_routes.py; \
 		status=$$?; $(PY) -m tests.test_fuzz_loaders out/fuzz-report.json; exit $$status
 
 bench: $(STAMP)

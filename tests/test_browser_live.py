@@ -101,7 +101,7 @@ def _latencies(rulings: list[dict]) -> list[float]:
 
 def test_page_shows_frames_rulings_and_the_photo_finish(browser, server):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 950})
+    page = browser.new_page(viewport={"width": 1400, "height": 950}, bypass_csp=True)
     page.goto(server + "/")
     # the live view shows frames
     page.wait_for_function("document.getElementById('live').naturalWidth > 0", timeout=30000)
@@ -126,7 +126,7 @@ def test_page_shows_frames_rulings_and_the_photo_finish(browser, server):
     assert "attachment" in png.headers["content-disposition"]
     page.screenshot(path=str(ARTIFACTS / "live-page.png"), full_page=True)
     # a phone: one column, nothing wider than the screen
-    phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2, bypass_csp=True)
     phone.goto(server + "/")
     phone.wait_for_function("document.getElementById('live').naturalWidth > 0", timeout=30000)
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
@@ -136,7 +136,7 @@ def test_page_shows_frames_rulings_and_the_photo_finish(browser, server):
 
 
 def test_two_tabs_both_receive_rulings_and_latency(browser, server):
-    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    context = browser.new_context(viewport={"width": 1000, "height": 800}, bypass_csp=True)  # wait_for_function evals
     tabs = [context.new_page(), context.new_page()]
     for tab in tabs:
         tab.goto(server + "/")
@@ -175,7 +175,7 @@ def test_two_tabs_both_receive_rulings_and_latency(browser, server):
 
 
 def test_game_settings_form_switches_the_game(browser, server):
-    page = browser.new_page(viewport={"width": 1000, "height": 900})
+    page = browser.new_page(viewport={"width": 1000, "height": 900}, bypass_csp=True)
     page.goto(server + "/")
     page.wait_for_function("window.refcam.config !== null", timeout=15000)
     page.click("details.settings summary")
@@ -207,3 +207,29 @@ def test_chromium_is_debians(browser):
         "chromium must come from the system package"
     downloads = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache" / "ms-playwright"))
     assert not list(downloads.glob("chromium*")), f"a downloaded browser is in {downloads}"
+
+
+def _poll(page, expression: str, timeout_s: float) -> None:
+    """page.wait_for_function evaluates a string in the page, which the page's CSP forbids (no eval):
+    poll from outside instead."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if page.evaluate(expression):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"not true within {timeout_s} s: {expression}")
+
+
+def test_the_page_works_under_its_own_content_security_policy(browser, server):
+    """Issue 15: the CSP allows only the page's own files; nothing on the page may need more."""
+    page = browser.new_page(viewport={"width": 1000, "height": 800})
+    violations: list[str] = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    response = page.goto(server + "/")
+    assert "default-src 'self'" in response.headers["content-security-policy"]
+    _poll(page, "document.getElementById('live').naturalWidth > 0", 30)
+    _poll(page, "window.refcam.rulings.length > 0", 45)
+    page.click("#settle")
+    _poll(page, "document.getElementById('settle-img').naturalWidth > 0 || !document.getElementById('alert').hidden", 30)
+    page.close()
+    assert violations == []

@@ -505,7 +505,8 @@ def summarise(path: str) -> str:
     for target, counts in sorted(report.items()):
         n = sum(counts.values())
         total += n
-        classes.update({("FAILURE" if k.startswith("FAILURE") else k.split(":")[0]): v for k, v in counts.items()})
+        for k, v in counts.items():  # several outcomes of one class ("refused:403", "refused:404") add up
+            classes["FAILURE" if k.startswith("FAILURE") else k.split(":")[0]] += v
         failures = {k: v for k, v in counts.items() if k.startswith("FAILURE")}
         lines.append(f"  {target:28s} {n:6d} inputs  {json.dumps(dict(sorted(counts.items())))}"
                      + (f"  FAILURES {failures}" if failures else ""))

@@ -92,7 +92,7 @@ def test_live_engine_and_page_with_the_toy_game(counter, session):
     doc = client.get("/api/state").get_json()
     assert doc["state"]["kind"] == "counter" and doc["state"]["data"]["count"] == 4
     assert [e["ruling"]["legal"] for e in doc["log"] if e["type"] == "ruling"] == [True, False]  # started at 1
-    settled = client.post("/api/settle").get_json()
+    settled = client.post("/api/settle", json={}).get_json()
     assert settled["measures"]["count"] == 4 and settled["lines"] == ["count: 4"]
     assert "schematic" in settled["measures"]["note"]  # the scripted observations carry no image mapping
     assert client.get(settled["png"]).data[:4] == b"\x89PNG"

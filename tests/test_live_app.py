@@ -136,18 +136,18 @@ def test_slow_client_drops_old_frames_not_new():
 def test_config_form_switches_game_and_refuses_bad_weights(app, client):
     r = client.post("/api/config", json={"game": "kayak"})
     assert r.status_code == 200 and r.get_json()["config"]["game"] == "kayak"
-    r = client.post("/api/config", data={"game": "tornado", "weights": "boat-1=heavy"})
+    r = client.post("/api/config", json={"game": "tornado", "weights": "boat-1=heavy"})
     assert r.status_code == 400 and "not a number" in r.get_json()["error"]
     r = client.post("/api/config", json={"game": "chess"})
     assert r.status_code == 400 and "chess" in r.get_json()["error"]
 
 
 def test_settle_needs_a_stable_state_then_serves_a_png_from_memory(app, client, tmp_path):
-    r = client.post("/api/settle")
+    r = client.post("/api/settle", json={})
     assert r.status_code == 409 and "no stable state" in r.get_json()["error"]
     engine = app.extensions["refcam_engine"]
     run_to_end(engine)
-    r = client.post("/api/settle")
+    r = client.post("/api/settle", json={})
     assert r.status_code == 200
     info = r.get_json()
     png = client.get(info["png"])

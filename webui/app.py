@@ -8,9 +8,13 @@ Config keys (all optional except a source or an engine):
               DETECT (how calm frames are searched: "follow" (default), "regions", "whole"; webui.live.tracking_observe)
   START_ENGINE  start the engine thread at once (default True)
   KEEPALIVE_S   seconds between keep-alive comments on idle streams (default 5)
+  ACCESS        a webui.access.AccessPolicy; else one is made from BIND_HOST (default 127.0.0.1),
+                TOKEN and ALLOWED_HOSTS (see webui.access, webui.http_guard)
+  MAX_STREAMS   open MJPEG/event streams at most (default MAX_STREAMS); one more gets 503 + Retry-After
 
 Routes: /  (the page), /stream.mjpg (MJPEG), /frame.jpg, /events (server-sent events),
-/api/state, POST /api/config, POST /api/settle, /settle/<n>.png, /api/phone, /phone-qr.svg.
+/api/state, POST /api/config, POST /api/settle, /settle/<n>.png, /api/phone, /phone-qr.svg,
+/api/archive (earlier games' rulings logs), /api/archive/<n>. Every change is guarded by webui.http_guard.
 Nothing is written to disk here: settle pictures live in memory. The page knows no game:
 its settings form comes from the game's declared options, its state panel from the view's kind.
 """
@@ -25,7 +29,12 @@ import threading
 from flask import Flask, Response, abort, jsonify, render_template, request
 
 from referee.errors import RefcamError
+from webui.access import AccessPolicy, make_policy
+from webui.http_guard import BodyError, StreamSlots, install_guard, one_line, read_json_body
 from webui.live import LiveEngine, LiveSettings, jpeg_part, sse_message
+
+MAX_STREAMS = 40  # 20 tabs (an MJPEG and an event stream each); serve adds PAGE_WORKERS threads beyond these
+PAGE_WORKERS = 16  # server threads left for the page, the API and "Settle it" while every stream is open
 
 
 def default_observe(thorough: bool = True, detect: str = "follow"):
@@ -52,11 +61,20 @@ def _make_engine(app: Flask) -> LiveEngine:
     return LiveEngine(source, observe, settings, recorder=app.config.get("RECORDER"))
 
 
+def _access_policy(app: Flask) -> AccessPolicy:
+    policy = app.config.get("ACCESS")
+    if policy is None:
+        policy = make_policy(app.config.get("BIND_HOST") or "127.0.0.1", app.config.get("TOKEN"),
+                             tuple(app.config.get("ALLOWED_HOSTS") or ()))
+    return policy
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
-    app.config.update(START_ENGINE=True, KEEPALIVE_S=5.0, SETTLE_KEEP=8)
+    app.config.update(START_ENGINE=True, KEEPALIVE_S=5.0, SETTLE_KEEP=8, MAX_STREAMS=MAX_STREAMS)
     if test_config:
         app.config.update(test_config)
+    install_guard(app, _access_policy(app))
     engine = _make_engine(app)
     app.extensions["refcam_engine"] = engine
     # the option texts given when refcam started: the page may set them back, but no other file paths
@@ -69,10 +87,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     add_phone_routes(app)  # phones at the table: /api/phone, /phone-qr.svg
 
-    @app.errorhandler(404)
-    def not_found(_exc):
-        return jsonify(error="not found"), 404
-
+    _archive_routes(app, engine)
     app.json.sort_keys = False
     if app.config["START_ENGINE"]:
         engine.start()
@@ -91,10 +106,14 @@ def _page_routes(app: Flask, engine: LiveEngine) -> None:
     @app.get("/api/state")
     def api_state():
         return jsonify(config=engine.config_json(), state=engine.state_json(), status=engine.status_event(),
-                       log=list(engine.log))
+                       log=list(engine.log), archives=engine.archive_summaries(),
+                       access=app.extensions["refcam_access"].to_json())
 
 
 def _stream_routes(app: Flask, engine: LiveEngine) -> None:
+    slots = StreamSlots(int(app.config["MAX_STREAMS"]))
+    app.extensions["refcam_streams"] = slots
+
     @app.get("/frame.jpg")
     def frame():
         if engine.latest_jpeg is None:
@@ -124,8 +143,8 @@ def _stream_routes(app: Flask, engine: LiveEngine) -> None:
             finally:
                 engine.frames.unsubscribe(sub)
 
-        return Response(parts(), mimetype="multipart/x-mixed-replace; boundary=frame",
-                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return slots.respond(lambda: Response(parts(), mimetype="multipart/x-mixed-replace; boundary=frame",
+                                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}))
 
     @app.get("/events")
     def events():
@@ -144,8 +163,8 @@ def _stream_routes(app: Flask, engine: LiveEngine) -> None:
             finally:
                 engine.events.unsubscribe(sub)
 
-        return Response(stream_events(), mimetype="text/event-stream",
-                        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return slots.respond(lambda: Response(stream_events(), mimetype="text/event-stream",
+                                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}))
 
 
 def _option_texts(data: dict, game, started_with: dict[str, str]) -> dict[str, str]:
@@ -185,19 +204,19 @@ def _config_routes(app: Flask, engine: LiveEngine, started_with: dict[str, str])
     def api_config():
         from referee.registry import get_game
 
-        data = request.get_json(silent=True) or request.form.to_dict()
+        data = read_json_body()
         if not isinstance(data, dict):
-            return jsonify(error="settings must be a JSON object such as {\"game\": \"...\"}"), 400
+            raise BodyError("settings must be a JSON object such as {\"game\": \"...\"}")
         game_id = data.get("game")
         if game_id is not None and not isinstance(game_id, str):
-            return jsonify(error=f"game must be text, got {json.dumps(game_id)[:40]}"), 400
+            raise BodyError(f"game must be text, got {json.dumps(game_id)[:40]}")
         try:
             game = get_game(game_id.strip()) if game_id and game_id.strip() else engine.game
             texts = _option_texts(data, game, started_with)
-            engine.configure(game=game.id, options=texts)
+            changed = engine.configure(game=game.id, options=texts)
         except ValueError as exc:  # RefcamError is a ValueError: one message either way
-            return jsonify(error=str(exc)), 400
-        return jsonify(config=engine.config_json())
+            return jsonify(error=one_line(str(exc))), 400
+        return jsonify(config=engine.config_json(), changed=changed)
 
 
 def _settle_routes(app: Flask, engine: LiveEngine) -> None:
@@ -207,10 +226,13 @@ def _settle_routes(app: Flask, engine: LiveEngine) -> None:
 
     @app.post("/api/settle")
     def api_settle():
+        body = read_json_body(default={})
+        if body not in ({}, None):
+            raise BodyError("Settle it takes no settings: send an empty JSON object {}")
         try:
             result = engine.settle()
         except RefcamError as exc:
-            return jsonify(error=str(exc)), 409
+            return jsonify(error=one_line(str(exc))), 409
         with settle_lock:
             n = next(settle_ids)
             settled[n] = result
@@ -229,3 +251,17 @@ def _settle_routes(app: Flask, engine: LiveEngine) -> None:
         if request.args.get("download"):
             headers["Content-Disposition"] = f'attachment; filename="refcam-settled-{n}.png"'
         return Response(result["png"], mimetype="image/png", headers=headers)
+
+
+def _archive_routes(app: Flask, engine: LiveEngine) -> None:
+    """Earlier games' rulings logs: a settings change or a new replay lap archives the log, never drops it."""
+    @app.get("/api/archive")
+    def api_archive():
+        return jsonify(archives=engine.archive_summaries())
+
+    @app.get("/api/archive/<int:n>")
+    def api_archived_log(n: int):
+        entry = engine.archived_log(n)
+        if entry is None:
+            abort(404)
+        return jsonify(entry)

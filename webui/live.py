@@ -128,6 +128,7 @@ class LiveSettings:
     # (tests/bench/speed.py: at 1080p it halves the drawing and encoding time)
     draw_at_page_size: bool = True
     log_size: int = 500
+    archive_keep: int = 20  # earlier games' rulings logs kept in memory (all are written when recording)
 
 
 class LiveEngine:
@@ -147,6 +148,9 @@ class LiveEngine:
         self._lock = threading.RLock()
         self._seq = itertools.count(1)
         self.log: collections.deque = collections.deque(maxlen=self.live.log_size)
+        # earlier games' logs (settings changed, replay looped); the oldest go first past archive_keep
+        self.archives: collections.deque = collections.deque(maxlen=self.live.archive_keep)
+        self._archive_ids = itertools.count(1)
         self.status = IN_PLAY
         self.source_status = ""
         self.latest_jpeg: bytes | None = None
@@ -168,28 +172,75 @@ class LiveEngine:
         self._mapping = None  # the newest image_from_game, kept while a hand hides the stickers
         source.on_warning = self._source_warning
         source.on_status = self._source_status
+        source.on_state = self._source_state  # running / ended / lost / error, with a message
         source.on_restart = self._source_restart
 
     # ----- configuration -------------------------------------------------------------
-    def configure(self, game: str | None = None, options: dict[str, str] | None = None) -> None:
+    def configure(self, game: str | None = None, options: dict[str, str] | None = None) -> bool:
         """Switch game or its settings: a fresh state and tracker (raises RefcamError on bad input).
 
-        options: the game's option texts to change; a new game keeps only the texts it declares."""
+        options: the game's option texts to change; a new game keeps only the texts it declares.
+        Returns False, changing nothing, when the game and its parsed settings stay the same
+        (a second click on "Apply" must not wipe a game in progress)."""
         with self._lock:
             new_game = get_game(game) if game else self.game
             texts = dict(self.live.options)
             texts.update(options or {})
             texts = {k: v for k, v in texts.items() if any(o.name == k for o in new_game.options)}
             settings = parse_settings(new_game, texts)
-            state = new_game.new_state(settings)
-            self.game, self.settings, self.state = new_game, settings, state
-            self.live = replace(self.live, game=new_game.id, options=texts)
-            self.tracker.reset()
-            self.stable_obs, self.stable_image, self.stable_t = None, None, None
-            self.log.clear()
-            self.game_t0 = None
+            if new_game.id == self.game.id and settings == self.settings:
+                return False
+            self._new_game(new_game, settings, texts, "settings changed")
         self._publish({"type": "config", "config": self.config_json()})
         self._publish({"type": "state", "state": self.state_json()})
+        return True
+
+    def restart(self, reason: str) -> None:
+        """The same game and settings from the start (a looping replay begins again)."""
+        with self._lock:
+            self._new_game(self.game, self.settings, dict(self.live.options), reason)
+        self._publish({"type": "state", "state": self.state_json()})
+
+    def _new_game(self, game: Game, settings: dict[str, Any], texts: dict[str, str], reason: str) -> None:
+        """A fresh state and tracker; the rulings log so far is archived, never dropped (under _lock)."""
+        self._archive_log(reason)
+        self.game, self.settings, self.state = game, settings, game.new_state(settings)
+        self.live = replace(self.live, game=game.id, options=texts)
+        self.tracker.reset()
+        self.stable_obs, self.stable_image, self.stable_t = None, None, None
+        self.game_t0 = None
+
+    def _archive_log(self, reason: str) -> dict | None:
+        """Move the rulings log into the archive (and the recording folder, if recording)."""
+        if not self.log:
+            return None
+        entry = {"n": next(self._archive_ids), "reason": reason, "archived_ms": time.time() * 1000.0,
+                 "game": self.game.id, "options": dict(self.live.options), "log": list(self.log)}
+        self.archives.append(entry)
+        self.log.clear()
+        self._write_archive(entry)
+        self._publish({"type": "archived", "n": entry["n"], "reason": reason, "entries": len(entry["log"])})
+        return entry
+
+    def _write_archive(self, entry: dict) -> None:
+        folder = getattr(self.recorder, "folder", None)
+        if folder is None:
+            return
+        import json
+
+        try:
+            (folder / f"rulings-{entry['n']:03d}.json").write_text(json.dumps(entry, indent=1) + "\n",
+                                                                  encoding="utf-8")
+        except OSError as exc:
+            self._warn_once(f"could not keep the rulings log in the recording: {exc.strerror or exc}", None)
+
+    def archive_summaries(self) -> list[dict]:
+        with self._lock:
+            return [{k: v for k, v in a.items() if k != "log"} | {"entries": len(a["log"])} for a in self.archives]
+
+    def archived_log(self, n: int) -> dict | None:
+        with self._lock:
+            return next((a for a in self.archives if a["n"] == n), None)
 
     def config_json(self) -> dict:
         return {"game": self.game.id, "game_title": self.game.title,
@@ -226,20 +277,34 @@ class LiveEngine:
 
     def shown_status(self) -> str:
         """The one status the page shows: error, source ended, camera lost, stable or in play."""
-        if self.error:
+        state = self.source_state()
+        if state == "error":
             return "error"
-        if self.done.is_set():
+        if self.done.is_set():  # the source said "ended" and the engine has finished its last frame
             return "source ended"
-        if "lost" in self.source_status:
+        if state == "lost" or "lost" in self.source_status:
             return "camera lost"
         return "stable" if self.status == "stable" else "in play"
 
     def status_event(self) -> dict:
         u = self.latest_update
         return {"type": "status", "status": self.status, "shown": self.shown_status(), "source_status": self.source_status,
+                "source_state": self.source_state(), "source_message": self.source_message(),
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
                 "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
                 "error": self.error}
+
+    def source_state(self) -> str:
+        """running / ended / lost / error (vision.sources): an engine that stopped on a fault is "error"."""
+        if self.error:
+            return "error"
+        state = getattr(self.source, "state", None) or "running"
+        return "ended" if state == "running" and self.done.is_set() else state
+
+    def source_message(self) -> str:
+        if self.error:
+            return self.error
+        return getattr(self.source, "state_message", "") or self.source_status
 
     def game_time(self, t: float | None) -> float | None:
         """Seconds since this game (or this pass of a replay) started, for the page's mm:ss."""
@@ -255,6 +320,11 @@ class LiveEngine:
         self._warn(message)
 
     def _source_status(self, message: str) -> None:
+        if message != self.source_status:  # _source_state may have told it already
+            self.source_status = message
+            self._publish(self.status_event())
+
+    def _source_state(self, state: str, message: str) -> None:
         self.source_status = message
         self._publish(self.status_event())
 
@@ -308,7 +378,7 @@ class LiveEngine:
         self.frames_in += 1
         if self._restart_pending:
             self._restart_pending = False
-            self.configure()
+            self.restart("the replay started again")
             self._publish({"type": "restart", "message": "the replay starts again: a new game"}, entry_ms)
         if self.game_t0 is None:
             self.game_t0 = t

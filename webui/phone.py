@@ -13,49 +13,23 @@ from __future__ import annotations
 
 import hmac
 import io
-import ipaddress
-import socket
-import urllib.parse
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-ANY_HOSTS = ("0.0.0.0", "::", "")
+from webui import access
 
 
 def beyond_loopback(host: str) -> bool:
     """Whether a --host lets other computers reach the page."""
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host not in LOOPBACK_HOSTS
+    return not access.is_loopback(host)
 
 
 def lan_addresses() -> list[str]:
-    """This computer's IPv4 addresses on its networks (not loopback), the default route's first."""
-    found: list[str] = []
-    try:  # the address the default route would use (no packet is sent by a UDP connect)
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            s.connect(("10.254.254.254", 1))
-            found.append(s.getsockname()[0])
-    except OSError:
-        pass
-    try:
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            found.append(info[4][0])
-    except OSError:
-        pass
-    out = []
-    for a in found:
-        ip = ipaddress.ip_address(a)
-        if not (ip.is_loopback or ip.is_unspecified or ip.is_link_local) and a not in out:
-            out.append(a)
-    return out
+    """This computer's addresses on its networks (not loopback), the default route's first."""
+    return access.lan_addresses("0.0.0.0")
 
 
 def page_urls(host: str, port: int, token: str | None = None) -> list[str]:
     """The addresses other devices open: every LAN address for 0.0.0.0 / ::, else the host given."""
-    hosts = lan_addresses() if host in ANY_HOSTS else [host]
-    query = "?" + urllib.parse.urlencode({"token": token}) if token else ""
-    return [f"http://{f'[{h}]' if ':' in h else h}:{port}/{query}" for h in hosts]
+    return [access.page_url(a, port, token) for a in access.lan_addresses(host)]
 
 
 def qr_svg(text: str) -> bytes:

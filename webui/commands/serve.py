@@ -14,7 +14,7 @@ from webui.game_flags import add_game_arguments
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-THREADS = 32  # each open tab holds two streams (MJPEG + events) on a worker thread
+MAX_REQUEST_BYTES = 1024 * 1024  # waitress refuses bigger bodies before Flask reads them (the API takes 64 kB)
 
 
 def register(subparsers) -> None:
@@ -33,6 +33,11 @@ def register(subparsers) -> None:
                    help=f"address to bind (default {DEFAULT_HOST}: this computer only; 0.0.0.0: phones on your "
                         f"network too, with an access token for changes)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--token", metavar="T",
+                   help="access token for changes from the page (default: $REFCAM_TOKEN, else a new one at each "
+                        "start when --host reaches beyond this computer; printed in the page's address)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another host name the page answers to (e.g. a name in your local DNS); repeatable")
     p.add_argument("--record", metavar="DIR", help="also record the frames to a new session folder")
     p.add_argument("--fast", action="store_true", help="replay as fast as possible, not in real time")
     p.add_argument("--loop", action="store_true", help="replay the session or video again and again")
@@ -110,18 +115,37 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
         except BaseException:  # a refused folder must not leave the camera held
             source.close()
             raise
-    return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera,
+    return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera, "ACCESS": access_policy(args),
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
             "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow")}
 
 
 def page_url(host: str, port: int) -> str:
-    """The address to open in a browser on this computer (an IPv6 host goes in brackets)."""
-    if host in ("0.0.0.0", "::"):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{port}/"
+    """The address to open in a browser on this computer (an IPv6 host goes in brackets), no token."""
+    from webui.access import AccessPolicy, page_urls
+
+    return page_urls(AccessPolicy(bind_host=host, token=None, allowed_hosts=frozenset()), port)[0]
+
+
+def access_policy(args: argparse.Namespace):
+    """Who may change the page (webui.access): the token from --token or $REFCAM_TOKEN, else made now."""
+    from webui.access import make_policy, resolve_token
+
+    return make_policy(args.host, resolve_token(args.token), tuple(args.allow_host or ()))
+
+
+def make_server(app, host: str, port: int):
+    """waitress in front of the app: a worker per open stream (capped by the app, webui.app.MAX_STREAMS)
+    plus PAGE_WORKERS for the page and the API, so open streams never starve them."""
+    from waitress.server import create_server
+
+    from webui.app import PAGE_WORKERS
+
+    # waitress flushes each write at once (send_bytes defaults to 1 byte), so an event
+    # goes out as soon as it is yielded; a slow client's backlog is bounded per stream.
+    return create_server(app, host=host, port=port, threads=int(app.config["MAX_STREAMS"]) + PAGE_WORKERS,
+                         outbuf_high_watermark=4 * 1024 * 1024, channel_timeout=60, connection_limit=200,
+                         max_request_body_size=MAX_REQUEST_BYTES, ident="refcam")
 
 
 def check_host(host: str) -> None:
@@ -156,7 +180,7 @@ def announce(args, app, engine, source, port: int, stderr=None) -> tuple[str, li
 
     stderr = stderr or sys.stderr
     app.config.update(BIND_HOST=args.host, BIND_PORT=port)
-    token = app.config.get("ACCESS_TOKEN") if beyond_loopback(args.host) else None
+    token = app.config.get("ACCESS_TOKEN")  # beyond loopback always; on loopback when --token gave one
     url = page_url(args.host, port) + (f"?token={token}" if token else "")
     phones = page_urls(args.host, port, token) if beyond_loopback(args.host) else []
     if beyond_loopback(args.host):
@@ -179,24 +203,14 @@ def run(args: argparse.Namespace) -> int:
     config = build_engine_config(args)
     source = config["SOURCE"]
     try:
-        from waitress.server import create_server
-
         from webui.app import create_app
-        from webui.phone import beyond_loopback
 
-        if beyond_loopback(args.host):
-            import secrets
-
-            # websec's create_app may make its own; this one is used only when it does not
-            config.setdefault("ACCESS_TOKEN", secrets.token_urlsafe(12))
+        # one token (webui.access): the guard checks it, the printed addresses and QR codes carry it
+        config["ACCESS_TOKEN"] = config["ACCESS"].token
         app = create_app(config)
         engine = app.extensions["refcam_engine"]
         try:
-            # waitress flushes each write at once (send_bytes defaults to 1 byte), so an event
-            # goes out as soon as it is yielded; a slow client's backlog is bounded per stream.
-            server = create_server(app, host=args.host, port=args.port, threads=THREADS,
-                                   outbuf_high_watermark=4 * 1024 * 1024, channel_timeout=60,
-                                   connection_limit=200, ident="refcam")
+            server = make_server(app, args.host, args.port)
         except ValueError:  # waitress: the host did not resolve
             raise InvalidInputError(f"--host {args.host!r} is not an address of this computer") from None
         except OSError as exc:
