@@ -463,7 +463,9 @@ class LiveEngine:
             image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
             mapping = scaled_mapping(mapping, f)
         drawn = render_overlay(image, obs, update.pieces, update.hidden, update.status, mapping, shapes)
-        annotated, self.latest_labels = drawn.image, drawn.boxes  # boxes in the drawn picture's pixels
+        annotated = drawn.image
+        k = w / annotated.shape[1]  # label boxes in the camera frame's pixels, wherever they were drawn
+        self.latest_labels = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in drawn.boxes]
         if annotated.shape[1] > self.live.stream_max_width:
             annotated = cv2.resize(annotated, size, interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.live.jpeg_quality])
