@@ -51,7 +51,7 @@ def test_replay_rules_with_the_toy_game(counter, session, monkeypatch):
     from webui import cli, live
 
     scripted = scripted_observe(counter_script())
-    monkeypatch.setattr(live, "pipeline_observe", lambda image, camera, game, thorough=True: scripted(image, camera, game))
+    monkeypatch.setattr(live, "pipeline_observe", lambda image, camera, game, **kw: scripted(image, camera, game))
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli.main(["replay", str(session), "--game", "counter", "--start", "0", "--json"])

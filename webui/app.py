@@ -4,7 +4,8 @@ Config keys (all optional except a source or an engine):
   ENGINE      a ready LiveEngine (tests)
   SOURCE      a vision.sources.FrameSource; OBSERVE: observe(image, camera, game) -> Observation
               (default vision.pipeline.observe); GAME, OPTIONS (the game's option texts by name),
-              CAMERA, TRACKER, RECORDER, THOROUGH (default True: the detector's second look at small stickers)
+              CAMERA, TRACKER, RECORDER, THOROUGH (default True: the detector's second look at small stickers),
+              DETECT (how calm frames are searched: "follow" (default), "regions", "whole"; webui.live.tracking_observe)
   START_ENGINE  start the engine thread at once (default True)
   KEEPALIVE_S   seconds between keep-alive comments on idle streams (default 5)
   ACCESS        a webui.access.AccessPolicy; else one is made from BIND_HOST (default 127.0.0.1),
@@ -36,13 +37,12 @@ MAX_STREAMS = 40  # 20 tabs (an MJPEG and an event stream each); serve adds PAGE
 PAGE_WORKERS = 16  # server threads left for the page, the API and "Settle it" while every stream is open
 
 
-def default_observe(thorough: bool = True):
-    """The vision pipeline's observe (with its detections kept for the overlay)."""
-    from functools import partial
+def default_observe(thorough: bool = True, detect: str = "follow"):
+    """The vision pipeline's observe (with its detections kept for the overlay), following the
+    stickers from frame to frame unless told otherwise (webui.live.tracking_observe)."""
+    from webui.live import tracking_observe
 
-    from webui.live import pipeline_observe
-
-    return partial(pipeline_observe, thorough=thorough)
+    return tracking_observe(thorough=thorough, mode=detect)
 
 
 def _make_engine(app: Flask) -> LiveEngine:
@@ -56,7 +56,8 @@ def _make_engine(app: Flask) -> LiveEngine:
                             options=dict(app.config.get("OPTIONS") or {}), camera=app.config.get("CAMERA"))
     if app.config.get("TRACKER") is not None:
         settings.tracker = app.config["TRACKER"]
-    observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)))
+    observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)),
+                                                          app.config.get("DETECT", "follow"))
     return LiveEngine(source, observe, settings, recorder=app.config.get("RECORDER"))
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from referee.errors import RefcamError
 from referee.game import Game, parse_settings
-from referee.observation import Observation
+from referee.observation import ImageFromGame, Observation
 from referee.registry import game_ids, get_game, games
 from referee.rulings import Ruling
 from vision.pipeline import NoStickersError
@@ -124,6 +124,9 @@ class LiveSettings:
     stream_max_width: int = 960
     jpeg_quality: int = 80
     stream: bool = True  # draw and encode the annotated frames (off for offline replay)
+    # draw the overlay on the frame already shrunk to the page's size, not on the camera's frame
+    # (tests/bench/speed.py: at 1080p it halves the drawing and encoding time)
+    draw_at_page_size: bool = True
     log_size: int = 500
     archive_keep: int = 20  # earlier games' rulings logs kept in memory (all are written when recording)
 
@@ -452,13 +455,19 @@ class LiveEngine:
             self._mapping = None
         with self._lock:
             shapes = self.game.shapes(self.state, obs)
-        drawn = render_overlay(image, obs, update.pieces, update.hidden, update.status, self._mapping, shapes)
-        annotated, self.latest_labels = drawn.image, drawn.boxes
-        h, w = annotated.shape[:2]
-        if w > self.live.stream_max_width:
-            f = self.live.stream_max_width / w
-            annotated = cv2.resize(annotated, (self.live.stream_max_width, int(round(h * f))),
-                                   interpolation=cv2.INTER_AREA)
+        h, w = image.shape[:2]
+        f = min(1.0, self.live.stream_max_width / w)
+        size = (self.live.stream_max_width, int(round(h * f)))
+        mapping = self._mapping
+        if f < 1.0 and self.live.draw_at_page_size and mapping is not None:
+            image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+            mapping = scaled_mapping(mapping, f)
+        drawn = render_overlay(image, obs, update.pieces, update.hidden, update.status, mapping, shapes)
+        annotated = drawn.image
+        k = w / annotated.shape[1]  # label boxes in the camera frame's pixels, wherever they were drawn
+        self.latest_labels = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in drawn.boxes]
+        if annotated.shape[1] > self.live.stream_max_width:
+            annotated = cv2.resize(annotated, size, interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.live.jpeg_quality])
         if ok:
             self.latest_jpeg = buf.tobytes()
@@ -490,11 +499,13 @@ class LiveEngine:
 
 
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True,
-                     empty_ok: bool = True) -> Observation:
+                     empty_ok: bool = True, detector=None) -> Observation:
     """vision.pipeline.observe, keeping the sticker detections, with the image-from-game mapping.
 
     thorough=False skips the detector's second look at small rejected candidates (a
     little faster, at the cost of the smallest stickers; `--quick` on the command line).
+    detector: a vision.roi.RoiDetector that follows the stickers of a stream of frames
+    (tracking_observe); None detects on the whole frame.
     No sticker in view (a hand over the table) is an empty observation, not an error,
     unless empty_ok is False (a single picture on the command line).
     """
@@ -502,7 +513,7 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
     from vision import detect, pipeline
 
     catalog = default_catalog()
-    found = detect.detect_all(image, catalog, second_pass=thorough)
+    found = detector.detect(image) if detector is not None else detect.detect_all(image, catalog, second_pass=thorough)
     dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
     h, w = image.shape[:2]
     try:
@@ -512,6 +523,37 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
             raise
         return Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
     return replace(obs, extra={**obs.extra, "detections": dets})
+
+
+DETECT_MODES = ("follow", "regions", "whole")
+
+
+def tracking_observe(thorough: bool = True, mode: str = "follow") -> ObserveFn:
+    """The observe for a stream of frames (live page, replay). mode: how frames are searched
+    while nothing moves (vision/roi.py): "follow" the stickers of the last frame (cheapest),
+    detect in the "regions" around them (the same corners as whole frames), or "whole": every
+    frame whole (pipeline_observe)."""
+    from functools import partial
+
+    if mode == "whole":
+        return partial(pipeline_observe, thorough=thorough)
+    from referee.catalog import default_catalog
+    from vision.roi import RoiDetector, RoiSettings
+
+    detector = RoiDetector(default_catalog(), second_pass=thorough, settings=RoiSettings(mode=mode))
+    return partial(pipeline_observe, thorough=thorough, detector=detector)
+
+
+def scaled_mapping(mapping: ImageFromGame, f: float) -> ImageFromGame:
+    """The image-from-game mapping of the picture resized f times (cv2.resize: pixel centres
+    map as x' = (x + 0.5) f - 0.5)."""
+    S = np.array([[f, 0.0, 0.5 * f - 0.5], [0.0, f, 0.5 * f - 0.5], [0.0, 0.0, 1.0]])
+    H = S @ np.array(mapping.homography).reshape(3, 3)
+    camera = mapping.camera
+    if camera is not None:
+        K = S @ np.array(camera[:9]).reshape(3, 3)
+        camera = tuple(float(v) for v in K.ravel()) + tuple(camera[9:])
+    return ImageFromGame(tuple(float(v) for v in (H / H[2, 2]).ravel()), camera)
 
 
 def png_bytes(image: np.ndarray) -> bytes:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from referee.catalog import default_catalog, footprint_polygon
-from referee.observation import ImageFromGame, Observation, PiecePose
+from referee.observation import MAX_DISTORTED_R2, ImageFromGame, Observation, PiecePose
 from webui.labels import Box, LabelPlacer, text_scale
 
 GREEN = (60, 200, 60)
@@ -77,11 +77,13 @@ class PixelMap:
 
     def project(self, points, z_mm: float = 0.0) -> np.ndarray:
         """(N, 2) pixels, NaN where a point cannot be drawn."""
-        pts = [(float(x), float(y)) for x, y in points]
-        out = np.array(self.mapping.project(pts, z_mm), dtype=float).reshape(-1, 2)
-        hom = np.array(ImageFromGame(self.mapping.homography).project(pts), dtype=float).reshape(-1, 2)
-        h = self.mapping.homography
-        ws = np.array([h[6] * x + h[7] * y + h[8] for x, y in pts])
+        pts = np.asarray(points, dtype=float).reshape(-1, 2)
+        h = np.asarray(self.mapping.homography, dtype=float)
+        ws = h[6] * pts[:, 0] + h[7] * pts[:, 1] + h[8]
+        safe = np.where(np.abs(ws) > 1e-12, ws, 1e-12)
+        hom = np.stack([(h[0] * pts[:, 0] + h[1] * pts[:, 1] + h[2]) / safe,
+                        (h[3] * pts[:, 0] + h[4] * pts[:, 1] + h[5]) / safe], axis=1)
+        out = hom.copy() if self.mapping.camera is None else project_camera(self.mapping.camera, pts, z_mm)
         near = ((hom[:, 0] > -self.w) & (hom[:, 0] < 2 * self.w) & (hom[:, 1] > -self.h) & (hom[:, 1] < 2 * self.h))
         ok = (ws * self._w0 > 0) & near & np.all(np.isfinite(out), axis=1)
         out[~ok] = np.nan
@@ -92,6 +94,25 @@ class PixelMap:
         a, b = self.project([at, (at[0] + 10.0, at[1])])
         d = float(np.hypot(*(b - a))) / 10.0
         return d if math.isfinite(d) and d > 0 else 1.0
+
+
+def project_camera(cam: tuple[float, ...], pts: np.ndarray, z: float) -> np.ndarray:
+    """referee.observation's camera projection (pinhole + radial-tangential, the pinhole point
+    past where the lens polynomial folds back) for (N, 2) points at once: the overlay projects
+    a few thousand points a frame."""
+    K, R, t, (k1, k2, p1, p2, k3) = cam[0:9], cam[9:18], cam[18:21], cam[21:26]
+    x, y = pts[:, 0], pts[:, 1]
+    X = R[0] * x + R[1] * y + R[2] * z + t[0]
+    Y = R[3] * x + R[4] * y + R[5] * z + t[1]
+    Z = R[6] * x + R[7] * y + R[8] * z + t[2]
+    Z = np.where(np.abs(Z) > 1e-9, Z, 1e-9)
+    a, b = X / Z, Y / Z
+    r2 = a * a + b * b
+    folded = (r2 > MAX_DISTORTED_R2) | (1 + 3 * k1 * r2 + 5 * k2 * r2 * r2 + 7 * k3 * r2 ** 3 <= 0)
+    radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
+    ad = np.where(folded, a, a * radial + 2 * p1 * a * b + p2 * (r2 + 2 * a * a))
+    bd = np.where(folded, b, b * radial + p1 * (r2 + 2 * b * b) + 2 * p2 * a * b)
+    return np.stack([K[0] * ad + K[1] * bd + K[2], K[4] * bd + K[5]], axis=1)
 
 
 def _steps(points, closed: bool) -> list:

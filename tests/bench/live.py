@@ -5,7 +5,10 @@ with --fast (the engine as fast as it can), and reads its MJPEG stream with 1, t
 concurrent clients for a fixed time each,
 counting whole JPEG parts. Prints each figure and its ratio to the source's own frame
 rate (the baseline: the manifest's fps) and to the rate the engine processed frames in
-the same interval (/healthz). Loopback only; every loop is bounded in time.
+the same interval (/healthz). Each tab also reads /events, as the page does; every event
+carries the time its frame entered the engine, so the frame-to-ruling latency (p50, p95,
+max over rulings as each tab received them; and over every event caused by a frame) is
+printed for 5 tabs. Loopback only; every loop is bounded in time.
 
     .venv/bin/python -m tests.bench.live [--game kang] [--seconds 10]
 """
@@ -74,16 +77,51 @@ def read_stream(port: int, seconds: float, counts: list, i: int) -> None:
     conn.close()
 
 
-def measure(port: int, tabs: int, seconds: float) -> tuple[list[float], float]:
+def read_events(port: int, seconds: float, latencies: list) -> None:
+    """Collect (event type, ms from the frame entering the engine to this client) for `seconds`,
+    for frames that entered after the client connected (not the rulings log it gets first)."""
+    connected_ms = time.time() * 1000.0
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/events")
+    resp = conn.getresponse()
+    buf = b""
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            chunk = resp.read1(65536)
+            if not chunk:
+                break
+            now_ms = time.time() * 1000.0
+            buf += chunk
+            while b"\n\n" in buf:
+                message, buf = buf.split(b"\n\n", 1)
+                for line in message.split(b"\n"):
+                    if line.startswith(b"data: "):
+                        event = json.loads(line[6:])
+                        if event.get("entry_ms") and float(event["entry_ms"]) >= connected_ms:
+                            latencies.append((event.get("type"), now_ms - float(event["entry_ms"])))
+    except (OSError, http.client.HTTPException, ValueError):
+        pass
+    conn.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(q / 100.0 * (len(v) - 1))))] if v else float("nan")
+
+
+def measure(port: int, tabs: int, seconds: float) -> tuple[list[float], float, list]:
     counts = [0.0] * tabs
+    latencies: list = []
     h0, t0 = health(port)["frames"], time.monotonic()
     threads = [threading.Thread(target=read_stream, args=(port, seconds, counts, i)) for i in range(tabs)]
+    threads += [threading.Thread(target=read_events, args=(port, seconds, latencies)) for _ in range(tabs)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(seconds + 30)
     engine_fps = (health(port)["frames"] - h0) / (time.monotonic() - t0)
-    return counts, engine_fps
+    return counts, engine_fps, latencies
 
 
 def run_server(session: Path, source_fps: float | None, seconds: float, fast: bool) -> None:
@@ -98,13 +136,18 @@ def run_server(session: Path, source_fps: float | None, seconds: float, fast: bo
         time.sleep(5.0)  # let the engine warm up (imports, first frames)
         results = {}
         for tabs in (1, 5):
-            per_tab, engine_fps = measure(port, tabs, seconds)
+            per_tab, engine_fps, latencies = measure(port, tabs, seconds)
             mean = sum(per_tab) / len(per_tab)
             results[tabs] = mean
             ratio_src = f"{mean / source_fps:.2f}" if source_fps else "n/a"
             print(f"{tabs} tab(s): {mean:.2f} fps per tab (min {min(per_tab):.2f}, max {max(per_tab):.2f}); "
                   f"engine processed {engine_fps:.2f} fps; source {source_fps} fps; "
                   f"ratio to source {ratio_src}; ratio to engine {mean / engine_fps if engine_fps else 0:.2f}")
+            rulings = [ms for kind, ms in latencies if kind == "ruling"]
+            every = [ms for _, ms in latencies]
+            print(f"{tabs} tab(s): frame-to-ruling p50 {percentile(rulings, 50):.0f} ms p95 {percentile(rulings, 95):.0f} ms "
+                  f"max {max(rulings, default=float('nan')):.0f} ms over {len(rulings)} rulings received; every event "
+                  f"from a frame: p95 {percentile(every, 95):.0f} ms over {len(every)}")
         if results[1]:
             print(f"5 tabs vs 1 tab: {results[5] / results[1]:.2f} of the per-tab frame rate")
     finally:

@@ -18,6 +18,10 @@ def register(subparsers) -> None:
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
     p.add_argument("--quick", action="store_true",
                    help="skip the detector's second look at small stickers (for slow computers)")
+    p.add_argument("--detect", choices=("follow", "regions", "whole"), default="regions",
+                   help="between frames where something moves (searched whole), follow the stickers "
+                        "(fast), detect in the regions around them (the same corners as whole frames) or "
+                        "search every frame whole (default regions)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S", help="calm time before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true", help="print the rulings as one JSON list on stdout")
     add_catalog_option(p)
@@ -52,7 +56,8 @@ class Progress:
 
 
 def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, observe=None,
-                   progress=None, on_warning=None, thorough=True) -> tuple[list[dict], str]:
+                   progress=None, on_warning=None, thorough=True,
+                   detect="regions") -> tuple[list[dict], str]:
     """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game.
 
     options: the game's option texts by name (e.g. from --course); an option the game lacks is refused."""
@@ -60,7 +65,7 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     from vision.sources import SessionSource
     from vision.tracking import TrackerSettings
     from webui.game_flags import settings_for
-    from webui.live import LiveEngine, LiveSettings, pipeline_observe
+    from webui.live import LiveEngine, LiveSettings, tracking_observe
 
     source = SessionSource(folder, realtime=False)
     if game:
@@ -76,9 +81,7 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     settings = LiveSettings(game=game, options=dict(options or {}), camera=camera,
                             tracker=TrackerSettings(stable_s=stable_s), stream=False)
     if observe is None:
-        from functools import partial
-
-        observe = partial(pipeline_observe, thorough=thorough)
+        observe = tracking_observe(thorough=thorough, mode=detect)
     engine = LiveEngine(source, observe, settings)
     events = engine.events.subscribe()
     timeline: list[dict] = []
@@ -160,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         timeline, game = replay_session(args.session, game=args.game, options=option_texts(args),
                                         camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn,
-                                        thorough=not args.quick)
+                                        thorough=not args.quick, detect=args.detect)
     finally:
         progress.close()
     if args.json:

@@ -43,6 +43,10 @@ def register(subparsers) -> None:
     p.add_argument("--loop", action="store_true", help="replay the session or video again and again")
     p.add_argument("--quick", action="store_true",
                    help="skip the detector's second look at small stickers (for slow computers)")
+    p.add_argument("--detect", choices=("follow", "regions", "whole"), default="follow",
+                   help="between frames where something moves (searched whole), follow the stickers "
+                        "(fast), detect in the regions around them (the same corners as whole frames) or "
+                        "search every frame whole (default follow)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S",
                    help="seconds the table must stay still before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true",
@@ -113,7 +117,7 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
             raise
     return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera, "ACCESS": access_policy(args),
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
-            "THOROUGH": not args.quick}
+            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow")}
 
 
 def page_url(host: str, port: int) -> str:
