@@ -22,3 +22,16 @@ def require_shared(sub: str = "") -> Path:
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+def run_cli(capsys, argv: list) -> tuple[int, str, str]:
+    """`refcam ARGV` in this process: (exit code, stdout, stderr); argparse's own errors exit
+    through SystemExit."""
+    from webui.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err

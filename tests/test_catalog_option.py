@@ -10,7 +10,7 @@ import pytest
 from referee import catalog as catalog_module
 from referee.catalog import DEFAULT_CATALOG_PATH, default_catalog, load_user_catalog, use_catalog
 from referee.errors import CatalogError
-from webui.cli import main
+from tests.conftest import run_cli
 
 
 @pytest.fixture(autouse=True)
@@ -30,14 +30,6 @@ def edited(tmp_path, change) -> str:
 def family(data, name):
     return next(f for f in data["families"] if f["family"] == name)
 
-
-def run_cli(capsys, argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_the_packaged_catalog_passes_its_own_checks():

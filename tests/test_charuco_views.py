@@ -7,16 +7,8 @@ import json
 
 from calibration.camera import CameraModel
 from calibration.charuco import MIN_VIEWS
-from webui.cli import main
+from tests.conftest import run_cli
 
-
-def run_cli(capsys, argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_calibrate_on_synthetic_views_recovers_the_truth(tmp_path, capsys):

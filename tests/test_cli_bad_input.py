@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from webui.cli import main
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -28,15 +29,6 @@ KANG_STILL = SAMPLES / "kang" / "000.jpg"
 KANG_SCENE = SAMPLES / "kang" / "000.scene.json"
 KANG_SESSION = SAMPLES / "sessions" / "kang"
 
-
-def run_cli(capsys, argv: list) -> tuple[int, str, str]:
-    """webui.cli.main in this process; argparse's own errors exit through SystemExit."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_subprocess(argv: list, timeout: float = 60) -> tuple[int, str, str]:

@@ -22,7 +22,7 @@ import pytest
 
 from referee import safeload
 from referee.errors import InvalidInputError, RefcamError
-from webui.cli import main
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -32,14 +32,6 @@ KANG_SCENE = SAMPLES / "kang" / "000.scene.json"
 DEEP = "[" * 100_000 + "]" * 100_000
 BIG_INT = "1" + "0" * 400
 
-
-def run_cli(capsys, argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(code, err: str, *quoted: str) -> str:

@@ -18,20 +18,12 @@ from vision import stream
 from vision.session import read_session
 from vision.sources import open_source
 from vision.stream import MjpegCapture, StreamError, StreamSource, parse_camera, read_parts
-from webui.cli import main
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_FRAME = REPO / "samples" / "sessions" / "tornado" / "frames" / "000000.jpg"
 LEVELS = (40, 120, 200)
 
-
-def run_cli(capsys, argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def level_of(img: np.ndarray) -> int:
