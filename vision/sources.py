@@ -303,6 +303,20 @@ def _open_capture(index: int):
         cv_log.setLogLevel(level)
 
 
+def newest_frames(source) -> Iterator[tuple[float, np.ndarray]]:
+    """Frames from a grabber thread, newest only: a slow consumer skips frames, never lags.
+
+    The source has start(), closed, and _cond guarding _newest, which the thread sets."""
+    source.start()
+    while not source.closed:
+        with source._cond:
+            while source._newest is None and not source.closed:
+                source._cond.wait(0.5)
+            item, source._newest = source._newest, None
+        if item is not None:
+            yield item
+
+
 class CameraSource(FrameSource):
     """A webcam; a grabber thread keeps only the newest frame.
 
@@ -430,15 +444,7 @@ class CameraSource(FrameSource):
         except Exception:  # noqa: BLE001 - releasing a vanished device must not stop the retries
             pass
 
-    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
-        self.start()
-        while not self.closed:
-            with self._cond:
-                while self._newest is None and not self.closed:
-                    self._cond.wait(0.5)
-                item, self._newest = self._newest, None
-            if item is not None:
-                yield item
+    __iter__ = newest_frames
 
     def close(self) -> None:
         super().close()

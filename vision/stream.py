@@ -30,7 +30,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from vision.sources import FrameSource, SourceError, SourceInfo
+from vision.sources import FrameSource, SourceError, SourceInfo, newest_frames
 
 STREAM_SCHEMES = ("http", "https", "rtsp", "rtsps")
 CONNECT_TIMEOUT_S = 5.0  # also the longest silence before a stream counts as lost
@@ -307,15 +307,7 @@ class StreamSource(FrameSource):
         with self._cond:
             self._cond.notify_all()
 
-    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
-        self.start()
-        while not self.closed:
-            with self._cond:
-                while self._newest is None and not self.closed:
-                    self._cond.wait(0.5)
-                item, self._newest = self._newest, None
-            if item is not None:
-                yield item
+    __iter__ = newest_frames
 
     def close(self) -> None:
         super().close()
