@@ -33,7 +33,7 @@ def test_chain_of_equidistant_boats_never_contradicts_its_reasons():
     assert order == ["tornado/boat-2", "tornado/boat-3", "tornado/boat-1"]
     pairs = pair_records(order, groups, calls, {r.name: r.weight for r in rs})
     assert [p.verdict for p in pairs] == [EQUIDISTANT, "group order"]
-    assert "confidently behind boat-2" in pairs[1].reason
+    assert "it is confidently behind boat-2" in pairs[1].reason
     assert pairs[1].delta == 2.5 and round(pairs[1].band, 6) == round(BAND_SIGMAS * 2 ** 0.5, 6)
 
 

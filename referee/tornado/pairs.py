@@ -122,10 +122,13 @@ def pair_records(order: Sequence[str], groups: Sequence[Sequence[str]], calls: M
         elif c.verdict == "zone":
             verdict, reason = "zone", f"{a.split('/')[-1]}'s zone is nearer the finish"
         elif c.verdict == EQUIDISTANT:
-            apart = next(n for n in groups[group_of[a]] if calls[frozenset((n, b))].verdict != EQUIDISTANT)
+            # b's group began with a boat that is not equidistant with some boat of a's group
+            head = groups[group_of[b]][0]
+            apart = next(n for n in groups[group_of[a]] if calls[frozenset((n, head))].verdict != EQUIDISTANT)
             verdict = "group order"
-            reason = (f"{EQUIDISTANT} with {a.split('/')[-1]}, but confidently behind {apart.split('/')[-1]} of "
-                      "its group: measured order (grouping rule)")
+            short = [n.split("/")[-1] for n in (a, head, apart)]
+            reason = (f"{EQUIDISTANT} with {short[0]}, but in the next group: " +
+                      (f"{short[1]} is" if head != b else "it is") + f" confidently behind {short[2]} (grouping rule)")
         else:
             verdict, reason = "ahead", "ahead by more than the band"
         out.append(PairRecord(a, b, verdict, delta, c.sigma, band, c.kind or "zone", reason))
