@@ -31,7 +31,8 @@ from vision.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, cours
                            relevant_points, table_for, tile_layout_as_lying)
 from vision.session import SessionWriter  # noqa: E402
 
-from samples.tornado_race import race_session, write_finish_stills, write_race_course  # noqa: E402
+from samples.tornado_race import (dump_stable_observations, race_session, write_finish_stills,  # noqa: E402
+                                  write_race_course)
 
 GAMES = ("kang", "kayak", "tornado")
 STILLS_PER_GAME = 15
@@ -381,8 +382,9 @@ def generate_race() -> dict:
         validate_scene(dict(script.base, pieces=pieces))
     folder = HERE / "sessions" / "tornado-race"
     entry = write_session(script, folder, "Tornado Splash: a full race of four rounds on the sprint course",
-                          jpeg_quality=72)
+                          jpeg_quality=64)
     write_race_course(folder)
+    entry["stable_states"] = dump_stable_observations(folder)
     entry["course"] = "sessions/tornado-race/course.json"
     entry["events"] = [e for e in script.events if e]
     return entry

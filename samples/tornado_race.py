@@ -124,11 +124,11 @@ def race_positions(race: Race) -> list[tuple[dict | None, tuple, dict | None]]:
     c = race.lay(b3, "straight-3", 297, -100)
     step({"kind": "turn", "round": 3, "boat": b3, "cards": [c], "spaces": 3,
           "expect": [expect(b3, "Action Phase", True, "last in ranking order")]}, race.move(b3, 333, -100))
-    hand = {"kind": "hand", "x_mm": 333.0, "y_mm": 75.0, "theta_deg": 95.0, "z_mm": 60.0, "scale": 1.0,
+    hand = {"kind": "hand", "x_mm": 333.0, "y_mm": 118.0, "theta_deg": 270.0, "z_mm": 60.0, "scale": 0.8,
             "arm_length_mm": 900.0}
     step({"kind": "hand rests", "round": 4, "boat": b1, "hidden": [b1],
           "expect": [expect(b1, "Ranking Phase", None, "boat-1 not seen: under a hand? the ranking is incomplete")]},
-         ((333.0, 40.0), (333.0, 75.0)), resting=[hand])
+         ((333.0, 190.0), (333.0, 118.0)), resting=[hand])
     # Round 4: boat-2 first (nearest the finish), then boat-1, boat-3 (level: by weight)
     c = race.lay(b2, "straight-2", 517, 0)
     step({"kind": "turn", "round": 4, "boat": b2, "cards": [c], "spaces": 2, "finish": True,
@@ -229,3 +229,33 @@ def write_finish_stills(folder: Path, fit_camera, table_for, random_effects, cam
         entries.append({"image": f"{folder.name}/{stem}.jpg", "course": "splashway", "finish": item["truth"]})
         print(f"{folder.name}/{stem}.jpg: finish still", flush=True)
     return entries
+
+
+def dump_stable_observations(folder: Path) -> int:
+    """Write each stable state of a recorded session as an observation file
+    (``stable/NNN.observation.json``, with its time), so rule tests replay the race from
+    files without the vision step. Uses the live page's tracker and vision pipeline."""
+    from calibration.camera import CameraModel
+    from vision.imageio import load_image
+    from vision.session import read_session
+    from vision.tracking import StableStateTracker
+    from webui.live import pipeline_observe
+
+    session = read_session(folder)
+    camera = CameraModel.load(session.camera_file)
+    out = folder / "stable"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir()
+    tracker = StableStateTracker()
+    n = 0
+    for frame in session.frames:
+        obs = pipeline_observe(load_image(frame.path), camera, "tornado")
+        update = tracker.update(obs, frame.t)
+        if update.new_stable is not None:
+            doc = update.new_stable.to_json()
+            doc["t"] = frame.t
+            doc["frame_file"] = frame.path.name
+            (out / f"{n:03d}.observation.json").write_text(json.dumps(doc, indent=1) + "\n")
+            n += 1
+    return n

@@ -47,14 +47,19 @@ class Ruling:
     section: str
     verdict: str
     summary: str
+    cards: tuple[str, ...] = ()
 
     @property
     def legal(self) -> bool | None:
         return {"ok": True, "violation": False}.get(self.verdict)
 
+    @property
+    def rule(self) -> str:
+        return f"{GAME_TITLE}, {self.section}"
+
     def to_json(self) -> dict:
-        return {"boat": self.boat, "rule": f"{GAME_TITLE}, {self.section}", "section": self.section,
-                "verdict": self.verdict, "legal": self.legal, "summary": self.summary}
+        return {"boat": self.boat, "rule": self.rule, "section": self.section, "verdict": self.verdict,
+                "legal": self.legal, "summary": self.summary, "cards": list(self.cards)}
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class TurnReport:
     rulings: tuple[Ruling, ...]
     warnings: tuple[str, ...] = ()
     crossings: dict = field(default_factory=dict)
+    laid: tuple[str, ...] = ()  # racing cards laid (or moved) between the two views
+    gone: tuple[str, ...] = ()  # racing cards no longer seen
 
     @property
     def broken(self) -> list[Ruling]:
@@ -72,7 +79,8 @@ class TurnReport:
         return {"game": "tornado", "movers": list(self.movers), "rulings": [r.to_json() for r in self.rulings],
                 "broken": [f"{GAME_TITLE}, {r.section}" for r in self.broken],
                 "cannot_tell": [r.summary for r in self.rulings if r.verdict == CANNOT_TELL],
-                "crossings": dict(self.crossings), "warnings": list(self.warnings)}
+                "crossings": dict(self.crossings), "warnings": list(self.warnings),
+                "cards_laid": list(self.laid), "cards_gone": list(self.gone)}
 
 
 def _from_call(boat: str, call: TurnCall) -> Ruling:
@@ -80,7 +88,7 @@ def _from_call(boat: str, call: TurnCall) -> Ruling:
 
 
 def _from_breach(boat: str, breach: Breach) -> Ruling:
-    return Ruling(boat, breach.section, "violation", breach.summary)
+    return Ruling(boat, breach.section, "violation", breach.summary, breach.cards)
 
 
 def boats_of(obs: Observation) -> dict[str, PiecePose]:
@@ -283,4 +291,4 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
     warnings = hidden_boat_warnings(b_before, b_after)
     if laid and table_polygon(after) is None:
         warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")
-    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings)
+    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone))
