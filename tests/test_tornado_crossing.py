@@ -1,5 +1,7 @@
 """Judging Line Crossings by the movement space (referee/tornado/crossing.py)."""
 
+import math
+
 from referee.tornado.cards import StandingOn, card_under
 from referee.tornado.crossing import TOO_CLOSE, boat_line_crossing, space_extent, space_outline, zone_by_crossing
 from tests.tornado_pieces import card, line_across, pose
@@ -63,3 +65,26 @@ def test_zone_follows_the_space_and_uncertain_contact_stays_marked():
     close = boat_line_crossing(line_across(100, sigma=0.8), b2, _standing(square, b2))
     assert zone_by_crossing(2, close, last_zone=4) == (2, True)
     assert zone_by_crossing(4, crossed, last_zone=4) == (4, False)
+
+
+def test_zone_after_crossing_moves_a_boat_whose_space_touches_the_exit_line():
+    from referee.tornado.course import load_course
+    from referee.tornado.crossing import zone_after_crossing
+    from referee.tornado.layout import layout_observation
+    from referee.tornado.course import build_course
+
+    spec = load_course("splashway")
+    course = build_course(spec, layout_observation(spec))
+    entry = course.zones[0].exit  # curve 1's entry ray, the start straight's exit
+    # a boat 20 mm short of the line, on a card turned 30 deg whose space's corner reaches it
+    foot = entry.point_at(250.0)
+    back = (foot[0] - 20 * entry.forward[0], foot[1] - 20 * entry.forward[1])
+    heading = math.degrees(math.atan2(entry.forward[1], entry.forward[0]))
+    c = card(1, "straight-1", back[0], back[1], theta=heading + 30)
+    boat = pose("tornado/boat-1", back[0], back[1], heading + 30)
+    zone, uncertain, call = zone_after_crossing(course, 0, boat, _standing(c, boat))
+    assert (zone, uncertain, call.crossed) == (1, False, True)
+    far = (foot[0] - 28 * entry.forward[0], foot[1] - 28 * entry.forward[1])
+    square = card(1, "straight-1", far[0], far[1], theta=heading)
+    b2 = pose("tornado/boat-1", far[0], far[1], heading)
+    assert zone_after_crossing(course, 0, b2, _standing(square, b2))[:2] == (0, False)

@@ -121,3 +121,21 @@ def zone_by_crossing(zone: int, exit_crossing: LineCrossing | None, last_zone: i
     if exit_crossing.crossed is True:
         return zone + 1, False
     return zone, exit_crossing.crossed == TOO_CLOSE
+
+
+def zone_after_crossing(course, zone: int, boat, on: StandingOn | None,
+                        catalog: Catalog | None = None) -> tuple[int, bool, LineCrossing | None]:
+    """The zone a located boat counts in once Judging Line Crossings is applied to the
+    exit line of the zone its reference point is in: (zone, uncertain, the call).
+
+    Only beside the physical line (a curve ray is not extended back through its marker
+    for this), and not for the last zone, whose exit is the finish line (finish.py).
+    """
+    if zone is None or zone >= len(course.zones) - 1:
+        return zone, False, None
+    line = course.zones[zone].exit
+    if not line.on_track_side((boat.x_mm, boat.y_mm), course.track_width):
+        return zone, False, None
+    call = boat_line_crossing(line, boat, on, catalog)
+    new_zone, uncertain = zone_by_crossing(zone, call, len(course.zones) - 1)
+    return new_zone, uncertain, call

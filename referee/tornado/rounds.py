@@ -67,6 +67,24 @@ def grand_prix_points(place: int, n_players: int) -> int:
     return {1: 5, 2: 3, 3: 2}.get(place, 0)
 
 
+def check_race_result(places: dict[str, int], eliminated=()) -> None:
+    """Final Rankings: every boat has its own place, 1..n, except that the eliminated
+    boats (Out of Bounds) share the last place. Raises InvalidInputError naming the clash."""
+    by_place: dict[int, list[str]] = {}
+    for name, place in places.items():
+        if not isinstance(place, int) or isinstance(place, bool) or not 1 <= place <= len(places):
+            raise InvalidInputError(f"race result: {name} has place {place!r} (places run 1 to {len(places)})")
+        by_place.setdefault(place, []).append(name)
+    last = len(places)
+    for place, names in sorted(by_place.items()):
+        if len(names) < 2:
+            continue
+        if place == last and all(n in eliminated for n in names):
+            continue
+        raise InvalidInputError(f"race result puts {' and '.join(sorted(names))} both in place {place}: "
+                                "two boats cannot share a place (only eliminated boats share the last)")
+
+
 @dataclass
 class GrandPrix:
     """Grand Prix Mode: three races, points added up, most points wins."""
@@ -74,9 +92,13 @@ class GrandPrix:
     races: list[dict[str, int]] = field(default_factory=list)
     RACES = 3
 
-    def add_race(self, places: dict[str, int]) -> None:
+    def add_race(self, places: dict[str, int], eliminated: tuple[str, ...] | list[str] = ()) -> None:
+        """Grand Prix Mode: one more race's final places. Refused: a fourth race, and a
+        result with two boats in one place (Final Rankings: places follow the crossing
+        order), except the boats eliminated for going out of bounds, who share last place."""
         if len(self.races) >= self.RACES:
             raise InvalidInputError(f"a grand prix has {self.RACES} races; race {len(self.races) + 1} given")
+        check_race_result(places, eliminated)
         self.races.append(dict(places))
 
     def totals(self) -> dict[str, int]:
