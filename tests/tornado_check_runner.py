@@ -1,11 +1,29 @@
-"""How the tests run `tornado check` on two observation files."""
+"""How the tests run `refcam tornado check BEFORE AFTER` on two observation files."""
 
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
 import json
 
 from referee.observation import Observation
-from referee.tornado.check import check_turn
+
+
+class FileTools:
+    """The part of the command line's Tools the check needs, for observation files."""
+
+    def observe_path(self, path, camera_file, game):
+        return Observation.from_json(json.loads(open(path).read()))
 
 
 def check_files(before: str, after: str) -> dict:
-    load = [Observation.from_json(json.loads(open(p).read())) for p in (before, after)]
-    return check_turn(*load).to_json()
+    from referee.tornado.check_command import CHECK
+
+    parser = argparse.ArgumentParser()
+    CHECK.add_arguments(parser)
+    args = parser.parse_args([before, after, "--json"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert CHECK.run(args, FileTools()) == 0
+    return json.loads(out.getvalue())
