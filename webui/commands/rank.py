@@ -7,6 +7,7 @@ which ranks without any vision step.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from referee.errors import InvalidInputError
@@ -21,15 +22,18 @@ def register(subparsers) -> None:
                                           "hand sizes, and optionally the annotated photo finish.")
     p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
     p.add_argument("--course", default=None, metavar="C",
-                   help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file")
+                   help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file; "
+                        "without it the course is identified from the pieces in view, or the fitting ones are listed")
     p.add_argument("--weights", default=None, metavar="boat-1=3,...", help="boat weights (default: boat k weighs k)")
     p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
     p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
                    help="earlier images / observation files of the same race, oldest first, or a folder of them")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse an image whose course pieces are not all in view (by default pieces out of view "
+                        "come from the course file's layout, with a wider sigma and a warning naming each)")
     p.add_argument("--assume-layout", action="store_true",
-                   help="take course pieces that are out of view from the course file's nominal layout "
-                        "(with a wider sigma) instead of refusing the image")
+                   help="the default now (kept for old scripts): course pieces out of view come from the layout")
     p.add_argument("--json", action="store_true", help="print the rank document as JSON")
     p.set_defaults(run=run)
 
@@ -62,7 +66,7 @@ def _load_observation(path: str, camera):
     return observe(image, camera, game="tornado", detections=found), image, found
 
 
-def _history_states(entries: list[str], camera):
+def _history_states(entries: list[str], camera, progress=None):
     """Earlier stable states, oldest first, as (label, t, Observation).
 
     A session folder (manifest.jsonl) goes through the stable-state tracker, as on
@@ -83,7 +87,9 @@ def _history_states(entries: list[str], camera):
 
                 cam = CameraModel.load(session.camera_file)
             tracker = StableStateTracker()
-            for frame in session.frames:
+            for k, frame in enumerate(session.frames):
+                if progress is not None:
+                    progress.update(p.name, k + 1, len(session.frames))
                 obs, _, _ = _load_observation(str(frame.path), cam)
                 update = tracker.update(obs, frame.t)
                 if update.new_stable is not None:
@@ -107,42 +113,38 @@ def _history_states(entries: list[str], camera):
 
 
 def run(args) -> int:
-    from referee.tornado.api import TornadoReferee
     from referee.tornado.errors import MissingPiecesError
     from webui.paths import refuse_overwriting_inputs
 
     if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
+    if args.strict and args.assume_layout:
+        raise InvalidInputError("--strict and --assume-layout contradict each other: pick one")
     refuse_overwriting_inputs("--annotate", args.annotate,
                               [("the image", args.image), ("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
+    _check_history_entries(args.history or [])
     camera = None
     if args.camera_file:
         from calibration.camera import CameraModel
 
         camera = CameraModel.load(args.camera_file)
-    # validates course and weights first; every course piece must be in the image
-    referee = TornadoReferee(args.course, args.weights, nominal_fallback=args.assume_layout)
-    obs, image, found = _load_observation(args.image, camera)
-    history_warnings = []
-    states = 0
-    for label, t, hobs in _history_states(args.history or [], camera):
-        states += 1
-        for r in referee.observe_stable(hobs, t):
-            if r.kind == "warning" and not any(r.summary in w for w in history_warnings):
-                history_warnings.append(f"history {label}: {r.summary}")
+    referee, obs, image, found, course_notes = _referee_for(args, camera)
+    # Check the course on the image itself before the (possibly long) history is read.
     try:
-        result = referee.assess(obs)
+        referee.assess(obs)
     except MissingPiecesError as exc:
-        if args.assume_layout:
-            raise
-        other = "" if args.course else "another course on the table? say which with --course C; "
-        raise MissingPiecesError(f"{exc} ({other}--assume-layout takes pieces out of view from the course file)") from None
+        raise MissingPiecesError(f"{exc} (--strict refuses pieces out of view; without it they come from the "
+                                 "course file's layout)") from None
+    history_warnings, states, seen_before = _read_history(referee, args.history or [], camera)
+    result = referee.assess(obs)
     doc = result.to_json()
     if args.history:
         doc["history_states"] = states
         doc["round"] = referee.rounds.round
-    doc["warnings"] = list(obs.warnings) + history_warnings + doc["warnings"]
+    hidden = _hidden_notes(obs, seen_before, referee)
+    doc["complete"] = not any(n.startswith("ranking incomplete") for n in hidden)
+    doc["warnings"] = course_notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
     if args.annotate:
         from webui.photofinish import write_photo_finish
 
@@ -156,6 +158,69 @@ def run(args) -> int:
     else:
         print(format_table(doc))
     return 0
+
+
+def _check_history_entries(entries: list[str]) -> None:
+    """Refuse a history entry that does not exist before any long work."""
+    for e in entries:
+        if not Path(e).exists():
+            raise InvalidInputError(f"history entry {e!r} does not exist")
+
+
+def _referee_for(args, camera):
+    """(referee, observation, image, detections, notes): the course from --course, or the one
+    the pieces in view fit; course pieces out of view from its layout unless --strict."""
+    from referee.tornado.api import TornadoReferee
+    from referee.tornado.dispute import course_for
+
+    from referee.tornado.standings import parse_weights
+
+    parse_weights(args.weights)  # refuse bad weights, and a bad course, before reading any image
+    if args.course:
+        TornadoReferee(args.course, args.weights, nominal_fallback=not args.strict)
+    obs, image, found = _load_observation(args.image, camera)
+    spec, notes = course_for(args.course, obs)
+    return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, image, found, notes
+
+
+def _read_history(referee, entries: list[str], camera) -> tuple[list[str], int, set]:
+    warnings: list[str] = []
+    states = 0
+    seen: set[str] = set()
+    progress = _HistoryProgress()
+    for label, t, hobs in _history_states(entries, camera, progress):
+        states += 1
+        seen |= {p.name for p in hobs.pieces if p.name.startswith("tornado/boat-")}
+        for r in referee.observe_stable(hobs, t):
+            if r.kind == "warning" and not any(r.summary in w for w in warnings):
+                warnings.append(f"history {label}: {r.summary}")
+    progress.close()
+    return warnings, states, seen
+
+
+def _hidden_notes(obs, seen_before: set, referee) -> list[str]:
+    from referee.tornado.dispute import hidden_boat_notes
+
+    gone = list(referee.memory.crossed) + list(referee.memory.eliminated)
+    return hidden_boat_notes(obs, seen_before, gone)
+
+
+class _HistoryProgress:
+    """Progress on stderr while a long history is read: a line every 10 % of a session's frames."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.shown = -1
+
+    def update(self, label: str, done: int, total: int) -> None:
+        pct = int(100 * done / max(total, 1))
+        if total >= 20 and pct // 10 != self.shown // 10:
+            self.stream.write(f"refcam: reading history {label}: {pct}% ({done}/{total} frames)\n")
+            self.stream.flush()
+            self.shown = pct
+
+    def close(self) -> None:
+        self.shown = -1
 
 
 def format_table(doc: dict) -> str:

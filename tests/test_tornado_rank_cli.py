@@ -1,0 +1,90 @@
+"""`refcam rank` on ordinary photos (issue 11): the layout fallback by default (`--strict`
+for the old refusal), the course identified when not given, the pair-difference numbers
+behind every call, hidden boats named, and the course checked before the history."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from referee.tornado.ranking import EQUIDISTANT
+from tests.test_cli_bad_input import assert_one_line_error, run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+STILLS = REPO / "samples" / "tornado"
+DATA = REPO / "tests" / "data" / "tornado"
+
+
+def course_of(index: int) -> str:
+    return json.loads((STILLS / f"{index:03d}.scene.json").read_text())["course"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(15))
+def test_rank_ranks_every_bundled_still_given_only_its_course(index, capsys):
+    code, out, err = run_cli(capsys, ["rank", STILLS / f"{index:03d}.jpg", "--course", course_of(index), "--json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["ranking"] and all(b["rank"] is not None for b in doc["ranking"]), doc["ranking"]
+    assert doc["complete"] is True
+    assert len(doc["pairs"]) == len(doc["ranking"]) - 1
+
+
+@pytest.mark.parametrize("index", range(15))
+def test_pairs_carry_delta_sigma_band_and_never_contradict_their_reason(index, capsys):
+    code, out, err = run_cli(capsys, ["rank", DATA / f"still-{index:03d}.observation.json", "--course",
+                                      course_of(index), "--json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    names = [b["name"] for b in doc["ranking"] if b["status"] == "racing"]
+    weight = {b["name"]: b["weight"] for b in doc["ranking"]}
+    assert [(p["ahead"], p["behind"]) for p in doc["pairs"]] == list(zip(names, names[1:]))
+    assert "grouping" in doc and "measured order" in doc["grouping"]
+    for p in doc["pairs"]:
+        assert {"delta", "sigma_delta", "band", "reason"} <= set(p)
+        if p["verdict"] == EQUIDISTANT:
+            assert abs(p["delta"]) < p["band"] and weight[p["ahead"]] <= weight[p["behind"]]
+        elif p["verdict"] == "ahead":
+            assert p["delta"] >= p["band"]
+
+
+def test_layout_fallback_is_the_default_and_names_each_piece(capsys):
+    code, out, _ = run_cli(capsys, ["rank", DATA / "still-003.observation.json", "--course", "tornado-circuit",
+                                    "--json"])
+    doc = json.loads(out)
+    assert code == 0
+    layout = [w for w in doc["warnings"] if "from the course file" in w]
+    assert any("curve 1" in w and "+-15 mm" in w for w in layout) and any("curve 2" in w for w in layout)
+
+
+def test_strict_refuses_pieces_out_of_view(capsys):
+    code, _, err = run_cli(capsys, ["rank", DATA / "still-003.observation.json", "--course", "tornado-circuit",
+                                    "--strict"])
+    assert_one_line_error(code, err, "needs pieces not found", "curve-marker-2")
+
+
+def test_hidden_boat_seen_in_the_history_is_named_and_the_ranking_incomplete(capsys, tmp_path):
+    now = json.loads((DATA / "still-001.observation.json").read_text())
+    before = json.loads(json.dumps(now))
+    now["pieces"] = [p for p in now["pieces"] if p["name"] != "tornado/boat-6"]
+    a, b = tmp_path / "before.json", tmp_path / "now.json"
+    a.write_text(json.dumps(before))
+    b.write_text(json.dumps(now))
+    code, out, err = run_cli(capsys, ["rank", b, "--course", "roundabout-river", "--history", a, "--json"])
+    doc = json.loads(out)
+    assert code == 0, err
+    assert "boat-6 not seen: under a hand?" in doc["warnings"] and doc["complete"] is False
+
+
+def test_course_is_checked_before_the_history_is_read(capsys, monkeypatch):
+    import webui.commands.rank as rank
+
+    def never(*a, **k):
+        raise AssertionError("the history was read before the course was checked")
+
+    monkeypatch.setattr(rank, "_history_states", never)
+    code, _, err = run_cli(capsys, ["rank", DATA / "still-003.observation.json", "--course", "tornado-circuit",
+                                    "--strict", "--history", REPO / "samples" / "sessions" / "tornado"])
+    assert_one_line_error(code, err, "needs pieces not found")
