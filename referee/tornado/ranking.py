@@ -96,7 +96,12 @@ def measure(course: Course, zone: int, p: g.Point, sigma_boat: float) -> Measure
         z = course.zones[zone]
         if z.kind == "curve":
             rho = g.dist(p, z.vertex)
-            value = z.sweep_deg - z.sector_offset_deg(p)
+            offset = z.sector_offset_deg(p)
+            if offset > (z.sweep_deg + 360.0) / 2:
+                # Still behind the entry ray, counted in the curve because its movement
+                # space touches that ray (Judging Line Crossings): the angle grows past the sweep.
+                offset -= 360.0
+            value = z.sweep_deg - offset
             pos = math.hypot(sigma_boat, z.sigma_vertex) / max(rho, 1.0)
             sigma = math.degrees(math.hypot(pos, z.exit.sigma_direction_rad))
             return Measure("angle_deg", value, sigma, z.exit.name)

@@ -17,6 +17,7 @@ from . import geometry as g
 from .cards import BOAT_PREFIX, Card, StandingOn, card_under, cards_in, covered_spaces
 from .course import Course, CourseSpec, build_course, load_course
 from .errors import DuplicateBoatError, WeightsError
+from .crossing import zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
 from .pairs import GROUPING_RULE
 from .ranking import EQUIDISTANT, Call, Measure, Racer, measure, order_racers
@@ -290,6 +291,12 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
                 fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
                 results[name] = BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
             continue
+        # Judging Line Crossings: the movement space touching the zone's exit line counts.
+        zone, _, crossing = zone_after_crossing(course, loc.zone, b, on, catalog)
+        if zone != loc.zone:
+            loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
+                           loc.on_start_gate)
+            base["how"] = loc.how
         m = measure(course, loc.zone, p, b.sigma_mm)
         fcall = None
         finished: bool | str = False
