@@ -244,6 +244,18 @@ def format_table(doc: dict) -> str:
         rank = "-" if b["rank"] is None else str(b["rank"])
         lines.append(f"{rank:>4}  {b['name'].split('/')[-1]:<7} {str(b.get('zone') or '-'):<24} {meas:>22}  {fin:<17} "
                      + "; ".join(notes))
+    if doc.get("pairs"):
+        lines.append("why this order (D: measured difference, sD: its sigma, band = 2 sD):")
+        for p in doc["pairs"]:
+            a, b = p["ahead"].split("/")[-1], p["behind"].split("/")[-1]
+            if p["kind"] in ("zone", "start gate"):
+                lines.append(f"  {a} before {b}: {p['reason']}")
+            else:
+                unit = "mm" if p["kind"] == "distance_mm" else "deg"
+                lines.append(f"  {a} before {b}: D {p['delta']:+.2f} {unit}, sD {p['sigma_delta']:.2f}, "
+                             f"band {p['band']:.2f}: {p['reason']}")
+    if doc.get("complete") is False:
+        lines.append("ranking INCOMPLETE: a boat still in the race is not in view (see the warnings)")
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
     if doc.get("game_over"):
