@@ -18,7 +18,6 @@ from referee.observation import Observation
 from .cards import BOAT_PREFIX, CARD_PREFIX
 from .course import CourseSpec, load_course
 from .identify import choose_course
-from .pairs import GROUPING_RULE
 from .turns import hidden_boat_warnings
 
 
@@ -55,4 +54,6 @@ def pair_panel_lines(pairs) -> list[str]:
     """The picture's panel: the grouping rule, then one line per adjacent pair."""
     if not pairs:
         return []
-    return [f"grouping: {GROUPING_RULE}"] + [p.line() for p in pairs]
+    # the full rule is in the JSON (GROUPING_RULE); the panel keeps lines phone-short
+    return ["D: difference, sD: its sigma, band = 2 sD", "equal boats grouped front first, lighter first"] + \
+        [p.line() for p in pairs]

@@ -59,13 +59,14 @@ class PairRecord:
                 "reason": self.reason}
 
     def line(self) -> str:
-        """One line for the picture's panel."""
-        a, b = self.ahead.split("/")[-1], self.behind.split("/")[-1]
+        """One short line for the picture's panel (readable on a phone: about 50 characters)."""
+        a, b = self.ahead.split("/")[-1].replace("boat-", "B"), self.behind.split("/")[-1].replace("boat-", "B")
+        short = {"ahead": "clear", EQUIDISTANT: "equal: lighter 1st", START_GATE: "gate: lighter 1st",
+                 "zone": "zone nearer finish", "group order": "next group"}.get(self.verdict, self.verdict)
         if self.kind in ("zone", START_GATE):
-            return f"{a} > {b}: {self.reason}"
+            return f"{a}>{b} {short}"
         unit = "mm" if self.kind == "distance_mm" else "deg"
-        return (f"{a} > {b}: D={self.delta:.1f} {unit}, sD={self.sigma_delta:.1f}, band {self.band:.1f} "
-                f"-> {self.reason}")
+        return f"{a}>{b} D{self.delta:+.1f}{unit} sD{self.sigma_delta:.1f} band{self.band:.1f} {short}"
 
 
 def gate_call(a: str, b: str) -> Call:
