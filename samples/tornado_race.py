@@ -181,8 +181,8 @@ def finish_scenes() -> list[dict]:
     plans = [
         # (boat, lane offset across the line, front bracket past the line in mm, card kind)
         [("tornado/boat-1", 60.0, 12.0, "straight-3"), ("tornado/boat-3", -40.0, -15.0, "straight-2")],
-        [("tornado/boat-2", 30.0, 0.2, "straight-1"), ("tornado/boat-4", -70.0, 25.0, "straight-3")],
-        [("tornado/boat-5", 0.0, -0.3, "straight-2"), ("tornado/boat-6", 90.0, -40.0, "straight-1")],
+        [("tornado/boat-2", 30.0, 0.05, "straight-1"), ("tornado/boat-4", -70.0, 25.0, "straight-3")],
+        [("tornado/boat-5", 0.0, -0.05, "straight-2"), ("tornado/boat-6", 90.0, -40.0, "straight-1")],
     ]
     scenes = []
     for k, plan in enumerate(plans):
