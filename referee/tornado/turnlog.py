@@ -168,3 +168,17 @@ def _with_kept(obs: Observation, log: TurnLog, hidden: Sequence[str]) -> Observa
 
 
 __all__ = ["TurnLog", "OpenViolation", "advance", "CANNOT_TELL", "SECTION_RANKING"]
+
+
+def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float) -> list:
+    """advance()'s output as entries of the rulings log (referee.rulings.Ruling)."""
+    from referee.rulings import Ruling as LogRuling
+
+    out = []
+    for r in rulings:
+        kind = {"violation": "violation", "cannot tell": "state"}.get(r.verdict, "move")
+        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=r.summary, legal=r.legal, rule=r.rule,
+                             details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards)}))
+    out += [LogRuling(t=t, game="tornado", kind="warning", summary=w, rule=f"Tornado Splash, {SECTION_RANKING}"
+                      if "not seen" in w or "incomplete" in w else None) for w in warnings]
+    return out
