@@ -26,3 +26,21 @@ def test_eliminated_boats_share_last_place():
     check_race_result({"a": 1, "b": 2, "c": 4, "d": 4}, eliminated=("c", "d"))
     with pytest.raises(InvalidInputError):
         check_race_result({"a": 1, "b": 2, "c": 4, "d": 4}, eliminated=("c",))
+
+
+def test_grand_prix_setting_round_trips_and_next_race_keeps_totals():
+    from referee.tornado.rounds import format_grand_prix, grand_prix_view, parse_grand_prix
+
+    gp = parse_grand_prix("boat-2=1,boat-1=2,boat-3=3")
+    assert gp.totals() == {"tornado/boat-2": 5, "tornado/boat-1": 3, "tornado/boat-3": 0}
+    assert parse_grand_prix(format_grand_prix(gp)).races == gp.races
+    view = grand_prix_view(gp, {"tornado/boat-1": 1, "tornado/boat-2": 2, "tornado/boat-3": 3})
+    assert view["totals_after_this_race"] == {"tornado/boat-2": 8, "tornado/boat-1": 8, "tornado/boat-3": 0}
+    assert parse_grand_prix(view["next_race_setting"]).totals() == view["totals_after_this_race"]
+
+
+def test_grand_prix_setting_refuses_a_shared_place():
+    from referee.tornado.rounds import parse_grand_prix
+
+    with pytest.raises(InvalidInputError, match="both in place 1"):
+        parse_grand_prix("boat-1=1,boat-2=1")

@@ -169,3 +169,59 @@ class RoundTracker:
 
     def clone(self) -> "RoundTracker":
         return RoundTracker(self.round, list(self.turn_order), list(self.acted))
+
+
+# ---------------------------------------------------------------- Grand Prix as a declared setting
+def parse_grand_prix(text: str | None) -> GrandPrix:
+    """The earlier races of a grand prix as a user types them (a declared game option):
+    races separated by ';', each 'boat-2=1,boat-1=2,...' (boat=place), eliminated boats
+    marked with a trailing '*' (they share the last place). '' is a fresh grand prix."""
+    gp = GrandPrix()
+    for race_text in (text or "").split(";"):
+        if not race_text.strip():
+            continue
+        places: dict[str, int] = {}
+        out: list[str] = []
+        for item in race_text.split(","):
+            name, sep, place = item.strip().partition("=")
+            name = name.strip()
+            if not sep or not name:
+                raise InvalidInputError(f"grand prix race {race_text.strip()!r}: expected boat=place, e.g. boat-2=1")
+            if place.strip().endswith("*"):
+                place = place.strip()[:-1]
+                out.append(_boat(name))
+            try:
+                places[_boat(name)] = int(place)
+            except ValueError:
+                raise InvalidInputError(f"grand prix race {race_text.strip()!r}: place {place.strip()!r} "
+                                        "is not a whole number") from None
+        gp.add_race(places, out)
+    return gp
+
+
+def format_grand_prix(gp: GrandPrix, eliminated: list[list[str]] | None = None) -> str:
+    """The text parse_grand_prix reads back (eliminated boats, when known per race, get '*')."""
+    races = []
+    for k, places in enumerate(gp.races):
+        out = set((eliminated or [])[k]) if eliminated and k < len(eliminated) else set()
+        races.append(",".join(f"{n.split('/')[-1]}={p}{'*' if n in out else ''}"
+                              for n, p in sorted(places.items(), key=lambda kv: (kv[1], kv[0]))))
+    return ";".join(races)
+
+
+def _boat(name: str) -> str:
+    return name if name.startswith("tornado/") else f"tornado/{name}"
+
+
+def grand_prix_view(gp: GrandPrix, this_race: dict[str, int] | None = None) -> dict:
+    """Grand Prix Mode for the page: each race's points, the totals, and the setting that
+    starts the next race with the totals kept ("next race")."""
+    races = [{"places": dict(r), "points": {n: grand_prix_points(p, len(r)) for n, p in r.items()}}
+             for r in gp.races]
+    view = {"races": races, "totals": gp.totals(), "races_left": GrandPrix.RACES - len(gp.races)}
+    if this_race is not None and not gp.over:
+        nxt = gp.clone()
+        nxt.add_race(this_race)
+        view["next_race_setting"] = format_grand_prix(nxt)
+        view["totals_after_this_race"] = nxt.totals()
+    return view
