@@ -146,10 +146,14 @@ class Tools(Protocol):
     def observe_path(self, path: str, camera_file: str | None, game: str | None) -> Observation: ...
 
     def stable_observations(self, folder: str, camera_file: str | None,
-                            game: str | None) -> Iterable[tuple[float, Observation]]: ...
+                            game: str | None) -> Iterable[tuple[float, Observation]]:
+        """A recorded session's stable states, (t in s, observation), oldest first; the
+        session's own camera file when camera_file is None."""
 
-    def draw_explanation(self, explanation: Explanation, image_path: str, observation: Observation,
-                         out_path: str, camera_file: str | None) -> None: ...
+    def draw_explanation(self, explanation: Explanation, image_path: str | None, observation: Observation,
+                         out_path: str, camera_file: str | None) -> str | None:
+        """Write the picture (PNG/JPEG by suffix); without an image (or a mapping onto it)
+        it is drawn on a top-down schematic, and the note saying so is returned."""
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,14 @@
-"""What a referee says, and the interface every game's referee offers the live page.
+"""What a referee says: one entry of the rulings log.
 
-The live engine hands each new stable state to the game's referee
-(``observe_stable``) and shows the rulings it returns.
+A game's ``step`` (referee/game.py) returns these for each new stable state.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
+from typing import Any
 
 from .catalog import json_ready
-from .observation import Observation
 
 
 @dataclass(frozen=True)
@@ -19,7 +17,9 @@ class Ruling:
 
     kind: "move", "ranking", "finish", "violation", "state" or "warning".
     legal: True/False for a move, None where legality does not apply.
-    rule: the rulebook section it rests on, e.g. "Tornado Splash, Ranking Phase".
+    rule: the rulebook section it rests on: a referee.game.RuleRef, or text where the
+    ruling rests on no rulebook section; its JSON is always the text, e.g.
+    "Tornado Splash, Ranking Phase".
     """
 
     t: float
@@ -27,20 +27,10 @@ class Ruling:
     kind: str
     summary: str
     legal: bool | None = None
-    rule: str | None = None
+    rule: Any = None
     details: dict = field(default_factory=dict, hash=False, compare=False)
 
     def to_json(self) -> dict:
-        return json_ready(asdict(self))
-
-
-class GameReferee(Protocol):
-    game: str
-
-    def observe_stable(self, observation: Observation, t: float) -> list[Ruling]:
-        """Rule on the transition to a new stable state seen at time t (s)."""
-        ...
-
-    def state_json(self) -> dict:
-        """The current game state for the page (ranking, board, river...)."""
-        ...
+        d = asdict(self)
+        d["rule"] = None if self.rule is None else str(self.rule)
+        return json_ready(d)

@@ -506,7 +506,8 @@ def test_page_settings_with_bad_values_answer_400(page, body, quoted):
 def test_page_settings_take_weights_as_an_object(page):
     r = page.post("/api/config", json={"game": "tornado", "weights": {"boat-1": 3, "boat-2": 1}})
     assert r.status_code == 200, r.get_json()
-    assert r.get_json()["config"]["weights"] == {"tornado/boat-1": 3.0, "tornado/boat-2": 1.0}
+    options = {o["name"]: o["value"] for o in r.get_json()["config"]["options"]}
+    assert options["weights"] == "boat-1=3.0,boat-2=1.0"
 
 
 def test_serve_accepts_a_course_file(tmp_path):
@@ -518,7 +519,7 @@ def test_serve_accepts_a_course_file(tmp_path):
     args = build_parser().parse_args(["serve", "--course", str(course), "--fast"])
     config = build_engine_config(args)
     try:
-        assert config["COURSE"] == str(course)
+        assert config["OPTIONS"]["course"] == str(course)
     finally:
         config["SOURCE"].close()
 

@@ -5,7 +5,6 @@ import time
 
 import pytest
 
-from referee.registry import StateOnlyReferee
 from vision.sources import SessionSource
 from vision.tracking import TrackerSettings
 from webui.app import create_app
@@ -16,15 +15,11 @@ from referee.observation import Observation
 from tests.live_helpers import move_script, pose, scripted_observe, write_session
 
 
-def state_only(game, course=None, weights=None):
-    return StateOnlyReferee(game)
-
-
 def make_engine(tmp_path, n=30, realtime=False, game="kang"):
     folder = write_session(tmp_path / "s", n, game=game)
     source = SessionSource(folder, realtime=realtime)
     settings = LiveSettings(game=game, tracker=TrackerSettings(stable_s=0.5))
-    return LiveEngine(source, scripted_observe(move_script(game)), settings, referee_factory=state_only)
+    return LiveEngine(source, scripted_observe(move_script(game)), settings)
 
 
 @pytest.fixture
@@ -61,14 +56,14 @@ def test_engine_rules_on_each_new_stable_state(tmp_path):
     assert all(e["entry_ms"] is not None for e in events if e["type"] == "ruling")
     statuses = [e["status"] for e in events if e["type"] == "status"]
     assert "stable" in statuses and "in play" in statuses
-    assert engine.state_json()["pieces"][1]["where"].startswith("e1")
+    assert engine.state_json()["data"]["pieces"][1]["where"].startswith("e1")
 
 
 def test_page_renders_with_the_controls(client):
     html = client.get("/").get_data(as_text=True)
     assert "Kang" in html and 'id="live"' in html and "/stream.mjpg" in html
     assert 'id="log"' in html and "Game settings" in html
-    assert 'id="settle"' in html  # present, hidden for games other than Tornado Splash
+    assert 'id="settle"' in html
 
 
 def test_events_stream_sends_backlog_then_live_rulings(app, client):
@@ -153,8 +148,7 @@ def test_settle_needs_a_stable_state_then_serves_a_png_from_memory(app, client, 
 def test_looping_replay_starts_a_new_game(tmp_path):
     folder = write_session(tmp_path / "s", 30)
     source = SessionSource(folder, realtime=False, loop=True)
-    engine = LiveEngine(source, scripted_observe(move_script("kang")), LiveSettings(game="kang"),
-                        referee_factory=state_only)
+    engine = LiveEngine(source, scripted_observe(move_script("kang")), LiveSettings(game="kang"))
     sub = engine.events.subscribe()
     engine.start()
     deadline = time.monotonic() + 10
@@ -181,8 +175,7 @@ def test_observe_errors_become_warnings_not_crashes(tmp_path):
     def broken(image, camera, game):
         raise InvalidInputError("camera file x.json is for 1280x720 images but the image is 64x48")
 
-    engine = LiveEngine(SessionSource(folder, realtime=False), broken, LiveSettings(game="kang"),
-                        referee_factory=state_only)
+    engine = LiveEngine(SessionSource(folder, realtime=False), broken, LiveSettings(game="kang"))
     sub = engine.events.subscribe()
     run_to_end(engine)
     warnings = []
@@ -202,7 +195,7 @@ def test_camera_lost_mid_session_is_reported_and_the_log_kept(monkeypatch):
     source = CameraSource(0, capture_factory=lambda i: FakeCapture(world))
     still = Observation(pieces=(pose("kang/small-1", -100, -100),), game="kang")
     engine = LiveEngine(source, lambda image, camera, game: still,
-                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)), referee_factory=state_only)
+                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)))
     sub = engine.events.subscribe()
     engine.start()
     seen = []

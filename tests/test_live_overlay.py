@@ -5,7 +5,8 @@ import pytest
 
 from referee.observation import Observation
 from webui.live import pipeline_observe
-from webui.overlay import draw_overlay, fit_image_from_game, projector
+from webui.mapping import fit_image_from_game
+from webui.overlay import draw_overlay
 
 from tests.live_helpers import pose, tornado_scene
 
@@ -20,30 +21,27 @@ def rendered():
 
 def test_homography_from_the_detected_stickers_puts_pieces_on_their_stickers(rendered):
     image, obs = rendered
-    H = fit_image_from_game(obs)
-    assert H is not None
-    to_image = projector(H)
+    mapping = fit_image_from_game(obs)
+    assert mapping is not None and obs.image_from_game == mapping  # the live observe fills it
     for d in obs.extra["detections"]:
         if d["id"] in (200, 201, 202):  # boat stickers sit on the boat's reference point
             name = f"tornado/boat-{d['id'] - 199}"
             p = obs.piece(name)
             centre = np.mean(np.array(d["corners"]), axis=0)
-            assert np.linalg.norm(to_image(np.array([[p.x_mm, p.y_mm]]))[0] - centre) < 3.0  # px (boats are 5 mm up)
+            assert np.linalg.norm(np.array(mapping.project([(p.x_mm, p.y_mm)])[0]) - centre) < 3.0  # px (boats are 5 mm up)
 
 
 def test_overlay_draws_outlines_names_and_status_without_touching_the_input(rendered):
     image, obs = rendered
     before = image.copy()
-    H = fit_image_from_game(obs)
-    out = draw_overlay(image, obs, obs.pieces, ("tornado/boat-3",), "tornado", "stable", H)
+    out = draw_overlay(image, obs, obs.pieces, ("tornado/boat-3",), "stable", obs.image_from_game)
     assert out.shape == image.shape and out.dtype == np.uint8
     assert np.array_equal(image, before)
     changed = np.any(out != image, axis=2)
     assert changed.mean() > 0.005
     # the outline of boat-1 passes near its projected footprint corner
-    to_image = projector(H)
     p = obs.piece("tornado/boat-1")
-    u, v = np.round(to_image(np.array([[p.x_mm + 17.0, p.y_mm]]))[0]).astype(int)
+    u, v = np.round(obs.image_from_game.project([(p.x_mm + 17.0, p.y_mm)])[0]).astype(int)
     assert changed[v - 3:v + 4, u - 3:u + 4].any()
 
 
@@ -52,6 +50,6 @@ def test_without_a_mapping_only_the_detections_and_status_are_drawn():
     obs = Observation(pieces=(pose("kang/small-1", 0, 0),), extra={"detections": [
         {"id": 20, "corners": [[40, 40], [80, 40], [80, 80], [40, 80]]}]})
     assert fit_image_from_game(obs) is None
-    out = draw_overlay(img, obs, obs.pieces, (), "kang", "in play", None)
+    out = draw_overlay(img, obs, obs.pieces, (), "in play", None)
     assert np.any(out[38:43, 38:83] != 90)  # the sticker's outline
     assert np.any(out[:40, :] != 90)  # the status badge

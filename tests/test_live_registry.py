@@ -1,10 +1,13 @@
-"""Which referee rules which game, the state-only referee, and boat weights from the command line."""
+"""Which game rules which table, the state-only game, and boat weights from the command line."""
 
 import pytest
 
+from referee.board_squares import square_name
 from referee.errors import RefcamError
 from referee.observation import Observation
-from referee.registry import NO_ENGINE, StateOnlyReferee, kang_square, make_referee, parse_weights
+from referee.registry import get_game
+from referee.state_only import NO_ENGINE
+from referee.tornado.standings import parse_weights
 
 from tests.live_helpers import pose
 
@@ -13,33 +16,36 @@ from tests.live_helpers import pose
                                           (19, 61, "d5"), (0, -193, "start zone A"), (0, 193, "start zone B"),
                                           (150, 0, "off the grid")])
 def test_kang_squares_follow_the_spec_naming(x, y, square):
-    assert kang_square(x, y) == square
+    assert square_name("kang", x, y) == square
 
 
-def test_state_only_referee_reports_appear_move_leave_without_judging():
-    ref = StateOnlyReferee("kang")
-    first = ref.observe_stable(Observation(pieces=(pose("kang/small-1", 0, -193), pose("kang/large-1", 100, -193))), 1.0)
-    assert [r.summary for r in first] == ["kang/large-1 appeared at start zone A (100, -193) mm",
-                                          "kang/small-1 appeared at start zone A (0, -193) mm"]
-    jitter = ref.observe_stable(Observation(pieces=(pose("kang/small-1", 1, -192), pose("kang/large-1", 100, -193))), 2.0)
-    assert jitter == []
-    later = ref.observe_stable(Observation(pieces=(pose("kang/small-1", -20, -101),)), 3.0)
-    assert [r.summary for r in later] == ["kang/small-1 moved from start zone A (1, -192) mm to c1 (-20, -101) mm",
-                                          "kang/large-1 left start zone A (100, -193) mm"]
-    assert all(r.legal is None and NO_ENGINE in r.rule for r in first + later)
-    assert later[0].details["distance_mm"] == pytest.approx(93.5, abs=0.1)
-    state = ref.state_json()
-    assert state["note"] == NO_ENGINE and [p["where"] for p in state["pieces"]] == ["c1 (-20, -101) mm"]
+def test_state_only_game_reports_appear_move_leave_without_judging():
+    game = get_game("kang")
+    state = game.new_state({})
+    first = game.step(state, Observation(pieces=(pose("kang/small-1", 0, -193), pose("kang/large-1", 100, -193))), 1.0)
+    assert [r.summary for r in first.rulings] == ["kang/large-1 appeared at start zone A (100, -193) mm",
+                                                  "kang/small-1 appeared at start zone A (0, -193) mm"]
+    jitter = game.step(first.state, Observation(pieces=(pose("kang/small-1", 1, -192),
+                                                        pose("kang/large-1", 100, -193))), 2.0)
+    assert jitter.rulings == ()
+    later = game.step(jitter.state, Observation(pieces=(pose("kang/small-1", -20, -101),)), 3.0)
+    assert [r.summary for r in later.rulings] == ["kang/small-1 moved from start zone A (1, -192) mm to c1 (-20, -101) mm",
+                                                  "kang/large-1 left start zone A (100, -193) mm"]
+    assert all(r.legal is None and NO_ENGINE in r.rule for r in first.rulings + later.rulings)
+    assert later.rulings[0].details["distance_mm"] == pytest.approx(93.5, abs=0.1)
+    view = game.view(later.state)
+    assert view.kind == "pieces"
+    assert view.data["note"] == NO_ENGINE and [p["where"] for p in view.data["pieces"]] == ["c1 (-20, -101) mm"]
 
 
-def test_registry_picks_the_rules_engine_where_there_is_one():
-    kang = make_referee("kang")
-    tornado = make_referee("tornado", course="splashway", weights={"tornado/boat-1": 3.0})
-    assert tornado.game == "tornado" and kang.game == "kang"
-    if type(tornado).__name__ == "TornadoReferee":
-        assert tornado.state_json()["weights"]["tornado/boat-1"] == 3.0
+def test_registry_gives_each_game_its_settings():
+    kang = get_game("kang")
+    tornado = get_game("tornado")
+    assert tornado.id == "tornado" and kang.id == "kang"
+    state = tornado.new_state({"course": "splashway", "weights": {"tornado/boat-1": 3.0}})
+    assert tornado.view(state).data["weights"]["tornado/boat-1"] == 3.0
     with pytest.raises(RefcamError, match="chess"):
-        make_referee("chess")
+        get_game("chess")
 
 
 def test_boat_weights():

@@ -71,7 +71,7 @@ def test_each_move_gets_one_ruling_with_spaces_and_the_rules_checked():
     assert len(m1) == 1 and len(m2) == 1 and not illegal(out)
     assert m1[0].legal is True and m1[0].details["spaces"] == 2 and m1[0].t == 1.0
     assert m1[0].summary == "boat-1 moved 2 movement spaces on card-4-06 (straight-2): legal"
-    assert m2[0].details["spaces"] == 3 and m2[0].rule == "Tornado Splash, Player Token Movement"
+    assert m2[0].details["spaces"] == 3 and str(m2[0].rule) == "Tornado Splash, Player Token Movement"
     checked = m2[0].details["checked"]
     assert "Tornado Splash, Racing Card Limitation" in checked and "Tornado Splash, Player Token Placement" in checked
     # the cards laid are state rulings without legality
@@ -102,7 +102,7 @@ def test_two_moves_merged_into_one_stable_state_are_judged_per_boat():
     assert ref.rounds.round == 2 and sorted(ref.rounds.acted) == ["tornado/boat-1", "tornado/boat-2"]
     ranking = [r for r in out if r.kind == "ranking" and "turn_order" in r.details]
     assert len(ranking) == 1 and ranking[0].details["turn_order"] == ["tornado/boat-2", "tornado/boat-1"]
-    assert ranking[0].rule == "Tornado Splash, Ranking Phase" and ranking[0].summary.startswith("ranking: 1. boat-2")
+    assert str(ranking[0].rule) == "Tornado Splash, Ranking Phase" and ranking[0].summary.startswith("ranking: 1. boat-2")
     assert ref.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-4-06", "tornado/card-4-11"]
 
 
@@ -150,7 +150,7 @@ def test_first_card_starts_at_the_gate(gap, legal):
     m = moves(out, 1)[0]
     assert m.legal is legal and m.details["spaces"] == 3
     if not legal:
-        assert m.rule == "Tornado Splash, Racing Card Placement Methods" and "gap 40.0 mm" in m.summary
+        assert str(m.rule) == "Tornado Splash, Racing Card Placement Methods" and "gap 40.0 mm" in m.summary
 
 
 def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
@@ -161,7 +161,7 @@ def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
     out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2, stray]), 3.0)
     assert ref.state_json()["routes"]["tornado/boat-2"][-1] == "tornado/card-2-01"
     faults = [r for r in out if r.kind == "violation"]
-    assert faults and faults[0].rule == "Tornado Splash, Avoid Obstacles (cards must touch)"
+    assert faults and str(faults[0].rule) == "Tornado Splash, Avoid Obstacles (cards must touch)"
     assert "boat-2" in faults[0].details["boat"]
 
 
@@ -172,7 +172,7 @@ def test_moving_beyond_the_allowance_within_one_turn_is_illegal():
     ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
     out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [a, b]), 1.0)
     m = moves(out, 1)[0]
-    assert m.legal is False and m.rule == "Tornado Splash, Racing Card Limitation"
+    assert m.legal is False and str(m.rule) == "Tornado Splash, Racing Card Limitation"
     assert "give it 4 movement spaces this round (at most 3)" in m.summary
     # the same turn goes on (no other boat moved, no new card): 2 more spaces make 4
     out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 73, Y1), 2: (0, Y2)}, [a, b]), 2.0)
@@ -189,7 +189,7 @@ def test_boost_allows_four_spaces_on_that_turn_only():
     down = pose("tornado/character-1", 300, -300, face="face-down", ids=(220,))
     ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}, [], [up]), 0.0)
     out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 73, Y1), 2: (0, Y2)}, [a, b], [down]), 1.0)
-    boost = [r for r in out if r.rule == "Tornado Splash, Boosting"]
+    boost = [r for r in out if str(r.rule) == "Tornado Splash, Boosting"]
     assert boost and boost[0].legal is True and boost[0].details["action"] == "boost"
     m = moves(out, 1)[0]
     assert m.legal is True and m.details["spaces"] == 4 and m.details["boosted"] and m.details["allowance"] == 4
@@ -261,7 +261,7 @@ def test_out_of_bounds_move_is_illegal_and_eliminates():
     assert m and m[0].legal is False
     assert "Tornado Splash, Out of Bounds" in [v["rule"] for v in m[0].details["violations"]]
     gone = [r for r in out if r.summary == "boat-2 is out of the race (Out of Bounds)"]
-    assert gone and gone[0].rule == "Tornado Splash, Out of Bounds"
+    assert gone and str(gone[0].rule) == "Tornado Splash, Out of Bounds"
     assert ref.state_json()["eliminated"] == ["tornado/boat-2"]
 
 
@@ -282,7 +282,7 @@ def test_finish_rulings_say_crossed_or_not(last_x, crossed, summary):
     assert [r.details["crossed"] for r in finish] == [False, crossed]
     assert finish[0].summary.startswith("boat-1 has not crossed the finish line")
     assert finish[1].summary == summary
-    assert all(r.rule == "Tornado Splash, Crossing the Finish Line" and r.legal is None for r in finish)
+    assert all(str(r.rule) == "Tornado Splash, Crossing the Finish Line" and r.legal is None for r in finish)
 
 
 # ---------------------------------------------------------------- the bundled session

@@ -141,29 +141,30 @@ def test_photo_finish_maps_the_game_frame_onto_the_photo():
     pytest.importorskip("vision.pipeline")
     from calibration.camera import CameraModel
     from vision.imageio import load_image
-    from vision.pipeline import observe
-    from webui.photofinish import _View, game_to_image_homography, render_photo_finish
+    from referee.tornado.picture import photo_finish
+    from webui.mapping import fit_image_from_game
+    from webui.photofinish import render_explanation
+    from webui.tools import observe_image
 
     truth_path = sorted(SAMPLES.glob("*.truth.json"))[0]
     truth = json.loads(truth_path.read_text())
     image = load_image(SAMPLES / truth_path.name.replace(".truth.json", ".jpg"))
     camera = CameraModel.from_json(truth["camera"], "truth camera")
-    obs = observe(image, camera, game="tornado")
-    H = game_to_image_homography(image, obs, camera)
-    assert H is not None
-    view = _View(H, camera)
+    obs = observe_image(image, camera, "tornado")
+    mapping = fit_image_from_game(obs, camera)
+    assert mapping is not None and obs.image_from_game == mapping
     # every visible flat sticker of the truth lands within a few pixels of where the mapping puts it
     errors = []
     for st in truth["stickers"]:
         if not st["visible"] or st["z_mm"] > 2.0:
             continue
         x, y = (sum(c[0] for c in st["corners_mm"]) / 4, sum(c[1] for c in st["corners_mm"]) / 4)
-        errors.append(math.dist(view.px((x, y)), st["centre_px"]))
+        errors.append(math.dist(mapping.project([(x, y)])[0], st["centre_px"]))
     print("photo finish mapping error px: max", round(max(errors), 2), "of", len(errors), "stickers")
     assert errors and max(errors) < 4.0, errors
-    picture, note = render_photo_finish(assess(TornadoGame.make(truth["course"]), obs, nominal_fallback=True),
-                                        image, obs, camera)
-    assert note is None and picture.shape[0] >= image.shape[0] and picture.shape[1] > image.shape[1]
+    explanation = photo_finish(assess(TornadoGame.make(truth["course"]), obs, nominal_fallback=True))
+    picture, note = render_explanation(explanation, image, obs)
+    assert note is None and picture.shape[1] > 640  # the picture and its text panel
 
 
 def test_live_referee_on_the_sample_session():

@@ -1,5 +1,7 @@
 """The `refcam` command: thin wiring from arguments to the packages.
 
+Commands: webui's own (webui/commands) and each registered game's ``commands()``,
+mounted as `refcam <game> <name>`, or `refcam <name>` when the game marks one top level.
 Bad input (any RefcamError, unreadable file) ends with one line on stderr and exit 2.
 """
 
@@ -11,6 +13,8 @@ import os
 import sys
 
 from referee.errors import RefcamError
+from referee.game import Command
+from referee.registry import games
 from webui.commands import COMMAND_MODULES
 
 EXIT_BAD_INPUT = 2
@@ -21,19 +25,38 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"refcam: error: {message}\n")
 
 
+def _mount(sub, command: Command) -> None:
+    p = sub.add_parser(command.name, help=command.help, description=command.help)
+    command.add_arguments(p)
+
+    def run(args: argparse.Namespace) -> int:
+        from webui.tools import CliTools
+
+        return command.run(args, CliTools())
+
+    p.set_defaults(run=run)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="refcam", description="A camera referee for Tornado Splash, Kayak Chaos and Kang.")
+    titles = [g.title for g in games()]
+    titles = ", ".join(titles[:-1]) + " and " + titles[-1] if len(titles) > 1 else titles[0]
+    parser = _Parser(prog="refcam", description=f"A camera referee for {titles}.")
     parser.add_argument("--version", action="version", version=f"refcam {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"webui.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"webui.commands.{name}":
-                continue  # command not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"webui.commands.{name}").register(sub)
+    for game in games():
+        own = [c for c in game.commands() if not c.top_level]
+        for command in game.commands():
+            if command.top_level:
+                _mount(sub, command)
+        if own:
+            gp = sub.add_parser(game.id, help=f"{game.title}'s own commands")
+            gsub = gp.add_subparsers(dest="game_command", metavar="COMMAND", parser_class=_Parser)
+            gsub.required = True
+            for command in own:
+                _mount(gsub, command)
     return parser
 
 
@@ -68,11 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _leaf_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the command that was given (`refcam <game> <name>` goes two levels down)."""
+    command = next(a for a in parser._actions if a.dest == "command").choices[args.command]
+    nested = [a for a in command._actions if a.dest == "game_command"]
+    return nested[0].choices[args.game_command] if nested else command
+
+
 def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """`--camera-file "$CAM"` with CAM unset must not quietly run without the camera file
     (nor `--out ""` write into the current folder): an empty value is refused."""
-    commands = next(a for a in parser._actions if a.dest == "command").choices
-    for action in commands[args.command]._actions:
+    for action in _leaf_parser(parser, args)._actions:
         value = getattr(args, action.dest, None)
         if value == "" or (isinstance(value, list) and "" in value):
             name = action.option_strings[0] if action.option_strings else (action.metavar or action.dest)

@@ -1,7 +1,8 @@
-"""The live engine: source -> observe -> stable-state tracker -> referee -> events.
+"""The live engine: source -> observe -> stable-state tracker -> game step -> events.
 
 One thread pulls frames from the source, observes each, feeds the tracker and hands
-every new stable state to the game's referee. What it learns goes out through two
+every new stable state to the game (referee/game.py: ``step(state, observation, t)``);
+the engine keeps the game, its parsed settings and the newest state, and knows no game. What it learns goes out through two
 broadcasters with one queue per client:
 
 * ``frames``: annotated JPEGs for the MJPEG stream; each client keeps only the newest
@@ -28,9 +29,11 @@ from typing import Any, Callable
 import numpy as np
 
 from referee.errors import RefcamError
+from referee.game import Game, parse_settings
 from referee.observation import Observation
-from referee.registry import GAME_TITLES, make_referee
-from referee.rulings import GameReferee, Ruling
+from referee.registry import game_ids, get_game, games
+from referee.rulings import Ruling
+from vision.pipeline import NoStickersError
 from vision.sources import FrameSource
 from vision.tracking import IN_PLAY, StableStateTracker, TrackerSettings, TrackerUpdate
 
@@ -114,9 +117,8 @@ class Broadcaster:
 
 @dataclass
 class LiveSettings:
-    game: str = "tornado"
-    course: str | None = None
-    weights: dict[str, float] = field(default_factory=dict)
+    game: str | None = None  # a registered game id; None: the first game of the registry
+    options: dict[str, str] = field(default_factory=dict)  # the game's options as the user typed them
     camera: Any = None  # calibration.camera.CameraModel or None
     tracker: TrackerSettings = field(default_factory=TrackerSettings)
     stream_max_width: int = 960
@@ -127,19 +129,21 @@ class LiveSettings:
 
 class LiveEngine:
     def __init__(self, source: FrameSource, observe: ObserveFn, settings: LiveSettings | None = None,
-                 referee_factory: Callable[..., GameReferee] = make_referee, recorder=None):
+                 recorder=None):
         self.source = source
         self.observe = observe
-        self.settings = settings or LiveSettings()
-        self.referee_factory = referee_factory
+        self.live = settings or LiveSettings()
+        self.live.game = self.live.game or game_ids()[0]
+        self.game: Game = get_game(self.live.game)
+        self.settings: dict[str, Any] = parse_settings(self.game, self.live.options)  # the game's parsed options
+        self.state = self.game.new_state(self.settings)
         self.recorder = recorder  # vision.session.SessionWriter or None
         self.frames = Broadcaster(maxsize=1)
         self.events = Broadcaster(maxsize=1000)
-        self.tracker = StableStateTracker(self.settings.tracker)
-        self.referee: GameReferee = self._new_referee()
+        self.tracker = StableStateTracker(self.live.tracker)
         self._lock = threading.RLock()
         self._seq = itertools.count(1)
-        self.log: collections.deque = collections.deque(maxlen=self.settings.log_size)
+        self.log: collections.deque = collections.deque(maxlen=self.live.log_size)
         self.status = IN_PLAY
         self.source_status = ""
         self.latest_jpeg: bytes | None = None
@@ -155,25 +159,25 @@ class LiveEngine:
         self._stop = threading.Event()
         self._warned: set[str] = set()
         self._restart_pending = False
-        self._H = None
+        self._mapping = None  # the newest image_from_game, kept while a hand hides the stickers
         source.on_warning = self._source_warning
         source.on_status = self._source_status
         source.on_restart = self._source_restart
 
     # ----- configuration -------------------------------------------------------------
-    def _new_referee(self) -> GameReferee:
-        s = self.settings
-        return self.referee_factory(s.game, course=s.course, weights=dict(s.weights))
+    def configure(self, game: str | None = None, options: dict[str, str] | None = None) -> None:
+        """Switch game or its settings: a fresh state and tracker (raises RefcamError on bad input).
 
-    def configure(self, game: str | None = None, course: str | None = None,
-                  weights: dict[str, float] | None = None) -> None:
-        """Switch game, course or boat weights: a fresh referee and tracker (raises RefcamError on bad input)."""
+        options: the game's option texts to change; a new game keeps only the texts it declares."""
         with self._lock:
-            new = replace(self.settings, game=game or self.settings.game,
-                          course=course if course is not None else self.settings.course,
-                          weights=dict(weights) if weights is not None else dict(self.settings.weights))
-            referee = self.referee_factory(new.game, course=new.course, weights=dict(new.weights))
-            self.settings, self.referee = new, referee
+            new_game = get_game(game) if game else self.game
+            texts = dict(self.live.options)
+            texts.update(options or {})
+            texts = {k: v for k, v in texts.items() if any(o.name == k for o in new_game.options)}
+            settings = parse_settings(new_game, texts)
+            state = new_game.new_state(settings)
+            self.game, self.settings, self.state = new_game, settings, state
+            self.live = replace(self.live, game=new_game.id, options=texts)
             self.tracker.reset()
             self.stable_obs, self.stable_image, self.stable_t = None, None, None
             self.log.clear()
@@ -181,16 +185,17 @@ class LiveEngine:
         self._publish({"type": "state", "state": self.state_json()})
 
     def config_json(self) -> dict:
-        s = self.settings
-        return {"game": s.game, "game_title": GAME_TITLES.get(s.game, s.game), "course": s.course,
-                "weights": s.weights, "source": self.source.info.name, "source_kind": self.source.info.kind,
-                "camera_file": bool(s.camera), "settle": s.game == "tornado"}
+        return {"game": self.game.id, "game_title": self.game.title,
+                "games": [{"id": g.id, "title": g.title, "options": [o.to_json() for o in g.options]} for g in games()],
+                "options": [o.to_json(self.settings.get(o.name)) for o in self.game.options],
+                "source": self.source.info.name, "source_kind": self.source.info.kind,
+                "camera_file": bool(self.live.camera), "settle": True}
 
     def state_json(self) -> dict:
         with self._lock:
             try:
-                return self.referee.state_json()
-            except Exception as exc:  # a referee bug must not take the page down
+                return self.game.view(self.state).to_json()
+            except Exception as exc:  # a game bug must not take the page down
                 return {"error": f"{type(exc).__name__}: {exc}"}
 
     # ----- events --------------------------------------------------------------------
@@ -284,12 +289,12 @@ class LiveEngine:
         if self.recorder is not None:
             self._record(image, t)
         with self._lock:
-            game, camera = self.settings.game, self.settings.camera
+            game, camera = self.game.id, self.live.camera
         try:
             obs = self.observe(image, camera, game)
         except RefcamError as exc:
             # e.g. a hand over every sticker: an empty table for the tracker, which remembers the pieces
-            if type(exc).__name__ != "NoStickersError":
+            if not isinstance(exc, NoStickersError):
                 self._warn_once(f"cannot observe this frame: {exc}", entry_ms)
             obs = Observation(pieces=(), game=game)
         except Exception as exc:  # a vision bug on one frame must not stop the page
@@ -306,7 +311,8 @@ class LiveEngine:
             if update.new_stable is not None:
                 self.stable_obs, self.stable_image, self.stable_t = update.new_stable, image, t
                 try:
-                    rulings = list(self.referee.observe_stable(update.new_stable, t))
+                    step = self.game.step(self.state, update.new_stable, t)
+                    self.state, rulings = step.state, list(step.rulings)
                 except RefcamError as exc:
                     self._warn(f"the referee could not rule: {exc}", entry_ms)
                 except Exception as exc:  # a referee bug: say so, keep refereeing the next states
@@ -317,9 +323,9 @@ class LiveEngine:
             self._publish({"type": "ruling", "ruling": r.to_json()}, entry_ms, keep=True)
         if update.new_stable is not None:
             self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
-        if self.settings.stream and (self.frames.clients or self.latest_jpeg is None):
+        if self.live.stream and (self.frames.clients or self.latest_jpeg is None):
             try:
-                self._publish_frame(image, obs, update, game)
+                self._publish_frame(image, obs, update)
             except Exception as exc:  # a drawing bug must not stop the refereeing
                 self._warn_once(f"could not draw the live view ({type(exc).__name__}: {exc})", entry_ms)
         return rulings
@@ -341,44 +347,55 @@ class LiveEngine:
                 self._warn_once(f"recording stopped: {exc.strerror or exc}", None)
                 self.recorder = None
 
-    def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate, game: str) -> None:
+    def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate) -> None:
         import cv2
 
-        from webui.overlay import draw_overlay, fit_image_from_game
+        from webui.overlay import draw_overlay
 
-        H = fit_image_from_game(obs)
-        if H is not None:
-            self._H = H
+        if obs.image_from_game is not None:
+            self._mapping = obs.image_from_game
         elif obs.pieces:
-            self._H = None
-        course = getattr(getattr(self.referee, "last_result", None), "course", None)  # Tornado Splash
-        annotated = draw_overlay(image, obs, update.pieces, update.hidden, game, update.status, self._H, course)
+            self._mapping = None
+        with self._lock:
+            shapes = self.game.shapes(self.state, obs)
+        annotated = draw_overlay(image, obs, update.pieces, update.hidden, update.status, self._mapping, shapes)
         h, w = annotated.shape[:2]
-        if w > self.settings.stream_max_width:
-            f = self.settings.stream_max_width / w
-            annotated = cv2.resize(annotated, (self.settings.stream_max_width, int(round(h * f))),
+        if w > self.live.stream_max_width:
+            f = self.live.stream_max_width / w
+            annotated = cv2.resize(annotated, (self.live.stream_max_width, int(round(h * f))),
                                    interpolation=cv2.INTER_AREA)
-        ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.settings.jpeg_quality])
+        ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.live.jpeg_quality])
         if ok:
             self.latest_jpeg = buf.tobytes()
             self.frames.publish(self.latest_jpeg)
 
     # ----- settle it -------------------------------------------------------------------
     def settle(self) -> dict:
-        """Freeze the newest stable state: the photo-finish picture (PNG bytes) and its measures."""
+        """Freeze the newest stable state: the game's explanation picture (PNG bytes) and its measures.
+
+        A game without an explanation gets the live overlay of that state, with its view as the measures."""
         with self._lock:
-            obs, image, t, game = self.stable_obs, self.stable_image, self.stable_t, self.settings.game
-            course, weights, camera = self.settings.course, dict(self.settings.weights), self.settings.camera
-            # a copy, so the picture is drawn while the engine goes on ruling
-            referee = self.referee.clone() if hasattr(self.referee, "clone") else self.referee
+            obs, image, t = self.stable_obs, self.stable_image, self.stable_t
+            game, state = self.game, self.state  # a frozen state: drawn while the engine goes on ruling
         if obs is None or image is None:
             raise RefcamError("no stable state yet: wait until the table is still")
-        return photo_finish(image, obs, t, game=game, course=course, weights=weights, camera=camera,
-                            referee=referee)
+        explanation = game.explain(state, obs)
+        if explanation is not None:
+            from webui.photofinish import render_explanation
+
+            picture, note = render_explanation(explanation, image, obs)
+            measures = dict(explanation.measures)
+            if note:
+                measures["note"] = note
+            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t}
+        from webui.overlay import draw_overlay
+
+        picture = draw_overlay(image, obs, obs.pieces, (), "stable", obs.image_from_game, game.shapes(state, obs))
+        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t}
 
 
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True) -> Observation:
-    """vision.pipeline.observe, keeping the sticker detections (for the overlay's homography).
+    """vision.pipeline.observe, keeping the sticker detections, with the image-from-game mapping.
 
     thorough=False skips the detector's second look at small rejected candidates (a
     little faster, at the cost of the smallest stickers; `--quick` on the command line).
@@ -395,7 +412,10 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
         obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found)
     except pipeline.NoStickersError:
         return Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
-    return replace(obs, extra={**obs.extra, "detections": dets})
+    # TEMPORARY (issue 8 section 3): until vision fills image_from_game itself, webui/mapping.py does.
+    from webui.mapping import fill_image_from_game
+
+    return fill_image_from_game(replace(obs, extra={**obs.extra, "detections": dets}), camera)
 
 
 def png_bytes(image: np.ndarray) -> bytes:
@@ -418,29 +438,3 @@ def sse_message(event: dict) -> bytes:
 
     data = json.dumps(event, separators=(",", ":"))
     return f"id: {event.get('seq', 0)}\nevent: {event['type']}\ndata: {data}\n\n".encode()
-
-
-
-def photo_finish(image: np.ndarray, obs: Observation, t: float, *, game: str, course: str | None,
-                 weights: dict[str, float], camera, referee: GameReferee) -> dict:
-    """The picture that explains the newest stable state, with its measures.
-
-    Tornado Splash: webui.photofinish draws zones, boundary lines and each boat's
-    measure with its sigma; other games get the live overlay of that state.
-    Returns {"png": bytes, "measures": dict, "t": float}; nothing touches the disk.
-    """
-    if game == "tornado" and hasattr(referee, "assess"):
-        from webui.photofinish import render_photo_finish
-
-        result = referee.assess(obs)  # the standings of this state given the race so far
-        picture, note = render_photo_finish(result, image, obs, camera)
-        measures = result.to_json()
-        if note:
-            measures["note"] = note
-        return {"png": png_bytes(picture), "measures": measures, "t": t}
-    from webui.overlay import draw_overlay, fit_image_from_game
-
-    H = fit_image_from_game(obs)
-    pic = draw_overlay(image, obs, obs.pieces, (), game, "stable", H)
-    state = referee.state_json()
-    return {"png": png_bytes(pic), "measures": state, "t": t}

@@ -1,228 +1,229 @@
-"""Drawing what the referee sees over the live image.
+"""Drawing what the referee sees over an image: piece outlines, the game's shapes, the status.
 
-Game-frame geometry (mm) is projected into the image through the plane homography
-that maps the game frame's table plane to pixels. The vision pipeline may hand it over
-(``Observation.frame["image_from_game"]`` or ``["homography"]``, a 3x3 list); if not, it
-is fitted here from the detected stickers the pipeline reports
-(``Observation.extra["detections"]``: {"id", "corners" (4x2 px)}) and the catalog's sticker
-corners placed by each piece's pose. Without either, only the status is drawn.
+Everything in game-frame millimetres goes through the observation's one mapping
+(``Observation.image_from_game``); the game says what to draw as Shape values
+(referee/game.py) and each shape's role picks its style from one table, ROLE_STYLES.
+This module knows no game: piece outlines come from the catalog's footprints.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from referee.catalog import default_catalog, footprint_polygon
-from referee.observation import Observation, PiecePose
-
-ToImage = Callable[[np.ndarray], np.ndarray]  # (N, 2) mm -> (N, 2) px
+from referee.observation import ImageFromGame, Observation, PiecePose
 
 GREEN = (60, 200, 60)
 AMBER = (0, 170, 255)
 WHITE = (255, 255, 255)
 BLACK = (0, 0, 0)
 GREY = (150, 150, 150)
-CYAN = (230, 200, 40)
-MAGENTA = (200, 60, 220)
+SMALL_PIECE_MM = 60.0  # pieces this small are movers: drawn last, thicker, and named
+FURNITURE_MM = 300.0  # pieces this large (a board) are furniture: the game's shapes show them
+STEP_MM = 20.0  # long lines are drawn in steps this long, so they follow the lens
+DASH_MM = 25.0
 
 
-def piece_to_game(pose: PiecePose, pts: np.ndarray) -> np.ndarray:
-    """(N, 2) points in the piece frame -> game frame, mm."""
-    c, s = math.cos(math.radians(pose.theta_deg)), math.sin(math.radians(pose.theta_deg))
-    R = np.array([[c, -s], [s, c]])
-    return np.asarray(pts, dtype=np.float64) @ R.T + np.array([pose.x_mm, pose.y_mm])
+@dataclass(frozen=True)
+class Style:
+    colour: tuple[int, int, int]  # BGR
+    width: float = 1.0  # times the picture's line width
+    fill: float = 0.0  # polygon fill opacity (0: outline only)
+    dashed: bool = False
 
 
-def _as_h(m) -> np.ndarray | None:
-    try:
-        H = np.array(m, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None
-    return H if H.shape == (3, 3) and np.all(np.isfinite(H)) else None
+ROLE_STYLES: dict[str, Style] = {
+    "zone-1": Style((255, 220, 170), 0, 0.25), "zone-2": Style((170, 230, 255), 0, 0.25),
+    "zone-3": Style((200, 255, 200), 0, 0.25), "zone-4": Style((230, 200, 255), 0, 0.25),
+    "zone-5": Style((200, 240, 240), 0, 0.25), "zone-6": Style((240, 210, 210), 0, 0.25),
+    "boundary": Style((0, 140, 255), 1.5), "extension": Style((0, 140, 255), 0.5, dashed=True),
+    "finish": Style(WHITE, 2.0), "grid": Style((230, 200, 40), 1.0),
+    "player-1": Style((40, 40, 230), 1.5), "player-2": Style((230, 120, 30), 1.5),
+    "player-3": Style((40, 180, 40), 1.5), "player-4": Style((200, 40, 200), 1.5),
+    "player-5": Style((30, 200, 230), 1.5), "player-6": Style((130, 80, 20), 1.5),
+    "legal": Style(GREEN, 2.0), "illegal": Style((40, 40, 230), 2.0), "uncertain": Style((0, 215, 255), 1.0),
+    "path": Style((230, 200, 40), 1.5), "highlight": Style(WHITE, 1.0), "piece": Style(GREEN, 1.0),
+    "info": Style(WHITE, 1.0),
+}
 
 
-def fit_image_from_game(obs: Observation) -> np.ndarray | None:
-    """(3, 3) homography game mm -> image px, from the frame info or the detected stickers."""
-    import cv2
-
-    for key in ("image_from_game", "homography", "H_image_from_game"):
-        H = _as_h(obs.frame.get(key)) if isinstance(obs.frame, dict) else None
-        if H is None:
-            H = _as_h(obs.extra.get(key))
-        if H is not None:
-            return H
-    dets = obs.extra.get("detections") or obs.extra.get("markers")
-    if not dets:
-        return None
-    cat = default_catalog()
-    by_name = {p.name: p for p in obs.pieces}
-    src, dst = [], []
-    for d in dets:
-        try:
-            mid, corners = int(d["id"]), np.asarray(d["corners"], dtype=np.float64).reshape(4, 2)
-        except (KeyError, TypeError, ValueError):
-            continue
-        spec = cat.sticker(mid)
-        if spec is None or spec.piece not in by_name:
-            continue
-        src.extend(piece_to_game(by_name[spec.piece], np.array(spec.corners_local())))
-        dst.extend(corners)
-    if len(src) < 8:  # at least two stickers
-        return None
-    H, _ = cv2.findHomography(np.array(src), np.array(dst), cv2.RANSAC, 4.0)
-    return _as_h(H)
+def style_of(role: str) -> Style:
+    return ROLE_STYLES.get(role, ROLE_STYLES["info"])
 
 
-def projector(H: np.ndarray) -> ToImage:
-    def to_image(pts: np.ndarray) -> np.ndarray:
-        p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
-        q = np.c_[p, np.ones(len(p))] @ H.T
-        return q[:, :2] / q[:, 2:3]
-    return to_image
+def legend(shapes) -> list[tuple[str, tuple[int, int, int]]]:
+    """(words, colour) for each role the shapes declare a legend for, in first-seen order."""
+    seen: dict[str, tuple[int, int, int]] = {}
+    for s in shapes:
+        if s.legend and s.legend not in seen:
+            seen[s.legend] = style_of(s.role).colour
+    return list(seen.items())
 
 
-def _poly(img, to_image: ToImage, pts, color, thickness=2, closed=True) -> None:
-    import cv2
+class PixelMap:
+    """Game-frame mm -> pixels through an ImageFromGame, keeping only points that make
+    sense in a picture of this size (in front of the camera, near the frame)."""
 
-    px = to_image(np.asarray(pts))
-    if not np.all(np.isfinite(px)) or np.abs(px).max() > 1e5:
-        return
-    cv2.polylines(img, [np.round(px).astype(np.int32).reshape(-1, 1, 2)], closed, color, thickness, cv2.LINE_AA)
+    def __init__(self, mapping: ImageFromGame, size: tuple[int, int], unit: float = 1.0):
+        self.mapping, self.w, self.h, self.unit = mapping, size[0], size[1], unit
+        h = mapping.homography
+        self._w0 = h[8] if abs(h[8]) > 1e-12 else 1.0
+
+    def project(self, points, z_mm: float = 0.0) -> np.ndarray:
+        """(N, 2) pixels, NaN where a point cannot be drawn."""
+        pts = [(float(x), float(y)) for x, y in points]
+        out = np.array(self.mapping.project(pts, z_mm), dtype=float).reshape(-1, 2)
+        hom = np.array(ImageFromGame(self.mapping.homography).project(pts), dtype=float).reshape(-1, 2)
+        h = self.mapping.homography
+        ws = np.array([h[6] * x + h[7] * y + h[8] for x, y in pts])
+        near = ((hom[:, 0] > -self.w) & (hom[:, 0] < 2 * self.w) & (hom[:, 1] > -self.h) & (hom[:, 1] < 2 * self.h))
+        ok = (ws * self._w0 > 0) & near & np.all(np.isfinite(out), axis=1)
+        out[~ok] = np.nan
+        return out
+
+    def mm_to_px(self, at) -> float:
+        """Pixels per mm near a game-frame point."""
+        a, b = self.project([at, (at[0] + 10.0, at[1])])
+        d = float(np.hypot(*(b - a))) / 10.0
+        return d if math.isfinite(d) and d > 0 else 1.0
 
 
-def _label(img, text: str, org, scale: float, color=WHITE) -> None:
+def _steps(points, closed: bool) -> list:
+    pts = list(points) + ([points[0]] if closed and len(points) > 2 else [])
+    out = [pts[0]] if pts else []
+    for a, b in zip(pts, pts[1:]):
+        n = max(1, int(math.hypot(b[0] - a[0], b[1] - a[1]) / STEP_MM))
+        out += [(a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n) for i in range(1, n + 1)]
+    return out
+
+
+def _runs(px: np.ndarray) -> list[np.ndarray]:
+    """Stretches of consecutive drawable points."""
+    runs, cur = [], []
+    for p in px:
+        if np.all(np.isfinite(p)):
+            cur.append(p)
+        elif cur:
+            runs.append(np.array(cur))
+            cur = []
+    if cur:
+        runs.append(np.array(cur))
+    return [r for r in runs if len(r) >= 2]
+
+
+def _text(img, text: str, org, scale: float, colour, thick: int = 2) -> None:
     import cv2
 
     x, y = int(org[0]), int(org[1])
-    th = max(1, int(round(scale * 2)))
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, BLACK, th + 3, cv2.LINE_AA)
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, color, th, cv2.LINE_AA)
+    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, BLACK, thick + 3, cv2.LINE_AA)
+    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
 
 
-def short_name(name: str) -> str:
-    return name.split("/", 1)[-1]
-
-
-def draw_tornado_course(img: np.ndarray, to_image: ToImage, course) -> None:
-    """Tornado Splash zones (bands along the course path, named) and boundary lines.
-
-    course: referee.tornado.course.Course as the referee built it from the last stable state.
-    """
+def _line_runs(img, runs, style: Style, thick: int) -> None:
     import cv2
 
-    tw = float(course.track_width)
-    band = img.copy()
-    h, w = img.shape[:2]
-    scale = max(0.5, w / 1400.0)
-    for z in course.zones:
-        path = np.asarray(z.path, dtype=np.float64).reshape(-1, 2)
-        if len(path) < 2:
-            continue
-        d = np.gradient(path, axis=0)
-        n = np.c_[-d[:, 1], d[:, 0]] / np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-9)
-        outline = np.vstack([path + n * tw / 2, (path - n * tw / 2)[::-1]])
-        px = to_image(outline)
-        if np.all(np.isfinite(px)) and np.abs(px).max() < 1e5:
-            cv2.fillPoly(band, [np.round(px).astype(np.int32)], ZONE_COLOURS[z.index % len(ZONE_COLOURS)])
-    cv2.addWeighted(band, 0.22, img, 0.78, 0, img)
-    for z in course.zones:
-        path = np.asarray(z.path, dtype=np.float64).reshape(-1, 2)
-        if len(path):
-            c = to_image(path[len(path) // 2][None])[0]
-            if np.all(np.isfinite(c)) and np.abs(c).max() < 1e5:
-                _label(img, z.name, c, 0.55 * scale, WHITE)
-    for line in course.lines():
-        # the boundary counts as extending without end; the drawn stretch spans the course
-        o, a = np.asarray(line.origin, float), np.asarray(line.along, float)
-        if line.kind == "ray":
-            seg = [o, o + a * (tw + 200.0)]
+    for run in runs:
+        pts = np.round(run).astype(np.int32)
+        if style.dashed:
+            for i in range(0, len(pts) - 1, 2):
+                cv2.line(img, tuple(map(int, pts[i])), tuple(map(int, pts[i + 1])), style.colour, thick, cv2.LINE_AA)
         else:
-            seg = [o - a * (tw / 2 + 150.0), o + a * (tw / 2 + 150.0)]
-        color = WHITE if line is course.finish else MAGENTA
-        _poly(img, to_image, seg, color, 4 if line is course.finish else 2, closed=False)
+            cv2.polylines(img, [pts.reshape(-1, 1, 2)], False, style.colour, thick, cv2.LINE_AA)
 
 
-ZONE_COLOURS = [(255, 220, 170), (170, 230, 255), (200, 255, 200), (230, 200, 255), (200, 240, 240), (240, 210, 210)]
+def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: float) -> None:
+    """Draw Shape values onto img in place: fills first (blended), then lines, then labels."""
+    import cv2
+
+    fills = [s for s in shapes if s.kind == "polygon" and style_of(s.role).fill > 0]
+    if fills:
+        layer = img.copy()
+        for s in fills:
+            px = view.project(_steps(s.points, True), s.z_mm)
+            if np.all(np.isfinite(px)) and len(px) >= 3:
+                cv2.fillPoly(layer, [np.round(px).astype(np.int32)], style_of(s.role).colour)
+        alpha = max(style_of(s.role).fill for s in fills)
+        cv2.addWeighted(layer, alpha, img, 1 - alpha, 0, img)
+    for s in shapes:
+        st = style_of(s.role)
+        thick = max(1, int(round(line_px * st.width)))
+        if s.kind in ("line", "polyline", "arrow") or (s.kind == "polygon" and st.width > 0):
+            pts = _steps(s.points, s.kind == "polygon")
+            if st.dashed:
+                pts = _steps(s.points, False)
+            _line_runs(img, _runs(view.project(pts, s.z_mm)), st, thick)
+        if s.kind == "arrow" and len(s.points) >= 2:
+            a, b = view.project([s.points[-2], s.points[-1]], s.z_mm)
+            if np.all(np.isfinite([a, b])):
+                cv2.arrowedLine(img, tuple(map(int, np.round(a))), tuple(map(int, np.round(b))), st.colour, thick,
+                                cv2.LINE_AA, tipLength=0.3)
+        elif s.kind == "circle" and s.points:
+            c = view.project(s.points[:1], s.z_mm)[0]
+            if np.all(np.isfinite(c)):
+                r = max(3, int(round(s.radius_mm * view.mm_to_px(s.points[0]))))
+                cv2.circle(img, tuple(map(int, np.round(c))), r, BLACK, thick + 2, cv2.LINE_AA)
+                cv2.circle(img, tuple(map(int, np.round(c))), r, st.colour, thick, cv2.LINE_AA)
+    for s in shapes:
+        if s.kind == "label" and s.points and s.text:
+            c = view.project(s.points[:1], s.z_mm)[0]
+            if np.all(np.isfinite(c)):
+                _text(img, s.text, c, font, style_of(s.role).colour, max(1, line_px // 2))
 
 
-def draw_game_geometry(img: np.ndarray, to_image: ToImage, game: str, pieces: dict[str, PiecePose],
-                       course=None) -> None:
-    """Kang grid, Kayak river tiles, Tornado zones and boundary lines (gate and finish line)."""
+def piece_to_game(pose: PiecePose, pts) -> list[tuple[float, float]]:
+    c, s = math.cos(math.radians(pose.theta_deg)), math.sin(math.radians(pose.theta_deg))
+    return [(pose.x_mm + c * x - s * y, pose.y_mm + s * x + c * y) for x, y in pts]
+
+
+def _outlines(img, view: PixelMap, pieces, hidden, status: str, scale: float) -> None:
+    """Each catalog piece's footprint; the small ones (movers) last, thicker and named."""
     cat = default_catalog()
-    if game == "kang":
-        g = cat.game("kang")["grid"]
-        a, nf, nr = float(g["square_mm"]), int(g["files"]), int(g["rows"])
-        hx, hy = a * nf / 2, a * nr / 2
-        for i in range(nf + 1):
-            _poly(img, to_image, [(-hx + i * a, -hy), (-hx + i * a, hy)], CYAN, 2, closed=False)
-        for j in range(nr + 1):
-            _poly(img, to_image, [(-hx, -hy + j * a), (hx, -hy + j * a)], CYAN, 2, closed=False)
-    elif game == "kayak":
-        tile = cat.game("kayak")["tile"]
-        s, lanes, rows = float(tile["space_mm"]), int(tile["lanes"]), int(tile["rows"])
-        for name, p in pieces.items():
-            if not name.startswith("kayak/tile-"):
-                continue
-            L, W = rows * s, lanes * s
-            for k in range(1, lanes):  # lane lines along the river
-                y = -W / 2 + k * s
-                _poly(img, to_image, piece_to_game(p, np.array([(-L / 2, y), (L / 2, y)])), CYAN, 1, closed=False)
-            _poly(img, to_image, piece_to_game(p, np.array([(-L / 2, -W / 2), (L / 2, -W / 2), (L / 2, W / 2),
-                                                            (-L / 2, W / 2)])), CYAN, 3)
-    elif game == "tornado" and course is not None:
-        draw_tornado_course(img, to_image, course)
-    elif game == "tornado":
-        for name, p in pieces.items():
-            if name.startswith("tornado/curve-card-"):
-                # the card's boundary line runs from the apex along +x and counts as endless
-                _poly(img, to_image, piece_to_game(p, np.array([(0.0, 0.0), (900.0, 0.0)])), MAGENTA, 2, closed=False)
-            elif name in ("tornado/start-gate", "tornado/finish-line"):
-                half = float(cat.piece(name).footprint["size_mm"][1]) / 2
-                color = WHITE if name == "tornado/finish-line" else CYAN
-                _poly(img, to_image, piece_to_game(p, np.array([(0.0, -half), (0.0, half)])), color, 4, closed=False)
+    sized = []
+    for p in pieces:
+        if not cat.has_piece(p.name):
+            continue
+        spec = cat.piece(p.name)
+        xs, ys = zip(*footprint_polygon(spec.footprint, 16))
+        extent = max(max(xs) - min(xs), max(ys) - min(ys))
+        if spec.family.startswith("table/") or min(max(xs) - min(xs), max(ys) - min(ys)) >= FURNITURE_MM:
+            continue
+        sized.append((extent <= SMALL_PIECE_MM, p, spec))
+    for small, p, spec in sorted(sized, key=lambda e: e[0]):
+        colour = GREY if p.name in hidden else (GREEN if status == "stable" else AMBER)
+        style = Style(colour, 1.5 if small else 1.0)
+        outline = piece_to_game(p, footprint_polygon(spec.footprint, 16))
+        _line_runs(img, _runs(view.project(_steps(outline, True))), style, 3 if small else 2)
+        if small:
+            c = view.project([(p.x_mm, p.y_mm)])[0]
+            if np.all(np.isfinite(c)):
+                _text(img, p.name.split("/", 1)[-1] + (" (hidden)" if p.name in hidden else ""),
+                      (c[0] + 8 * scale, c[1] - 8 * scale), 0.5 * scale, colour, max(1, int(round(scale))))
 
 
 def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...], hidden: tuple[str, ...],
-                 game: str, status: str, H: np.ndarray | None, course=None) -> np.ndarray:
-    """A copy of image (H, W, 3) BGR with outlines, names, game geometry and the status."""
+                 status: str, mapping: ImageFromGame | None, shapes=()) -> np.ndarray:
+    """A copy of image (H, W, 3) BGR with the game's shapes, piece outlines and names, and the status.
+    Without a mapping only the detected stickers and the status are drawn."""
     import cv2
 
     out = image.copy()
     h, w = out.shape[:2]
     scale = max(0.7, w / 900.0)
-    cat = default_catalog()
-    if H is not None:
-        to_image = projector(H)
-        by_name = {p.name: p for p in pieces}
-        draw_game_geometry(out, to_image, game, by_name, course)
-        # boats and pawns last, so their names sit on top of the cards under them
-        movers = ("tornado/boat", "kayak/pawn", "kang/kangaroo")
-        for p in sorted(pieces, key=lambda p: cat.has_piece(p.name) and cat.piece(p.name).family in movers):
-            if not cat.has_piece(p.name):
-                continue
-            spec = cat.piece(p.name)
-            color = GREY if p.name in hidden else (GREEN if status == "stable" else AMBER)
-            if spec.family in ("table/corner", "kang/board"):
-                continue
-            outline = piece_to_game(p, np.array(footprint_polygon(spec.footprint, 16)))
-            _poly(out, to_image, outline, color, 3 if spec.family in movers else 2)
-            if spec.family == "tornado/racing-card":
-                continue  # outlines suffice: card names would bury the boats' names
-            c = to_image(np.array([[p.x_mm, p.y_mm]]))[0]
-            if np.all(np.isfinite(c)):
-                _label(out, short_name(p.name) + (" (hidden)" if p.name in hidden else ""),
-                       (c[0] + 8 * scale, c[1] - 8 * scale), 0.5 * scale, color)
+    if mapping is not None:
+        view = PixelMap(mapping, (w, h))
+        draw_shapes(out, shapes, view, max(1, int(round(1.5 * scale))), 0.45 * scale)
+        _outlines(out, view, pieces, hidden, status, scale)
     elif obs is not None:
-        dets = obs.extra.get("detections") or []
-        for d in dets:
+        for d in obs.extra.get("detections") or []:
             try:
                 q = np.asarray(d["corners"], dtype=np.float64).reshape(4, 2)
             except (KeyError, TypeError, ValueError):
                 continue
             cv2.polylines(out, [np.round(q).astype(np.int32).reshape(-1, 1, 2)], True, AMBER, 2, cv2.LINE_AA)
     badge = "STABLE" if status == "stable" else "IN PLAY..."
-    _label(out, badge, (int(16 * scale), int(40 * scale)), 1.1 * scale, GREEN if status == "stable" else AMBER)
+    _text(out, badge, (int(16 * scale), int(40 * scale)), 1.1 * scale, GREEN if status == "stable" else AMBER,
+          max(1, int(round(2.2 * scale))))
     return out

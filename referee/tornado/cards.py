@@ -13,9 +13,11 @@ from shapely.geometry import Point as SPoint
 from shapely.geometry import Polygon
 
 from referee.catalog import Catalog, default_catalog
+from referee.game import RuleRef
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
+from .rules import rule
 
 CARD_PREFIX = "tornado/card-"
 BOAT_PREFIX = "tornado/boat-"
@@ -168,23 +170,23 @@ class Violation:
     """A broken placement rule: what, whose, which rule (rulebook section)."""
 
     boat: str
-    rule: str
+    rule: RuleRef
     summary: str
     eliminates: bool = False
     cards: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        return {"boat": self.boat, "rule": self.rule, "summary": self.summary, "eliminates": self.eliminates,
+        return {"boat": self.boat, "rule": str(self.rule), "summary": self.summary, "eliminates": self.eliminates,
                 "cards": list(self.cards)}
 
 
-RULE_PLACEMENT = "Tornado Splash, Racing Card Placement Methods"
-RULE_TOUCHING = "Tornado Splash, Avoid Obstacles (cards must touch)"
-RULE_TURN = "Tornado Splash, FAQ (no turn of more than 90 degrees)"
-RULE_LIMIT = "Tornado Splash, Racing Card Limitation"
-RULE_BOOST = "Tornado Splash, Boosting"
-RULE_OUT = "Tornado Splash, Out of Bounds"
-RULE_TOKEN = "Tornado Splash, Player Token Placement"
+RULE_PLACEMENT = rule("Racing Card Placement Methods")
+RULE_TOUCHING = rule("Avoid Obstacles (cards must touch)")
+RULE_TURN = rule("FAQ (no turn of more than 90 degrees)")
+RULE_LIMIT = rule("Racing Card Limitation")
+RULE_BOOST = rule("Boosting")
+RULE_OUT = rule("Out of Bounds")
+RULE_TOKEN = rule("Player Token Placement")
 
 
 def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: PiecePose | None = None,
@@ -210,6 +212,42 @@ def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: Piece
     # Chain of the new cards, from the card the boat stood on (or the start gate).
     prev_card = tip if tip is not None else (start_on.card if start_on else None)
     chain = list(new_cards) if ordered else sorted(new_cards, key=lambda c: g.dist(c.centre, (before.x_mm, before.y_mm)))
+    out += _chain_faults(boat, chain, prev_card, gate_outline, sigma_band)
+
+    # Racing Card Limitation / Boosting: up to 3 spaces a round, 4 with the boost;
+    # covered spaces do not exist (Overlapping Player Cards).
+    limit = 4 if boosted else 3
+    ahead = 0
+    if start_on is not None:
+        ahead += sum(1 for sp in start_on.card.spaces
+                     if sp.index > start_on.space.index and (start_on.card.name, sp.index) not in covered)
+    ahead += sum(1 for c in new_cards for sp in c.spaces if (c.name, sp.index) not in covered)
+    if check_limit and new_cards and ahead > limit:
+        out.append(Violation(boat, RULE_BOOST if boosted else RULE_LIMIT,
+                             f"the cards laid give {ahead} movement spaces this round (at most {limit})",
+                             cards=tuple(c.name for c in new_cards)))
+
+    if table is not None:
+        out += _off_table(boat, new_cards, table, sigma_band)
+
+    # Player Token Placement: the token ends wholly behind its space's front bracket.
+    end_on = card_under(after, all_cards, covered) if check_token else None
+    if end_on is not None:
+        outline = boat_outline(after, catalog)
+        front = max(end_on.card.local(q)[0] for q in outline)
+        over = front - end_on.space.bracket_x
+        band = sigma_band * math.hypot(after.sigma_mm, end_on.card.sigma_at(end_on.space.bracket_x))
+        if over > band:
+            out.append(Violation(boat, RULE_TOKEN, f"{boat} overlaps the white bracket of space "
+                                 f"{end_on.space.index + 1} on {end_on.card.name} by {over:.1f} mm",
+                                 cards=(end_on.card.name,)))
+    return out
+
+
+def _chain_faults(boat: str, chain: list[Card], prev_card: Card | None, gate_outline: Polygon | None,
+                  sigma_band: float) -> list[Violation]:
+    """Each new card against the one before it (or the start gate)."""
+    out: list[Violation] = []
     for card in chain:
         tol = sigma_band * math.hypot(card.pose.sigma_mm, prev_card.pose.sigma_mm if prev_card else 0.0) + 0.5
         if prev_card is not None:
@@ -233,41 +271,19 @@ def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: Piece
                 out.append(Violation(boat, RULE_PLACEMENT, f"{card.name}, the first card, does not start at the start "
                                      f"gate (gap {gap:.1f} mm)", cards=(card.name,)))
         prev_card = card
+    return out
 
-    # Racing Card Limitation / Boosting: up to 3 spaces a round, 4 with the boost;
-    # covered spaces do not exist (Overlapping Player Cards).
-    limit = 4 if boosted else 3
-    ahead = 0
-    if start_on is not None:
-        ahead += sum(1 for sp in start_on.card.spaces
-                     if sp.index > start_on.space.index and (start_on.card.name, sp.index) not in covered)
-    ahead += sum(1 for c in new_cards for sp in c.spaces if (c.name, sp.index) not in covered)
-    if check_limit and new_cards and ahead > limit:
-        out.append(Violation(boat, RULE_BOOST if boosted else RULE_LIMIT,
-                             f"the cards laid give {ahead} movement spaces this round (at most {limit})",
-                             cards=tuple(c.name for c in new_cards)))
 
-    # Out of Bounds: a card hanging even slightly off the table eliminates its boat.
-    if table is not None:
-        for c in new_cards:
-            outside = c.polygon().difference(table)
-            if outside.is_empty:
-                continue
-            depth = max((table.exterior.distance(SPoint(q)) for q in c.outline
-                         if not table.contains(SPoint(q))), default=0.0)
-            if depth > sigma_band * c.pose.sigma_mm:
-                out.append(Violation(boat, RULE_OUT, f"{c.name} hangs {depth:.1f} mm off the table; "
-                                     f"{boat} is eliminated", eliminates=True, cards=(c.name,)))
-
-    # Player Token Placement: the token ends wholly behind its space's front bracket.
-    end_on = card_under(after, all_cards, covered) if check_token else None
-    if end_on is not None:
-        outline = boat_outline(after, catalog)
-        front = max(end_on.card.local(q)[0] for q in outline)
-        over = front - end_on.space.bracket_x
-        band = sigma_band * math.hypot(after.sigma_mm, end_on.card.sigma_at(end_on.space.bracket_x))
-        if over > band:
-            out.append(Violation(boat, RULE_TOKEN, f"{boat} overlaps the white bracket of space "
-                                 f"{end_on.space.index + 1} on {end_on.card.name} by {over:.1f} mm",
-                                 cards=(end_on.card.name,)))
+def _off_table(boat: str, new_cards: list[Card], table: Polygon, sigma_band: float) -> list[Violation]:
+    """Out of Bounds: a card hanging even slightly off the table eliminates its boat."""
+    out: list[Violation] = []
+    for c in new_cards:
+        outside = c.polygon().difference(table)
+        if outside.is_empty:
+            continue
+        depth = max((table.exterior.distance(SPoint(q)) for q in c.outline
+                     if not table.contains(SPoint(q))), default=0.0)
+        if depth > sigma_band * c.pose.sigma_mm:
+            out.append(Violation(boat, RULE_OUT, f"{c.name} hangs {depth:.1f} mm off the table; "
+                                 f"{boat} is eliminated", eliminates=True, cards=(c.name,)))
     return out

@@ -369,20 +369,7 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
         else:
             markers[c.marker] = pose
 
-    # Which curve cards lie at which marker: a card's boundary line starts at its
-    # apex under the marker (How to Use the Curve Cards and Markers), so take the
-    # marker nearest the card's apex; card ids play no part.
-    cards_at: dict[int, list[_CurveCard]] = {m: [] for m in markers}
-    for pose in obs.pieces:
-        if not pose.name.startswith(CURVE_CARD_PREFIX):
-            continue
-        apex = (pose.x_mm, pose.y_mm)
-        sticker = _card_sticker_point(pose, catalog)
-        best = min(markers.items(), key=lambda kv: g.dist(apex, (kv[1].x_mm, kv[1].y_mm)), default=None)
-        if best is None or g.dist(apex, (best[1].x_mm, best[1].y_mm)) > CARD_TO_MARKER_TOLERANCE_MM:
-            warnings.append(f"curve card {pose.name} lies at no curve marker of course {spec.id!r}; ignored")
-            continue
-        cards_at[best[0]].append(_CurveCard(pose.name, sticker, pose.sigma_mm, pose.face))
+    cards_at = _curve_cards_at_markers(spec, obs, markers, catalog, warnings)
     for c in spec.curves:
         if c.marker in markers and len(cards_at[c.marker]) != 2:
             n = len(cards_at[c.marker])
@@ -400,26 +387,11 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
     curve_lines: list[tuple[BoundaryLine, BoundaryLine, float]] = []
     curve_cards: dict[int, tuple[str, str]] = {}
     for k, c in enumerate(spec.curves):
-        mpose = markers[c.marker]
-        vertex = (mpose.x_mm, mpose.y_mm)
+        vertex = (markers[c.marker].x_mm, markers[c.marker].y_mm)
         a, b = cards_at[c.marker]
         entry_card, exit_card = _choose_entry(spec, c, vertex, a, b, anchors[k], anchors[k + 2])
-        lines = []
-        for role, card in (("entry", entry_card), ("exit", exit_card)):
-            s2 = g.dist(card.sticker, vertex)
-            if s2 < 1.0:
-                raise CourseGeometryError(f"curve card {card.name} has its sticker on curve marker {c.marker}")
-            along = g.unit(g.sub(card.sticker, vertex))
-            lines.append(BoundaryLine(name=f"curve {c.marker} {role}", kind="ray", origin=vertex, along=along,
-                                      forward=g.rotate(along, 90.0 * c.sign), half_length=math.inf,
-                                      sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
-                                      sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None))
-            # Curve cards lie face up for a left turn, face down for a right turn
-            # (How to Use the Curve Cards and Markers): say so if a card disagrees.
-            want = "left-turn" if c.turn == "left" else "right-turn"
-            if card.face in ("left-turn", "right-turn") and card.face != want:
-                warnings.append(f"curve card {card.name} at marker {c.marker} shows its {card.face} face; "
-                                f"course {spec.id!r} turns {c.turn} there")
+        lines = [_curve_line(spec, c, markers[c.marker], role, card, nominal, warnings)
+                 for role, card in (("entry", entry_card), ("exit", exit_card))]
         sweep = g.wrap360(c.sign * (g.angle_deg(lines[1].along) - g.angle_deg(lines[0].along)))
         curve_lines.append((lines[0], lines[1], sweep))
         curve_cards[c.marker] = (entry_card.name, exit_card.name)
@@ -434,6 +406,45 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
                   # a boat that has just crossed stands at most about a card plus a boat past it
                   finish_overrun_mm=card_len + boat[0],
                   curve_cards=curve_cards, warnings=tuple(warnings))
+
+
+def _curve_cards_at_markers(spec: CourseSpec, obs: Observation, markers: dict[int, PiecePose], catalog: Catalog,
+                            warnings: list[str]) -> dict[int, list["_CurveCard"]]:
+    """Which curve cards lie at which marker: a card's boundary line starts at its
+    apex under the marker (How to Use the Curve Cards and Markers), so take the
+    marker nearest the card's apex; card ids play no part."""
+    cards_at: dict[int, list[_CurveCard]] = {m: [] for m in markers}
+    for pose in obs.pieces:
+        if not pose.name.startswith(CURVE_CARD_PREFIX):
+            continue
+        apex = (pose.x_mm, pose.y_mm)
+        sticker = _card_sticker_point(pose, catalog)
+        best = min(markers.items(), key=lambda kv: g.dist(apex, (kv[1].x_mm, kv[1].y_mm)), default=None)
+        if best is None or g.dist(apex, (best[1].x_mm, best[1].y_mm)) > CARD_TO_MARKER_TOLERANCE_MM:
+            warnings.append(f"curve card {pose.name} lies at no curve marker of course {spec.id!r}; ignored")
+            continue
+        cards_at[best[0]].append(_CurveCard(pose.name, sticker, pose.sigma_mm, pose.face))
+    return cards_at
+
+
+def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, card: "_CurveCard", nominal: set,
+                warnings: list[str]) -> BoundaryLine:
+    """A curve's entry or exit boundary: the ray from the marker through the card's sticker."""
+    vertex = (mpose.x_mm, mpose.y_mm)
+    s2 = g.dist(card.sticker, vertex)
+    if s2 < 1.0:
+        raise CourseGeometryError(f"curve card {card.name} has its sticker on curve marker {c.marker}")
+    along = g.unit(g.sub(card.sticker, vertex))
+    # Curve cards lie face up for a left turn, face down for a right turn
+    # (How to Use the Curve Cards and Markers): say so if a card disagrees.
+    want = "left-turn" if c.turn == "left" else "right-turn"
+    if card.face in ("left-turn", "right-turn") and card.face != want:
+        warnings.append(f"curve card {card.name} at marker {c.marker} shows its {card.face} face; "
+                        f"course {spec.id!r} turns {c.turn} there")
+    return BoundaryLine(name=f"curve {c.marker} {role}", kind="ray", origin=vertex, along=along,
+                        forward=g.rotate(along, 90.0 * c.sign), half_length=math.inf,
+                        sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
+                        sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None)
 
 
 # How far the real pieces may lie from the course card's nominal layout.
@@ -474,45 +485,7 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
     used_names = {p.name for p in obs.pieces}
     free = [p.name for p in catalog.pieces(family="tornado/curve-card") if p.name not in used_names]
     for c in spec.curves:
-        marker = f"{MARKER_PREFIX}{c.marker}"
-        if marker not in nominal:
-            continue
-        nominal_v = (nominal[marker].x_mm, nominal[marker].y_mm)
-        nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
-                        and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
-        seen_marker = obs.piece(marker)
-        centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
-        reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
-        here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
-        if seen_marker is not None and len(here) >= 2:
-            continue
-        notes = []
-        if seen_marker is None:
-            if here:
-                ax = sum(p.x_mm for p in here) / len(here)
-                ay = sum(p.y_mm for p in here) / len(here)
-                sig = min(p.sigma_mm for p in here)
-                vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
-                notes.append("the marker is placed at its curve cards' apex")
-            else:
-                vertex_pose = nominal[marker]
-                notes.append("the marker takes its nominal place")
-            added.append(vertex_pose)
-        else:
-            vertex_pose = seen_marker
-        # the lines not seen: the nominal ray whose direction no seen card takes
-        missing_rays = list(nominal_rays)
-        for p in here:
-            if missing_rays:
-                missing_rays.remove(min(missing_rays, key=lambda a: abs(g.wrap180(a - p.theta_deg))))
-        for ang in missing_rays:
-            if not free:
-                break
-            name = free.pop(0)
-            face = "left-turn" if c.turn == "left" else "right-turn"
-            added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
-                                   face=face))
-            notes.append(f"a curve card takes its nominal direction {ang:.0f} deg")
+        notes = _fill_curve(c, nominal, obs, seen_cards, free, added)
         if notes:
             warnings.append(f"curve {c.marker} is not all in view: {'; '.join(notes)} from the course file "
                             f"(+-{NOMINAL_SIGMA_MM:.0f} mm, +-{NOMINAL_SIGMA_DEG:.0f} deg)")
@@ -522,6 +495,52 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
 
     return replace(obs, pieces=obs.pieces + tuple(added)), warnings, {p.name for p in added}
 
+
+
+def _fill_curve(c: CurveSpec, nominal: dict[str, PiecePose], obs: Observation, seen_cards: list[PiecePose],
+                free: list[str], added: list[PiecePose]) -> list[str]:
+    """One curve's marker and cards out of view, from the layout (appended to ``added``;
+    ``free`` lends unused curve-card names); returns notes saying what was assumed."""
+    marker = f"{MARKER_PREFIX}{c.marker}"
+    if marker not in nominal:
+        return []
+    nominal_v = (nominal[marker].x_mm, nominal[marker].y_mm)
+    nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
+                    and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
+    seen_marker = obs.piece(marker)
+    centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
+    reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
+    here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
+    if seen_marker is not None and len(here) >= 2:
+        return []
+    notes = []
+    if seen_marker is None:
+        if here:
+            ax = sum(p.x_mm for p in here) / len(here)
+            ay = sum(p.y_mm for p in here) / len(here)
+            sig = min(p.sigma_mm for p in here)
+            vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
+            notes.append("the marker is placed at its curve cards' apex")
+        else:
+            vertex_pose = nominal[marker]
+            notes.append("the marker takes its nominal place")
+        added.append(vertex_pose)
+    else:
+        vertex_pose = seen_marker
+    # the lines not seen: the nominal ray whose direction no seen card takes
+    missing_rays = list(nominal_rays)
+    for p in here:
+        if missing_rays:
+            missing_rays.remove(min(missing_rays, key=lambda a: abs(g.wrap180(a - p.theta_deg))))
+    for ang in missing_rays:
+        if not free:
+            break
+        name = free.pop(0)
+        face = "left-turn" if c.turn == "left" else "right-turn"
+        added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
+                               face=face))
+        notes.append(f"a curve card takes its nominal direction {ang:.0f} deg")
+    return notes
 
 def _fit_layout(nominal: dict[str, PiecePose], obs: Observation) -> tuple[dict, float, int] | None:
     """The layout moved rigidly onto the observation's frame, from the seen course

@@ -1,9 +1,10 @@
-"""The live Tornado Splash referee: keeps the race history across stable states.
+"""The Tornado Splash referee: keeps the race history across stable states.
 
-Implements the GameReferee protocol (referee/rulings.py). Fixed facts (course,
-weights) live in a frozen TornadoGame; everything that changes (zones reached,
-crossings, rounds, turns, routes, boosts, eliminations, violations) lives here and
-is copied by clone().
+Fixed facts (course, weights) live in a frozen TornadoGame; everything that changes
+(zones reached, crossings, rounds, turns, routes, boosts, eliminations, violations) is
+held by a frozen TornadoState between stable states. A TornadoReferee is the worksheet
+one step rules on: made from a state (copies), changed while ruling, turned back into a
+new state (referee/tornado/game.py puts the pure step together).
 
 Every stable state is ruled on per boat: each boat whose token moved gets one
 "move" ruling (how many movement spaces along its own route, legal or not and
@@ -33,18 +34,20 @@ from .course import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
 from .rounds import RoundTracker
+from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
-RULE_RANKING = "Tornado Splash, Ranking Phase"
-RULE_FINISH = "Tornado Splash, Crossing the Finish Line"
-RULE_END = "Tornado Splash, Ending the Game"
-RULE_MOVEMENT = "Tornado Splash, Player Token Movement"
-RULE_ACTION = "Tornado Splash, Action Phase"
-RULE_PLACING = "Tornado Splash, Placing Racing Cards"
-RULE_FINAL = "Tornado Splash, Final Rankings"
-RULE_DECK_EMPTY = "Tornado Splash, When Your Deck is Empty"
+RULE_RANKING = rule("Ranking Phase")
+RULE_FINISH = rule("Crossing the Finish Line")
+RULE_END = rule("Ending the Game")
+RULE_MOVEMENT = rule("Player Token Movement")
+RULE_ACTION = rule("Action Phase")
+RULE_PLACING = rule("Placing Racing Cards")
+RULE_FINAL = rule("Final Rankings")
+RULE_DECK_EMPTY = rule("When Your Deck is Empty")
+RULE_FLOW = rule("Game Flow")
 # A piece has moved when its position changed by more than this many sigma (and 5 mm).
 MOVE_SIGMAS, MOVE_FLOOR_MM = 4.0, 5.0
 # Action Phase / Boosting: movement spaces a boat may move in its turn.
@@ -96,6 +99,59 @@ class _Action:
         return bool(self.chain) or (self.moved and self.spaces != 0)
 
 
+@dataclasses.dataclass
+class _SeenCards:
+    """The racing cards of one stable state, sorted out before any judging."""
+
+    now: dict[str, Card]  # every card in view, by name
+    new: list[Card]  # laid since the last stable state
+    old: dict[str, Card]  # seen before
+    active: list[str]  # boats still racing
+    tips: dict  # boat -> Tip: where its route ends
+    again: list[Card]  # seen again after a hand hid them (not laid anew)
+    chains: dict[str, list[Card]]  # boat -> the new cards continuing its route
+    unassigned: list[Card]  # new cards that continue nobody's route
+    stack: list[Card]  # every card, lowest first
+    covered: set  # spaces covered by cards on top
+
+
+# What a TornadoReferee changes in place while ruling on a stable state: copied on the
+# way in and out of a TornadoState, so a state is never changed after it was made.
+_CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters", "character_faces", "boosts",
+               "violations")
+_STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
+                               "card_poses", "last_result", "game_over_announced", "table_warned", "t",
+                               "gate_depth_mm")
+
+
+@dataclasses.dataclass(frozen=True)
+class TornadoState:
+    """One race as a frozen value: the fixed facts and what the stable states so far proved.
+
+    Made by TornadoReferee.to_state(); never changed afterwards (a step works on copies)."""
+
+    facts: TornadoGame
+    nominal_fallback: bool
+    memory: RaceMemory
+    rounds: RoundTracker
+    routes: Routes
+    turns: dict
+    last_poses: dict
+    characters: dict
+    character_faces: dict
+    boosts: dict
+    violations: list
+    last_actor: str | None
+    round_at_start: int
+    last_pieces: dict | None
+    card_poses: dict
+    last_result: RankResult | None
+    game_over_announced: bool
+    table_warned: bool
+    t: float
+    gate_depth_mm: float
+
+
 class TornadoReferee:
     """Rules on successive stable states of one Tornado Splash race."""
 
@@ -137,19 +193,21 @@ class TornadoReferee:
         """The standings of an observation given the history so far (does not record it)."""
         return assess(self.facts, obs, self.memory, nominal_fallback=self.nominal_fallback)
 
-    def clone(self) -> "TornadoReferee":
-        other = copy.copy(self)
-        other.memory = self.memory.clone()
-        other.rounds = self.rounds.clone()
-        other.routes = self.routes.clone()
-        other.turns = {k: dataclasses.replace(v) for k, v in self.turns.items()}
-        other.last_poses = dict(self.last_poses)
-        other.last_pieces = dict(self.last_pieces) if self.last_pieces is not None else None
-        other.card_poses = dict(self.card_poses)
-        other.character_faces = dict(self.character_faces)
-        other.boosts = {k: dict(v) for k, v in self.boosts.items()}
-        other.violations = list(self.violations)
-        return other
+    @classmethod
+    def from_state(cls, state: "TornadoState") -> "TornadoReferee":
+        """A worksheet for one step: the state's values, the changeable ones copied so
+        that ruling never changes the state it started from."""
+        ref = cls.__new__(cls)
+        for name in _STATE_FIELDS:
+            value = getattr(state, name)
+            setattr(ref, name, copy.deepcopy(value) if name in _CHANGEABLE else value)
+        ref.acting_now = []
+        return ref
+
+    def to_state(self) -> "TornadoState":
+        """The race so far as a frozen value (copied: this worksheet may go on ruling)."""
+        return TornadoState(**{name: copy.deepcopy(getattr(self, name)) if name in _CHANGEABLE else getattr(self, name)
+                               for name in _STATE_FIELDS})
 
     def state_json(self) -> dict:
         res = self.last_result.to_json() if self.last_result else {"ranking": [], "hand_size": {}, "warnings": []}
@@ -168,25 +226,65 @@ class TornadoReferee:
 
     # ------------------------------------------------------------------ updates
     def observe_stable(self, observation: Observation, t: float) -> list[Ruling]:
+        """Rule on a new stable state (changes this worksheet): cards seen and whose route
+        they continue, what each boat did, whose turn and round it is, then judge each action."""
         self.t = t
         try:
             result = self.assess(observation)
         except RefcamError as exc:
             return [Ruling(t, self.game, "warning", str(exc))]
-        rulings: list[Ruling] = []
-        catalog = self.facts.catalog
-        course = result.course
         boats = {b.name: b for b in boats_in(observation)}
         for n in boats:
             if n not in self.memory.seen_boats:
                 self.memory.seen_boats.append(n)
         first_state = self.last_pieces is None
-        cards_now = {c.name: c for c in cards_in(observation, catalog)}
+        seen = self._see_cards(observation, boats, result.course, first_state)
+        if first_state:
+            rulings = self._character_cards(observation, [], t)
+            rulings += self._finish_and_ranking(observation, result, [], t, first=True)
+            self._remember(observation, boats)
+            return rulings
+
+        rulings = self._piece_changes(observation, boats, seen.now, t)
+        for c in seen.again:
+            rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} is seen again", rule=RULE_PLACING,
+                                  details={"card": c.name, "boat": self.routes.owner(c.name)}))
+        actions = self._actions(seen, boats, result.course)
+        rulings += self._turns_and_rounds(observation, actions, t)
+        rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
+        rulings += self._judge_all(observation, seen, actions, t)
+        movers = [a.boat for a in actions if a.moved]
+        rulings += self._finish_and_ranking(observation, result, movers, t)
+        self._remember(observation, boats)
+        return rulings
+
+    # ------------------------------------------------------------------ stages of a stable state
+    def _see_cards(self, observation: Observation, boats: dict[str, PiecePose], course,
+                   first_state: bool) -> "_SeenCards":
+        """The racing cards in view, and whose route each new card continues (moves.py), before any judging."""
+        cards_now = {c.name: c for c in cards_in(observation, self.facts.catalog)}
         new_cards = [c for n, c in cards_now.items() if n not in self.card_poses]
         old_cards = {n: c for n, c in cards_now.items() if n in self.card_poses}
         active = [n for n in boats if n not in self.memory.eliminated and n not in self.memory.crossed]
+        tips = self._tips(active, boats, old_cards, course)
+        self._adopt_cards_stood_on(active, boats, old_cards if not first_state else cards_now, tips)
+        # A card seen again after a drop-out (a hand over it) was not laid anew.
+        seen_again = [c for c in new_cards if self.routes.owner(c.name) is not None]
+        new_cards = [c for c in new_cards if self.routes.owner(c.name) is None]
+        chains, unassigned = attribute(new_cards, {n: tips[n] for n in active}, self.routes, after=boats)
+        for n, chain in chains.items():
+            for c in chain:
+                self.routes.add(n, c)
+        self.memory.deck_owner = dict(self.routes.deck_owner)
+        for c in [c for chain in chains.values() for c in chain] + unassigned + list(cards_now.values()):
+            if c.name not in self.memory.card_order:
+                self.memory.card_order.append(c.name)
+        stack = stack_order(list(cards_now.values()), self.memory)
+        return _SeenCards(cards_now, new_cards, old_cards, active, tips, seen_again, chains, unassigned, stack,
+                          covered_spaces(stack))
 
-        # Whose route each new card continues (moves.py), before any judging.
+    def _tips(self, active: list[str], boats: dict[str, PiecePose], old_cards: dict[str, Card], course) -> dict:
+        """Where each boat's route ends: its last card, the start gate, or nowhere yet."""
         tips = {}
         for n in active:
             before = self.last_poses.get(n, boats[n])
@@ -197,9 +295,12 @@ class TornadoReferee:
                 tips[n] = Tip(gate=gate_point(course.start, self.gate_depth_mm, before))
             else:
                 tips[n] = Tip()
-        # A boat without a route yet (refcam began watching mid-race) takes up the
-        # card it stood on, unless that card is someone else's.
-        known = old_cards if not first_state else cards_now
+        return tips
+
+    def _adopt_cards_stood_on(self, active: list[str], boats: dict[str, PiecePose], known: dict[str, Card],
+                              tips: dict) -> None:
+        """A boat without a route yet (refcam began watching mid-race) takes up the
+        card it stood on, unless that card is someone else's."""
         covered0 = covered_spaces(stack_order(list(known.values()), self.memory))
         for n in active:
             if self.routes.cards.get(n):
@@ -209,55 +310,33 @@ class TornadoReferee:
                     self.routes.owner(on.card.name) is None:
                 self.routes.add(n, on.card)
                 tips[n] = Tip(card=on.card)
-        # A card seen again after a drop-out (a hand over it) was not laid anew.
-        seen_again = [c for c in new_cards if self.routes.owner(c.name) is not None]
-        new_cards = [c for c in new_cards if self.routes.owner(c.name) is None]
-        chains, unassigned = attribute(new_cards, {n: tips[n] for n in active}, self.routes, after=boats)
-        for n, chain in chains.items():
-            for c in chain:
-                self.routes.add(n, c)
-        self.memory.deck_owner = dict(self.routes.deck_owner)
-        for c in [c for chain in chains.values() for c in chain] + unassigned:
-            if c.name not in self.memory.card_order:
-                self.memory.card_order.append(c.name)
-        for c in cards_now.values():
-            if c.name not in self.memory.card_order:
-                self.memory.card_order.append(c.name)
-        stack = stack_order(list(cards_now.values()), self.memory)
-        covered = covered_spaces(stack)
 
-        if first_state:
-            rulings += self._character_cards(observation, [], t)
-            rulings += self._finish_and_ranking(observation, result, [], t, first=True)
-            self._remember(observation, boats)
-            return rulings
-
-        rulings += self._piece_changes(observation, boats, cards_now, t)
-        for c in seen_again:
-            rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} is seen again", rule=RULE_PLACING,
-                                  details={"card": c.name, "boat": self.routes.owner(c.name)}))
-
-        # What each boat did: laid cards, moved its token.
+    def _actions(self, seen: "_SeenCards", boats: dict[str, PiecePose], course) -> list[_Action]:
+        """What each boat did: laid cards, moved its token (with where on its route, before and after)."""
         actions: list[_Action] = []
-        for n in active:
+        all_cards = list(seen.now.values())
+        for n in seen.active:
             before, after = self.last_poses.get(n), boats[n]
             moved = before is not None and _moved(before, after)
-            chain = chains.get(n, [])
+            chain = seen.chains.get(n, [])
             if not moved and not chain:
                 continue
-            a = _Action(n, before, after, moved, chain, tips[n])
-            route = self.routes.route(n, cards_now)
-            all_cards = list(cards_now.values())
+            a = _Action(n, before, after, moved, chain, seen.tips[n])
+            route = self.routes.route(n, seen.now)
             if before is not None:
-                a.before_place = place_on_route(before, route, covered, all_cards, self._on_gate(course, before))
-            a.after_place = place_on_route(after, route, covered, all_cards, self._on_gate(course, after))
+                a.before_place = place_on_route(before, route, seen.covered, all_cards, self._on_gate(course, before))
+            a.after_place = place_on_route(after, route, seen.covered, all_cards, self._on_gate(course, after))
             actions.append(a)
+        return actions
 
-        # Action Phase / Ending the Action Phase: a turn ends once the token has moved.
-        # A boat that has not moved its token yet is still in its turn (a slow player,
-        # even after others took theirs); one that moved goes on with its turn only
-        # by moving again at once without new cards. Otherwise it begins a new turn,
-        # and a second turn in a round means a new round has begun.
+    def _turns_and_rounds(self, observation: Observation, actions: list[_Action], t: float) -> list[Ruling]:
+        """Action Phase / Ending the Action Phase: a turn ends once the token has moved.
+
+        A boat that has not moved its token yet is still in its turn (a slow player,
+        even after others took theirs); one that moved goes on with its turn only
+        by moving again at once without new cards. Otherwise it begins a new turn,
+        and a second turn in a round means a new round has begun (sorts actions in place)."""
+        rulings: list[Ruling] = []
         order = self.rounds.turn_order or self.memory.last_ranking
         round_before = self.round_at_start = self.rounds.round
         for a in actions:
@@ -283,31 +362,31 @@ class TornadoReferee:
                                           prev_action_t=prev.last_action_t if prev else -math.inf)
                 self.rounds.begin_turn(a.boat, self.rounds.turn_order)
             self.last_actor = a.boat
+        return rulings
 
-        rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
-
+    def _judge_all(self, observation: Observation, seen: "_SeenCards", actions: list[_Action],
+                   t: float) -> list[Ruling]:
+        """Each boat's action judged against the table edge and the start gate; cards nobody laid."""
+        rulings: list[Ruling] = []
         table = table_polygon(observation)
         gate = observation.piece(START_GATE)
         gate_outline = None
         if gate is not None:
-            spec = catalog.piece(START_GATE)
+            spec = self.facts.catalog.piece(START_GATE)
             gate_outline = Polygon([g.to_world((gate.x_mm, gate.y_mm), gate.theta_deg, q)
                                     for q in spec.footprint_polygon()])
-        previous_cards = [c for c in stack if c.name in old_cards]
+        previous_cards = [c for c in seen.stack if c.name in seen.old]
         self.acting_now = [a.boat for a in actions if a.acts]
         for a in actions:
-            rulings += self._judge(a, previous_cards, cards_now, covered, table, gate_outline, t)
-        for c in unassigned:
+            rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t)
+        for c in seen.unassigned:
             rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} ({c.kind}) was laid; it continues no boat's "
                                   "route and its deck colour is nobody's yet, so whose card it is cannot be told",
                                   rule=RULE_PLACING, details={"card": c.name, "deck": c.deck, "kind": c.kind}))
-        if table is None and new_cards and not self.table_warned:
+        if table is None and seen.new and not self.table_warned:
             self.table_warned = True
             rulings.append(Ruling(t, self.game, "warning", "table corners (stickers 0-3) not all in view: cannot check "
                                                            "cards hanging off the table (Out of Bounds)"))
-        movers = [a.boat for a in actions if a.moved]
-        rulings += self._finish_and_ranking(observation, result, movers, t)
-        self._remember(observation, boats)
         return rulings
 
     # ------------------------------------------------------------------ parts
@@ -391,8 +470,43 @@ class TornadoReferee:
         turn = self.turns.get(boat)
         if turn is not None and a.acts:
             turn.last_action_t = t
+        checked, violations = self._card_faults(a, previous_cards, cards_now, table, gate_outline, t, out)
+        # Racing Card Limitation (and Boosting): the spaces on the boat's route ahead
+        # of where its turn began, and the spaces it moved this turn, stay within 3 (4).
+        seq = route_spaces(self.routes.route(boat, cards_now), covered)
+        limit_rule = RULE_BOOST if boosted else RULE_LIMIT
+        checked.append(limit_rule)
+        over, ahead = self._limit_faults(a, turn, seq, allowance, limit_rule, violations)
+        merged_note = None
+        others = [n for n in self.acting_now if n != boat]
+        if over and others and turn is not None and max(ahead or 0, turn.spaces) <= allowance + ALLOWANCE:
+            merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
+            over = []
+        violations += over
+
+        for v in violations:
+            self.violations.append((t, v))
+        eliminated = [v for v in violations if v.eliminates]
+        if not a.moved:
+            # Cards laid without moving the token yet: any faults are violations now.
+            for v in violations:
+                out.append(Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json()))
+        else:
+            out.append(self._move_ruling(a, a.spaces, violations, checked, allowance, boosted, seq, t, merged_note))
+        for v in eliminated[:1]:
+            if boat not in self.memory.eliminated:
+                self.memory.eliminated.append(boat)
+                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
+                                  rule=v.rule, details={"boat": boat, "cards": list(v.cards)}))
+        return out
+
+    def _card_faults(self, a: _Action, previous_cards: list[Card], cards_now: dict[str, Card],
+                     table: Polygon | None, gate_outline: Polygon | None, t: float,
+                     out: list[Ruling]) -> tuple[list, list[Violation]]:
+        """The rules checked and the faults of the cards laid and the token placed (cards.py);
+        the cards laid are reported in ``out``."""
+        boat = a.boat
         checked = [RULE_MOVEMENT, RULE_TOKEN]
-        violations: list[Violation] = []
         before = a.before or a.after
         if a.chain:
             names = ", ".join(f"{_short(c.name)} ({c.kind})" for c in a.chain)
@@ -400,20 +514,20 @@ class TornadoReferee:
                               details={"boat": boat, "cards": [c.name for c in a.chain],
                                        "deck": a.chain[0].deck}))
             checked += [RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT]
-            violations += check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
-                                     gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
-                                     catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
-                                     check_token=a.moved)
-        elif a.moved:
-            violations += check_turn(boat, before, a.after, None, list(cards_now.values()), [], table=None,
-                                     catalog=self.facts.catalog, check_limit=False, check_token=True)
+            return checked, check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
+                                       gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
+                                       catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
+                                       check_token=a.moved)
+        if a.moved:
+            return checked, check_turn(boat, before, a.after, None, list(cards_now.values()), [], table=None,
+                                       catalog=self.facts.catalog, check_limit=False, check_token=True)
+        return checked, []
 
-        # Racing Card Limitation (and Boosting): the spaces on the boat's route ahead
-        # of where its turn began, and the spaces it moved this turn, stay within 3 (4).
-        route = self.routes.route(boat, cards_now)
-        seq = route_spaces(route, covered)
-        limit_rule = RULE_BOOST if boosted else RULE_LIMIT
-        checked.append(limit_rule)
+    def _limit_faults(self, a: _Action, turn: Turn | None, seq, allowance: int, limit_rule,
+                      violations: list[Violation]) -> tuple[list[Violation], int | None]:
+        """Over the allowance (returned, with the spaces ahead on the route); counts the
+        spaces moved this turn, and adds a move backwards to ``violations``."""
+        boat = a.boat
         start_index = _resolve(turn.start, seq) if turn is not None else None
         over: list[Violation] = []
         ahead = None
@@ -435,42 +549,26 @@ class TornadoReferee:
                                       f"this round (at most {allowance})"))
         elif a.moved and turn is not None and a.acts:
             turn.moved = True
-        merged_note = None
-        others = [n for n in self.acting_now if n != boat]
-        if over and others and turn is not None and max(ahead or 0, turn.spaces) <= allowance + ALLOWANCE:
-            # Too much for one turn, but other boats acted in this same stable state:
-            # the engine missed states, and two turns of this boat (rounds r and r+1)
-            # may lie in it. No confident call; the round moves on.
-            merged_note = (f"more than one turn's {allowance} spaces, but this stable state also holds "
-                           f"{', '.join(_short(n) for n in others)}'s turn: two turns of {_short(boat)} may have "
-                           "merged (stable states missed)")
-            over = []
-            turn.spaces = max(0, turn.spaces - allowance)
-            turn.start = Place(None, why="two turns merged")
-            if self.rounds.round == self.round_at_start:
-                self.rounds.next_round(self.memory.last_ranking)
-                out.append(Ruling(t, self.game, "state", f"round {self.rounds.round} began unseen: {merged_note}",
-                                  rule="Tornado Splash, Game Flow", details={"round": self.rounds.round}))
-            if boat not in self.rounds.acted:
-                self.rounds.acted.append(boat)
-            turn.round = self.rounds.round
-        violations += over
+        return over, ahead
 
-        for v in violations:
-            self.violations.append((t, v))
-        eliminated = [v for v in violations if v.eliminates]
-        if not a.moved:
-            # Cards laid without moving the token yet: any faults are violations now.
-            for v in violations:
-                out.append(Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json()))
-        else:
-            out.append(self._move_ruling(a, spaces, violations, checked, allowance, boosted, seq, t, merged_note))
-        for v in eliminated[:1]:
-            if boat not in self.memory.eliminated:
-                self.memory.eliminated.append(boat)
-                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
-                                  rule=v.rule, details={"boat": boat, "cards": list(v.cards)}))
-        return out
+    def _merge_turns(self, boat: str, turn: Turn, others: list[str], allowance: int, t: float,
+                     out: list[Ruling]) -> str:
+        """Too much for one turn, but other boats acted in this same stable state: the
+        engine missed states, and two turns of this boat (rounds r and r+1) may lie in it.
+        No confident call; the round moves on. Returns the note saying so."""
+        merged_note = (f"more than one turn's {allowance} spaces, but this stable state also holds "
+                       f"{', '.join(_short(n) for n in others)}'s turn: two turns of {_short(boat)} may have "
+                       "merged (stable states missed)")
+        turn.spaces = max(0, turn.spaces - allowance)
+        turn.start = Place(None, why="two turns merged")
+        if self.rounds.round == self.round_at_start:
+            self.rounds.next_round(self.memory.last_ranking)
+            out.append(Ruling(t, self.game, "state", f"round {self.rounds.round} began unseen: {merged_note}",
+                              rule=RULE_FLOW, details={"round": self.rounds.round}))
+        if boat not in self.rounds.acted:
+            self.rounds.acted.append(boat)
+        turn.round = self.rounds.round
+        return merged_note
 
     def _move_ruling(self, a: _Action, spaces: int | None, violations: list[Violation], checked: list[str],
                      allowance: int, boosted: bool, seq, t: float, merged_note: str | None = None) -> Ruling:
@@ -481,7 +579,7 @@ class TornadoReferee:
                    "to": a.after_place.describe() if a.after_place else None,
                    "cards_laid": [c.name for c in a.chain], "round": self.rounds.round,
                    "spaces_this_round": turn.spaces if turn else None, "allowance": allowance, "boosted": boosted,
-                   "checked": list(dict.fromkeys(checked)), "violations": [v.to_json() for v in violations]}
+                   "checked": [str(r) for r in dict.fromkeys(checked)], "violations": [v.to_json() for v in violations]}
         order_note = self._turn_order_note(boat)
         if order_note:
             details["turn_order"] = order_note

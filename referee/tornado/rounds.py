@@ -167,9 +167,6 @@ class RoundTracker:
     def complete(self, racing: list[str]) -> bool:
         return bool(racing) and all(b in self.acted for b in racing)
 
-    def clone(self) -> "RoundTracker":
-        return RoundTracker(self.round, list(self.turn_order), list(self.acted))
-
 
 # ---------------------------------------------------------------- Grand Prix as a declared setting
 def parse_grand_prix(text: str | None) -> GrandPrix:

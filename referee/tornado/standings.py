@@ -46,8 +46,9 @@ def _boat_name(text: str, catalog: Catalog, source: str) -> str:
     return name
 
 
-def parse_weight_overrides(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
-    """The weights a user gives, ``boat-1=3,boat-2=1`` (or a mapping), by boat name.
+def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
+    """The weights a user gives, ``boat-1=3,boat-2=1`` (or a mapping), by boat name: only the
+    boats given (the others keep their default weight, boat k weighs k).
 
     Refused with the input quoted: a malformed item, an unknown boat, a weight that is
     not a finite number >= 0, a boat given two weights (which one was meant?).
@@ -83,14 +84,6 @@ def parse_weight_overrides(text: str | Mapping | None, catalog: Catalog | None =
     return out
 
 
-def parse_weights(text: str | Mapping | None, catalog: Catalog | None = None) -> dict[str, float]:
-    """Boat weights: the defaults (boat k weighs k) overridden by the user's."""
-    catalog = catalog or default_catalog()
-    weights = default_weights(catalog)
-    weights.update(parse_weight_overrides(text, catalog))
-    return weights
-
-
 @dataclass(frozen=True)
 class TornadoGame:
     """Fixed facts of one race: the course and the boat weights (OpenSpiel-style game)."""
@@ -104,10 +97,13 @@ class TornadoGame:
              catalog: Catalog | None = None) -> "TornadoGame":
         catalog = catalog or default_catalog()
         spec = course if isinstance(course, CourseSpec) else load_course(course)
-        return cls(spec, MappingProxyType(parse_weights(weights, catalog)), catalog)
+        return cls(spec, MappingProxyType({**default_weights(catalog), **parse_weights(weights, catalog)}), catalog)
 
     def weight(self, boat: str) -> float:
         return float(self.weights.get(boat, math.inf))
+
+    def __deepcopy__(self, memo) -> "TornadoGame":
+        return self  # fixed facts: a copy would be the same value
 
 
 # ---------------------------------------------------------------- results
@@ -174,6 +170,9 @@ class RankResult:
     def equidistant_pairs(self) -> list[tuple[str, str]]:
         return [(c.ahead, c.behind) for c in self.calls if c.verdict == EQUIDISTANT]
 
+    def __deepcopy__(self, memo) -> "RankResult":
+        return self  # a frozen result: a copy would be the same value
+
     def to_json(self) -> dict:
         return json_ready({
             "game": "tornado", "course": self.course_id,
@@ -202,11 +201,6 @@ class RaceMemory:
     card_order: list[str] = field(default_factory=list)  # racing cards in the order first seen (laid)
     seen_boats: list[str] = field(default_factory=list)
     deck_owner: dict[int, str] = field(default_factory=dict)  # deck colour -> boat, as learned live
-
-    def clone(self) -> "RaceMemory":
-        return RaceMemory(dict(self.progress), set(self.started), list(self.crossed), list(self.eliminated),
-                          list(self.last_ranking), list(self.card_order), list(self.seen_boats),
-                          dict(self.deck_owner))
 
     def card_owner(self, card: Card) -> str:
         """Player Setup: one deck per player; learned live, else deck d goes with boat d."""
@@ -239,83 +233,27 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
 
     nominal_fallback: course pieces out of view come from the course file's layout
     (the live page); otherwise they are an error naming them.
+    Stages: build the course -> locate each boat -> measure it -> order the racers ->
+    places (crossings first, then the racers, then the eliminated).
     """
     memory = memory or RaceMemory()
-    catalog = game.catalog
     boats = boats_in(obs)
-    course = build_course(game.course, obs, catalog, nominal_fallback=nominal_fallback)
+    course = build_course(game.course, obs, game.catalog, nominal_fallback=nominal_fallback)
     warnings = list(course.warnings)
-    cards = stack_order(cards_in(obs, catalog), memory)
-    covered = covered_spaces(cards)
-    last_straight = len(course.zones) - 1
-
-    # Where each card lies, for the route evidence below.
-    card_zone: dict[str, int] = {}
-    for c in cards:
-        loc = locate(course, c.centre)
-        if loc.zone is not None:
-            card_zone[c.name] = loc.zone
-
-    located: dict[str, tuple[PiecePose, Location, StandingOn | None]] = {}
-    for b in boats:
-        if b.name in memory.eliminated:
-            warnings.append(f"{b.name} was eliminated (Out of Bounds) but is still on the course; ignored")
-            continue
-        p = (b.x_mm, b.y_mm)
-        on = card_under(b, cards, covered)
-        min_zone = memory.progress.get(b.name, 0)
-        # A token ends its turn on its own front-most card (FAQ), so the furthest of
-        # its own cards shows how far it has come, less one zone for the card's length.
-        own = [card_zone[c.name] for c in cards if memory.card_owner(c) == b.name and c.name in card_zone]
-        if own:
-            min_zone = max(min_zone, max(own) - 1)
-        located[b.name] = (b, locate(course, p, min_zone=min_zone,
-                                     start_evidence=_start_evidence(course, b, on, cards, memory)), on)
-
+    cards = stack_order(cards_in(obs, game.catalog), memory)
+    located = _locate_boats(course, boats, cards, memory, warnings)
     results: dict[str, BoatResult] = {}
     racers: list[Racer] = []
     crossing_now: list[tuple[str, float]] = []
     for name, (b, loc, on) in located.items():
-        p = (b.x_mm, b.y_mm)
-        base = dict(name=name, weight=game.weight(name), position=p, sigma_mm=b.sigma_mm, theta_deg=b.theta_deg,
-                    standing_on=f"{on.card.name} space {on.space.index + 1}" if on else None, how=loc.how)
-        if loc.zone is None:
-            if loc.outside:
-                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm lies {loc.how} of course "
-                                f"{course.spec.id!r}: not ranked, the others are")
-                results[name] = BoatResult(status="outside", rank=None, **base)
-            else:
-                names = tuple(course.zone_name(c) for c in loc.candidates)
-                warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm could be in: {' / '.join(names)}; "
-                                "this image and the history cannot tell, so it is not ranked")
-                fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
-                results[name] = BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
+        r = _boat_result(game, course, b, loc, on, memory, warnings)
+        results[name] = r
+        if r.status != "racing":
             continue
-        # Judging Line Crossings: the movement space touching the zone's exit line counts.
-        zone, _, crossing = zone_after_crossing(course, loc.zone, b, on, catalog)
-        if zone != loc.zone:
-            loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
-                           loc.on_start_gate)
-            base["how"] = loc.how
-        m = measure(course, loc.zone, p, b.sigma_mm)
-        fcall = None
-        finished: bool | str = False
-        if loc.zone >= last_straight:
-            # Only a boat coming up the final straight can cross the finish line.
-            fcall = finish_call(course, b, on, catalog)
-            finished = fcall.crossed
-            if loc.zone == course.finished_zone and fcall.crossed is False:
-                warnings.append(f"{name} is past the finish line but beside its segment: crossing outside "
-                                "the line does not count (Crossing the Finish Line)")
-        if name in memory.crossed:
-            finished = True
-        zone_kind = "finish" if loc.zone == course.finished_zone else course.zones[loc.zone].kind
-        results[name] = BoatResult(status="racing", rank=None, zone=course.zone_name(loc.zone), zone_index=loc.zone,
-                                   zone_kind=zone_kind, measure=m, finished=finished, finish=fcall, **base)
-        if finished is True:
-            crossing_now.append((name, m.value))
+        if r.finished is True:
+            crossing_now.append((name, r.measure.value))
         else:
-            racers.append(Racer(name, game.weight(name), loc.zone, m, p, b.sigma_mm))
+            racers.append(Racer(name, game.weight(name), r.zone_index, r.measure, r.position, b.sigma_mm))
 
     # First Round Ranking: all tokens on the start gate stand equally far from the
     # finish; their weights alone decide.
@@ -327,9 +265,79 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     on_gate = {r.name for r in racers if located[r.name][1].on_start_gate and r.zone == 0
                and located[r.name][2] is None}
     ordering = order_racers(course, racers, all_equal=first_round, on_gate=on_gate)
+    crossing = _crossing_order(crossing_now, memory, warnings)
+    return _places(game, course, cards, results, crossing, ordering, first_round, memory, warnings)
 
-    # Final Rankings: places follow the crossing order. Boats crossing in the same
-    # Action Phase cross in turn order, which is this round's ranking.
+
+def _locate_boats(course: Course, boats: list[PiecePose], cards: list[Card], memory: RaceMemory,
+                  warnings: list[str]) -> dict[str, tuple[PiecePose, Location, StandingOn | None]]:
+    """Each boat still in the race: its pose, its zone on the course, the card space under it."""
+    covered = covered_spaces(cards)
+    # Where each card lies, for the route evidence below.
+    card_zone: dict[str, int] = {}
+    for c in cards:
+        loc = locate(course, c.centre)
+        if loc.zone is not None:
+            card_zone[c.name] = loc.zone
+    located: dict[str, tuple[PiecePose, Location, StandingOn | None]] = {}
+    for b in boats:
+        if b.name in memory.eliminated:
+            warnings.append(f"{b.name} was eliminated (Out of Bounds) but is still on the course; ignored")
+            continue
+        on = card_under(b, cards, covered)
+        min_zone = memory.progress.get(b.name, 0)
+        # A token ends its turn on its own front-most card (FAQ), so the furthest of
+        # its own cards shows how far it has come, less one zone for the card's length.
+        own = [card_zone[c.name] for c in cards if memory.card_owner(c) == b.name and c.name in card_zone]
+        if own:
+            min_zone = max(min_zone, max(own) - 1)
+        located[b.name] = (b, locate(course, (b.x_mm, b.y_mm), min_zone=min_zone,
+                                     start_evidence=_start_evidence(course, b, on, cards, memory)), on)
+    return located
+
+
+def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location, on: StandingOn | None,
+                 memory: RaceMemory, warnings: list[str]) -> BoatResult:
+    """One boat, unranked yet: outside the course, ambiguous, or racing with its measure and finish call."""
+    name, p = b.name, (b.x_mm, b.y_mm)
+    base = dict(name=name, weight=game.weight(name), position=p, sigma_mm=b.sigma_mm, theta_deg=b.theta_deg,
+                standing_on=f"{on.card.name} space {on.space.index + 1}" if on else None, how=loc.how)
+    if loc.zone is None:
+        if loc.outside:
+            warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm lies {loc.how} of course "
+                            f"{course.spec.id!r}: not ranked, the others are")
+            return BoatResult(status="outside", rank=None, **base)
+        names = tuple(course.zone_name(c) for c in loc.candidates)
+        warnings.append(f"{name} at ({p[0]:.0f}, {p[1]:.0f}) mm could be in: {' / '.join(names)}; "
+                        "this image and the history cannot tell, so it is not ranked")
+        fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
+        return BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
+    # Judging Line Crossings: the movement space touching the zone's exit line counts.
+    zone, _, crossing = zone_after_crossing(course, loc.zone, b, on, game.catalog)
+    if zone != loc.zone:
+        loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
+                       loc.on_start_gate)
+        base["how"] = loc.how
+    m = measure(course, loc.zone, p, b.sigma_mm)
+    fcall = None
+    finished: bool | str = False
+    if loc.zone >= len(course.zones) - 1:
+        # Only a boat coming up the final straight can cross the finish line.
+        fcall = finish_call(course, b, on, game.catalog)
+        finished = fcall.crossed
+        if loc.zone == course.finished_zone and fcall.crossed is False:
+            warnings.append(f"{name} is past the finish line but beside its segment: crossing outside "
+                            "the line does not count (Crossing the Finish Line)")
+    if name in memory.crossed:
+        finished = True
+    zone_kind = "finish" if loc.zone == course.finished_zone else course.zones[loc.zone].kind
+    return BoatResult(status="racing", rank=None, zone=course.zone_name(loc.zone), zone_index=loc.zone,
+                      zone_kind=zone_kind, measure=m, finished=finished, finish=fcall, **base)
+
+
+def _crossing_order(crossing_now: list[tuple[str, float]], memory: RaceMemory, warnings: list[str]) -> list[str]:
+    """Final Rankings: places follow the crossing order. Boats crossing in the same
+    Action Phase cross in turn order, which is this round's ranking."""
     earlier = [n for n in memory.crossed]
     new = [n for n, _ in crossing_now if n not in earlier]
     if len(new) > 1:
@@ -339,8 +347,13 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
             new.sort(key=lambda n: dict(crossing_now)[n])
             warnings.append(f"{', '.join(new)} crossed the finish line and no earlier state shows their turn "
                             "order: ordered by how far past the line they stand")
-    crossing = earlier + new
+    return earlier + new
 
+
+def _places(game: TornadoGame, course: Course, cards: list[Card], results: dict[str, BoatResult],
+            crossing: list[str], ordering, first_round: bool, memory: RaceMemory, warnings: list[str]) -> RankResult:
+    """The rank document: crossed boats first, then the racers in order, the unranked, the eliminated."""
+    results = dict(results)
     ranked: list[BoatResult] = []
     rank = 0
     for name in crossing:
@@ -412,3 +425,8 @@ def _start_evidence(course: Course, boat: PiecePose, on: StandingOn | None, card
 def _with(r: BoatResult, **kw) -> BoatResult:
     from dataclasses import replace
     return replace(r, **kw)
+
+
+def format_weights(weights: Mapping[str, float]) -> str:
+    """Weights as the text parse_weights reads back to the same values."""
+    return ",".join(f"{name.split('/', 1)[-1]}={float(w)!r}" for name, w in weights.items())

@@ -3,9 +3,11 @@ or the ChArUco calibration board with --charuco."""
 
 from __future__ import annotations
 
+from referee.catalog import GAMES  # the sticker catalog's games (vision needs their stickers)
+
 import json
 
-GAME_CHOICES = ("kang", "kayak", "tornado", "all")
+GAME_CHOICES = GAMES + ("all",)
 PAPER_CHOICES = ("a4", "letter")
 
 

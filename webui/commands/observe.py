@@ -5,6 +5,8 @@ Pieces found in one image, poses in the game frame (mm) with their uncertainty.
 
 from __future__ import annotations
 
+from referee.catalog import GAMES  # the sticker catalog's games (vision needs their stickers)
+
 import json
 
 
@@ -15,7 +17,7 @@ def register(subparsers) -> None:
     p.add_argument("image", help="photo of the table (JPEG or PNG)")
     p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate` (without it refcam estimates the "
                                          "focal length from the stickers and promises less)")
-    p.add_argument("--game", choices=("kang", "kayak", "tornado"), help="game (default: inferred from the stickers)")
+    p.add_argument("--game", choices=GAMES, help="game (default: inferred from the stickers)")
     p.add_argument("--json", action="store_true", help="print the observation as one JSON document (SPEC section 4)")
     p.add_argument("--annotate", metavar="OUT.png", help="also write the image with each piece's outline, name and "
                                                          "sigma drawn")
@@ -28,7 +30,7 @@ def run(args) -> int:
     from referee.errors import InvalidInputError
     from vision.imageio import load_image
     from vision.pipeline import observe
-    from webui.paths import refuse_overwriting_inputs
+    from referee.paths import refuse_overwriting_inputs
 
     annotate_to = None
     if args.annotate:

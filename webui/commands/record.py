@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from referee.catalog import GAMES  # the sticker catalog's games (vision needs their stickers)
+
 import argparse
 import sys
 import time
@@ -14,7 +16,7 @@ def register(subparsers) -> None:
     p.add_argument("--camera", type=int, required=True, metavar="N", help="webcam index (0 = the first camera)")
     p.add_argument("--out", required=True, metavar="DIR", help="a new session folder")
     p.add_argument("--seconds", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
-    p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game on the table (kept in the header)")
+    p.add_argument("--game", choices=GAMES, help="the game on the table (kept in the header)")
     p.add_argument("--camera-file", metavar="F", help="camera file to keep with the session (camera.json)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(run=run)

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from vision.render import default_truth_path, load_scene, write_render
-    from webui.paths import refuse_overwriting_inputs
+    from referee.paths import refuse_overwriting_inputs
 
     truth = args.truth or default_truth_path(Path(args.out))
     refuse_overwriting_inputs("OUT", args.out, [("the scene", args.scene)])

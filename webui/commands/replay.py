@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from webui.game_flags import add_game_arguments
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("replay", help="rule on a recorded session and print the timeline of rulings",
                               description="Observe every frame of a session folder, find the stable states and "
                                           "print what the referee ruled, in order.")
     p.add_argument("session", metavar="DIR", help="session folder (manifest.jsonl + frames/)")
-    p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game (default: the session's)")
-    p.add_argument("--course", metavar="C", help="Tornado Splash course id (e.g. tornado-circuit) or a course file")
-    p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
+    add_game_arguments(p, "the game (default: the session's)")
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
     p.add_argument("--quick", action="store_true",
                    help="skip the detector's second look at small stickers (for slow computers)")
@@ -49,24 +49,27 @@ class Progress:
             self.stream.flush()
 
 
-def replay_session(folder, game=None, course=None, weights=None, camera=None, stable_s=0.5, observe=None,
+def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, observe=None,
                    progress=None, on_warning=None, thorough=True) -> tuple[list[dict], str]:
-    """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game."""
-    from referee.registry import make_referee
+    """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game.
+
+    options: the game's option texts by name (e.g. from --course); an option the game lacks is refused."""
+    from referee.registry import game_ids, get_game
     from vision.sources import SessionSource
     from vision.tracking import TrackerSettings
+    from webui.game_flags import settings_for
     from webui.live import LiveEngine, LiveSettings, pipeline_observe
 
     source = SessionSource(folder, realtime=False)
-    game = game or source.info.game or "tornado"
-    make_referee(game, course=course, weights=weights)  # refuse bad settings before the long part
+    game = game or source.info.game or game_ids()[0]
+    settings_for(get_game(game), dict(options or {}))  # refuse bad settings before the long part
     if camera is None and source.info.camera_file is not None:
         from calibration.camera import CameraModel
 
         camera = CameraModel.load(source.info.camera_file)
     if camera is not None and source.info.frame_size is not None:
         camera.check_image_size(*source.info.frame_size)  # the message names the file it was loaded from
-    settings = LiveSettings(game=game, course=course, weights=dict(weights or {}), camera=camera,
+    settings = LiveSettings(game=game, options=dict(options or {}), camera=camera,
                             tracker=TrackerSettings(stable_s=stable_s), stream=False)
     if observe is None:
         from functools import partial
@@ -102,16 +105,11 @@ def run(args: argparse.Namespace) -> int:
 
     from calibration.camera import CameraModel
     from referee.errors import InvalidInputError
-    from referee.registry import parse_weights
     from vision.session import read_session
+    from webui.game_flags import option_texts
 
-    weights = parse_weights(args.weights)
     if not (0.0 <= args.stable_s <= 30.0):  # the same bounds as `refcam serve`
         raise InvalidInputError(f"--stable-s {args.stable_s} must be between 0 and 30 seconds")
-    if args.course:  # refused even when the session's game has no courses, as `serve` does
-        from referee.tornado.course import load_course
-
-        load_course(args.course)
     camera = CameraModel.load(args.camera_file) if args.camera_file else None
     total = len(read_session(args.session).frames)
     progress = Progress(total)
@@ -124,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"refcam: warning: {message}", file=sys.stderr)
 
     try:
-        timeline, game = replay_session(args.session, game=args.game, course=args.course, weights=weights,
+        timeline, game = replay_session(args.session, game=args.game, options=option_texts(args),
                                         camera=camera, stable_s=args.stable_s, progress=progress, on_warning=warn,
                                         thorough=not args.quick)
     finally:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from referee.errors import InvalidInputError, RefcamError
+from webui.game_flags import add_game_arguments
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -23,9 +24,7 @@ def register(subparsers) -> None:
     src.add_argument("--camera", type=int, metavar="N", help="webcam index (0 = the first camera)")
     src.add_argument("--replay", metavar="DIR", help="replay a recorded session folder")
     src.add_argument("--video", metavar="FILE", help="replay a video file")
-    p.add_argument("--game", choices=("tornado", "kayak", "kang"), help="the game on the table")
-    p.add_argument("--course", metavar="C", help="Tornado Splash course id (e.g. tornado-circuit) or a course file")
-    p.add_argument("--weights", metavar="W", help="boat weights, e.g. boat-1=3,boat-2=1")
+    add_game_arguments(p, "the game on the table (default: the source's, else the first game)")
     p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this computer only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
@@ -48,8 +47,10 @@ def bundled_sessions_dir() -> Path:
 
 
 def bundled_session(game: str | None) -> Path:
+    from referee.registry import game_ids
+
     root = bundled_sessions_dir()
-    folder = root / (game or "tornado")
+    folder = root / (game or game_ids()[0])
     if not (folder / "manifest.jsonl").is_file():
         raise InvalidInputError(f"no bundled sample session at {folder}; give a source: --camera N, "
                                 f"--replay DIR or --video FILE")
@@ -59,17 +60,15 @@ def bundled_session(game: str | None) -> Path:
 def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     """Open everything the page needs (source, camera file, recorder); raises RefcamError on bad input."""
     from calibration.camera import CameraModel
-    from referee.catalog import default_catalog
-    from referee.registry import make_referee, parse_weights
+    from referee.registry import game_ids, get_game
     from vision.session import SessionWriter
     from vision.sources import SessionSource, open_source
     from vision.tracking import TrackerSettings
+    from webui.game_flags import option_texts, settings_for
 
-    weights = parse_weights(args.weights)
-    if args.course:  # a course id or a user's course file, as `refcam rank` takes
-        from referee.tornado.course import load_course
-
-        load_course(args.course)
+    options = option_texts(args)
+    if args.game:  # refuse bad settings before a camera or a recording is opened
+        settings_for(get_game(args.game), options)
     if args.stable_s is not None and not (0.0 <= args.stable_s <= 30.0):
         raise InvalidInputError(f"--stable-s {args.stable_s} must be between 0 and 30 seconds")
     camera = CameraModel.load(args.camera_file) if args.camera_file else None
@@ -78,10 +77,9 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     else:
         source = open_source(camera=args.camera, replay=args.replay, video=args.video, fast=args.fast,
                              loop=args.loop)
-    game = args.game or source.info.game or "tornado"
-    default_catalog().game(game)
-    make_referee(game, course=args.course, weights=weights)  # refuse a bad course/weights before serving
+    game = args.game or source.info.game or game_ids()[0]
     try:
+        settings_for(get_game(game), options)  # refuse bad settings before serving
         if camera is None and source.info.camera_file is not None:
             camera = CameraModel.load(source.info.camera_file)
         if camera is not None and source.info.frame_size is not None:
@@ -97,7 +95,7 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
         except BaseException:  # a refused folder must not leave the camera held
             source.close()
             raise
-    return {"SOURCE": source, "GAME": game, "COURSE": args.course, "WEIGHTS": weights, "CAMERA": camera,
+    return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera,
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
             "THOROUGH": not args.quick}
 
@@ -183,11 +181,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
                   f"the network", file=sys.stderr)
         url = page_url(args.host, server.effective_port)
-        print(f"refcam: {engine.settings.game} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
+        print(f"refcam: {engine.game.id} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
               file=sys.stderr, flush=True)
         if args.json:
             print(json.dumps({"url": url, "host": args.host, "port": int(server.effective_port),
-                              "game": engine.settings.game, "source": source.info.name,
+                              "game": engine.game.id, "source": source.info.name,
                               "record": str(args.record) if args.record else None}), flush=True)
         server.run()
     except KeyboardInterrupt:

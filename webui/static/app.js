@@ -49,6 +49,35 @@
     return `${fmt(m.value)} ± ${fmt(m.sigma)} ${m.kind === "angle_deg" ? "°" : "mm"}`;
   }
 
+  function renderRanking(data, add, para) {
+    const hands = data.hand_size || {};
+    if (!data.ranking.length) para("no one ranked yet");
+    else add(table(["#", "who", "zone", "measure", "finished", "hand"], data.ranking.map((r) => [
+      r.rank === null || r.rank === undefined ? "–" : r.rank, short(r.name),
+      r.zone === null || r.zone === undefined ? (r.status || "") : r.zone,
+      measureText(r.measure) + (r.equidistant_with && r.equidistant_with.length ? " = " + r.equidistant_with.map(short).join(", ") : ""),
+      r.finished === true ? "yes" : r.finished === false ? "" : r.finished, hands[r.name]])));
+    const facts = [];
+    if (data.course) facts.push("course " + data.course);
+    if (data.round) facts.push("round " + data.round);
+    if (data.turn_order && data.turn_order.length) facts.push("turn order " + data.turn_order.map(short).join(", "));
+    if (data.crossed && data.crossed.length) facts.push("crossed " + data.crossed.map(short).join(", "));
+    if (data.eliminated && data.eliminated.length) facts.push("eliminated " + data.eliminated.map(short).join(", "));
+    if (data.violations && data.violations.length) facts.push(data.violations.length + " violation(s)");
+    if (facts.length) para(facts.join(" · "), "facts");
+  }
+
+  function renderPieces(data, add) {
+    add(table(["piece", "where"], (data.pieces || []).map((r) => [short(r.name), r.where || `(${fmt(r.x_mm)}, ${fmt(r.y_mm)}) mm`])));
+  }
+
+  function renderKeyValues(data, add) {
+    // a view kind this page has no table for: each top-level entry as one row
+    add(table(["", ""], Object.entries(data).map(([k, v]) => [k, typeof v === "object" ? JSON.stringify(v) : v])));
+  }
+
+  const VIEWS = { ranking: renderRanking, pieces: renderPieces };
+
   function renderState(state) {
     refcam.lastState = state;
     const box = $("state");
@@ -56,27 +85,11 @@
     if (!state) return;
     const add = (el) => { box.appendChild(el); return el; };
     const para = (text, cls) => { const p = document.createElement("p"); p.textContent = text; if (cls) p.className = cls; return add(p); };
+    box.dataset.kind = state.kind || "";
     if (state.error) para(state.error, "note");
-    if (state.note) para(state.note, "note");
-    if (state.ranking) {
-      const hands = state.hand_size || {};
-      if (!state.ranking.length) para("no boats ranked yet");
-      else add(table(["#", "boat", "zone", "measure", "finished", "hand"], state.ranking.map((r) => [
-        r.rank === null || r.rank === undefined ? "–" : r.rank, short(r.name),
-        r.zone === null || r.zone === undefined ? (r.status || "") : r.zone,
-        measureText(r.measure) + (r.equidistant_with && r.equidistant_with.length ? " = " + r.equidistant_with.map(short).join(", ") : ""),
-        r.finished === true ? "yes" : r.finished === false ? "" : r.finished, hands[r.name]])));
-      const facts = [];
-      if (state.course) facts.push("course " + state.course);
-      if (state.round) facts.push("round " + state.round);
-      if (state.turn_order && state.turn_order.length) facts.push("turn order " + state.turn_order.map(short).join(", "));
-      if (state.crossed && state.crossed.length) facts.push("crossed " + state.crossed.map(short).join(", "));
-      if (state.eliminated && state.eliminated.length) facts.push("eliminated " + state.eliminated.map(short).join(", "));
-      if (state.violations && state.violations.length) facts.push(state.violations.length + " violation(s)");
-      if (facts.length) para(facts.join(" · "), "facts");
-    } else if (state.pieces) {
-      add(table(["piece", "where"], state.pieces.map((r) => [short(r.name), r.where || `(${fmt(r.x_mm)}, ${fmt(r.y_mm)}) mm`])));
-    }
+    const data = state.data || {};
+    if (data.note) para(data.note, "note");
+    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(data, add, para);
     const det = document.createElement("details");
     const sum = document.createElement("summary");
     sum.textContent = "all details";
@@ -145,9 +158,49 @@
       $("game-title").textContent = ev.config.game_title;
       document.title = "refcam: " + ev.config.game_title;
       $("settle").hidden = !ev.config.settle;
+      $("game").value = ev.config.game;
+      renderOptions(ev.config.options);
     });
     on("restart", (ev) => { $("log").textContent = ""; addLog("warning", ev.message, null, null, null); });
   }
+
+  // The settings form: the chosen game's declared options (a list where it offers choices).
+  function renderOptions(options) {
+    const box = $("options");
+    box.textContent = "";
+    for (const o of options || []) {
+      const label = document.createElement("label");
+      label.title = o.help;
+      label.appendChild(document.createTextNode(o.name.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase()) + " "));
+      let field;
+      if (o.choices.length) {
+        field = document.createElement("select");
+        const values = [""].concat(o.choices, o.value && !o.choices.includes(o.value) ? [o.value] : []);
+        for (const v of values) {
+          const opt = document.createElement("option");
+          opt.value = v;
+          opt.textContent = v || "default";
+          opt.selected = v === (o.value || "");
+          field.appendChild(opt);
+        }
+      } else {
+        field = document.createElement("input");
+        field.placeholder = o.help;
+        field.value = o.value || "";
+      }
+      field.name = o.name;
+      field.dataset.option = o.name;
+      label.appendChild(field);
+      box.appendChild(label);
+    }
+  }
+
+  $("game").addEventListener("change", (e) => {
+    const games = (refcam.config && refcam.config.games) || [];
+    const chosen = games.find((g) => g.id === e.target.value);
+    if (refcam.config && e.target.value === refcam.config.game) renderOptions(refcam.config.options);
+    else if (chosen) renderOptions(chosen.options);
+  });
 
   async function settle() {
     const btn = $("settle");
@@ -160,15 +213,12 @@
       $("settle-download").href = data.download;
       const m = $("settle-measures");
       m.textContent = "";
-      const rows = (data.measures && data.measures.ranking) || [];
-      for (const r of rows) {
+      for (const line of data.lines || []) {
         const d = document.createElement("div");
-        const meas = r.measure ? ` ${fmt(r.measure.value)} ± ${fmt(r.measure.sigma)} ${r.measure.kind === "angle_deg" ? "°" : "mm"}` : "";
-        const eq = r.equidistant_with && r.equidistant_with.length ? ` (equidistant within measurement with ${r.equidistant_with.join(", ")})` : "";
-        d.textContent = `${r.rank}. ${r.name}${meas}${eq}`;
+        d.textContent = line;
         m.appendChild(d);
       }
-      if (!rows.length) m.textContent = `settled at ${data.t.toFixed(1)} s`;
+      if (!(data.lines || []).length) m.textContent = `settled at ${data.t.toFixed(1)} s`;
       $("settle-result").hidden = false;
     } finally {
       btn.disabled = false;

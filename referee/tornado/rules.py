@@ -1,0 +1,12 @@
+"""Rule citations of the Tornado Splash rulebook as values (referee.game.RuleRef)."""
+
+from __future__ import annotations
+
+from referee.game import RuleRef
+
+GAME_ID, TITLE = "tornado", "Tornado Splash"
+
+
+def rule(section: str) -> RuleRef:
+    """The citation of one rulebook section; shown as "Tornado Splash, <section>"."""
+    return RuleRef(GAME_ID, section, TITLE)
