@@ -79,7 +79,7 @@ def test_hidden_boat_seen_in_the_history_is_named_and_the_ranking_incomplete(cap
 
 
 def test_course_is_checked_before_the_history_is_read(capsys, monkeypatch):
-    import webui.commands.rank as rank
+    import referee.tornado.commands as rank
 
     def never(*a, **k):
         raise AssertionError("the history was read before the course was checked")

@@ -68,9 +68,10 @@ class TornadoSplash:
         return picture.photo_finish(self.assess(state, observation))
 
     def commands(self) -> tuple[Command, ...]:
+        from .check_command import CHECK
         from .commands import RANK
 
-        return (RANK,)
+        return (RANK, CHECK)
 
 
 GAME = TornadoSplash()
