@@ -401,8 +401,12 @@ def _subcommands() -> dict:
 def test_every_command_has_help_and_json(capsys, command):
     code, out, _ = run_cli(capsys, [command, "--help"])
     assert code == 0 and out.startswith(f"usage: refcam {command}")
-    options = {s for a in _subcommands()[command]._actions for s in a.option_strings}
-    assert "--json" in options  # SPEC section 4: all commands accept --json
+    parser = _subcommands()[command]
+    group = next((a for a in parser._actions if a.dest == "game_command"), None)
+    # a game's group of commands (refcam tornado check ...): each of its commands, not the group
+    for sub in (group.choices.values() if group is not None else [parser]):
+        options = {s for a in sub._actions for s in a.option_strings}
+        assert "--json" in options, sub.prog  # SPEC section 4: all commands accept --json
 
 
 def _png_header_only(width: int, height: int) -> bytes:
