@@ -3,7 +3,8 @@
 samples/sessions/tornado-race: three boats, four rounds on the sprint course (see
 samples/tornado_race.py). Its stable states, as the live page's tracker and vision
 found them, are stored as observation files (``stable/``), so this runs without the
-vision step. Each position's ``expect`` (truth.jsonl) is checked, and the figures the
+vision step, and go through the Tornado Splash Game's step as on the live page. Each
+position's ``expect`` (truth.jsonl) is checked, and the figures the
 issue asks for are counted: expectations missed (wrong calls, target 0), violations the
 script does not expect (false violations, target 0), and "cannot tell" rulings.
 """
@@ -58,7 +59,7 @@ def _matches(e: dict, state: dict, event: dict) -> bool:
     if event["kind"] == "card replaced":
         return any("withdrawn" in r["summary"] for r in mine)
     if rule == "Boosting":
-        return any("with its boost" in r["summary"] for r in mine)
+        return any("boost" in r["summary"] and r["legal"] is True for r in mine)
     if rule == "Player Token Movement":
         return any(r["section"] == rule and r["legal"] is True for r in mine)
     return True
@@ -77,7 +78,7 @@ def score(states: list[dict]) -> dict:
         for r in state["rulings"]:
             if r["legal"] is False and (r["boat"], r["section"]) not in expected_bad:
                 figures["false_violations"].append((state["position"], r["summary"]))
-            if r["verdict"] == "cannot tell":
+            if r["verdict"] == "cannot tell" or "cannot tell" in r["summary"]:
                 figures["cannot_tell"].append((state["position"], r["summary"]))
     return figures
 

@@ -36,6 +36,7 @@ from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, inde
 from .rounds import RoundTracker
 from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
+from .turnlog import TurnLog, advance, as_rulings
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
@@ -121,7 +122,7 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
                "violations")
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
-                               "gate_depth_mm")
+                               "gate_depth_mm", "turnlog")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +151,7 @@ class TornadoState:
     table_warned: bool
     t: float
     gate_depth_mm: float
+    turnlog: TurnLog = TurnLog()  # issue 11's turn rules (turnlog.py), frozen itself
 
 
 class TornadoReferee:
@@ -184,6 +186,7 @@ class TornadoReferee:
         self.last_result: RankResult | None = None
         self.game_over_announced = False
         self.table_warned = False
+        self.turnlog = TurnLog()
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
         self.gate_depth_mm = float(gate[0])
@@ -221,7 +224,18 @@ class TornadoReferee:
             "routes": {k: list(v) for k, v in self.routes.cards.items()},
             "decks": {str(d): b for d, b in sorted(self.routes.deck_owner.items())},
             "turn_spaces": {b: {"round": tr.round, "spaces": tr.spaces} for b, tr in self.turns.items()},
+            "turn_rules": self.turnlog.to_json(),
+            "ranking_incomplete": self.turnlog.incomplete,
         })
+        res["violations"] += [dict(r.to_json(), t=self.t) for r in self.turnlog.standing]
+        res["open_violations"] = [o.ruling.to_json() for o in self.turnlog.open]
+        # Ranking Phase: a boat out of sight keeps its last stable position, flagged, unranked.
+        for name in self.turnlog.hidden:
+            p = self.turnlog.last_seen.get(name)
+            if p is not None and all(b.get("name") != name for b in res["ranking"]):
+                res["ranking"].append({"name": name, "rank": None, "status": "not seen", "flag": "under a hand?",
+                                       "position": {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1),
+                                                    "sigma_mm": round(p.sigma_mm, 3)}})
         return res
 
     # ------------------------------------------------------------------ updates
@@ -237,13 +251,14 @@ class TornadoReferee:
         for n in boats:
             if n not in self.memory.seen_boats:
                 self.memory.seen_boats.append(n)
+        turn_rulings = self._turn_rules(observation, t)
         first_state = self.last_pieces is None
         seen = self._see_cards(observation, boats, result.course, first_state)
         if first_state:
             rulings = self._character_cards(observation, [], t)
             rulings += self._finish_and_ranking(observation, result, [], t, first=True)
             self._remember(observation, boats)
-            return rulings
+            return rulings + turn_rulings
 
         rulings = self._piece_changes(observation, boats, seen.now, t)
         for c in seen.again:
@@ -254,9 +269,27 @@ class TornadoReferee:
         rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
         rulings += self._judge_all(observation, seen, actions, t)
         movers = [a.boat for a in actions if a.moved]
+        # a card replaced before its token moved was not picked up (FAQ): drop that note
+        replaced = {c for r in turn_rulings if "withdrawn" in r.summary for c in r.details.get("cards", ())}
+        rulings = [r for r in rulings if not (r.rule == RULE_DECK_EMPTY and r.details.get("card") in replaced)]
+        rulings += turn_rulings
         rulings += self._finish_and_ranking(observation, result, movers, t)
         self._remember(observation, boats)
         return rulings
+
+    def _turn_rules(self, observation: Observation, t: float) -> list[Ruling]:
+        """Issue 11's rules over the whole turn (turnlog.py): placement methods, turn order,
+        replacing cards until the token moves, out of bounds once it moved, the boost once,
+        the empty deck, hidden boats. A boat it eliminates leaves the race here."""
+        ranking = self._racing(self.last_result) if self.last_result is not None else []
+        self.turnlog, found, warnings = advance(self.turnlog, observation, ranking, list(self.memory.crossed))
+        out = as_rulings(found, warnings, t)
+        for boat in self.turnlog.eliminated:
+            if boat not in self.memory.eliminated:
+                self.memory.eliminated.append(boat)
+                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
+                                  rule=RULE_OUT, details={"boat": boat}))
+        return out
 
     # ------------------------------------------------------------------ stages of a stable state
     def _see_cards(self, observation: Observation, boats: dict[str, PiecePose], course,
@@ -514,10 +547,14 @@ class TornadoReferee:
                               details={"boat": boat, "cards": [c.name for c in a.chain],
                                        "deck": a.chain[0].deck}))
             checked += [RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT]
-            return checked, check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
-                                       gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
-                                       catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
-                                       check_token=a.moved)
+            faults = check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
+                                gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
+                                catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
+                                check_token=a.moved)
+            # Where a card may go and Out of Bounds are judged over the whole turn by the
+            # turn rules (turnlog.py: Placement Methods 1-3, Avoid Obstacles, and cards
+            # replaceable until the token moves), not card by card here.
+            return checked, [v for v in faults if v.rule not in (RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT)]
         if a.moved:
             return checked, check_turn(boat, before, a.after, None, list(cards_now.values()), [], table=None,
                                        catalog=self.facts.catalog, check_limit=False, check_token=True)

@@ -52,7 +52,6 @@ class TurnLog:
     boosted: frozenset[str] = frozenset()
     last_seen: Mapping[str, PiecePose] = field(default_factory=lambda: MappingProxyType({}))
     hidden: tuple[str, ...] = ()
-    said: frozenset[str] = frozenset()  # warnings given once a race (e.g. no table corners in view)
 
     @property
     def incomplete(self) -> bool:
@@ -101,7 +100,7 @@ def _settle_open(log: TurnLog, report: TurnReport, movers: Sequence[str]) -> tup
     for o in log.open:
         if any(c in changed for c in o.cards):
             out.append(Ruling(o.boat, SECTION_REPLACE, "ok", f"{', '.join(c.split('/')[-1] for c in o.cards)} "
-                              f"replaced before the token moved: withdrawn ({o.ruling.summary})"))
+                              f"replaced before the token moved: withdrawn ({o.ruling.summary})", o.cards))
         elif o.boat in movers:
             standing.append(o.ruling)
         else:
@@ -130,7 +129,6 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str],
         return replace(log, previous=obs, last_seen=MappingProxyType(seen), hidden=tuple(hidden)), [], warnings
     # A hidden boat is judged against its last stable position when it is seen again.
     prev = log.previous
-    said_before = log.said
     now = _with_kept(obs, log, hidden)
     report = check_turn(prev, now)
     movers = [m for m in report.movers if m not in log.eliminated]
@@ -149,15 +147,14 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str],
             eliminated.append(r.boat)
         if "with its boost" in r.summary:
             boosted.add(r.boat)
-        if r.verdict != "ok" or r.section in ("Player Token Movement", "Boosting"):
+        if r.verdict != "ok":  # what is legal the step's own move ruling already says
             rulings.append(r)
     standing = list(log.standing) + [r for r in report.rulings if r.verdict == "violation" and r.boat in movers]
     log = replace(log, previous=now, open=tuple(opened), eliminated=tuple(dict.fromkeys(eliminated)),
                   boosted=frozenset(boosted), standing=tuple(standing), last_seen=MappingProxyType(seen),
                   hidden=tuple(hidden))
-    once = [w for w in report.warnings if "not seen" not in w]
-    log = replace(log, said=log.said | set(once))
-    return log, rulings, warnings + [w for w in report.warnings if w not in once or w not in said_before]
+    # the step says itself once that the table corners are out of view
+    return log, rulings, warnings + [w for w in report.warnings if "corner stickers" not in w]
 
 
 def _with_kept(obs: Observation, log: TurnLog, hidden: Sequence[str]) -> Observation:
