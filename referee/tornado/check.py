@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from shapely.geometry import Point as SPoint
 
@@ -32,7 +33,7 @@ from .cards import BOAT_PREFIX, Card, card_under, cards_in, covered_spaces, tabl
 from .course import BoundaryLine
 from .crossing import boat_line_crossing
 from .placement import Breach, check_card, obstacles_in
-from .turns import (CANNOT_TELL, TurnCall, boost_call, front_card_call, hidden_boat_warnings, move_length_call,
+from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
                     out_of_bounds_call, pickup_call, turn_order_call)
 
 GAME_TITLE = "Tornado Splash"
@@ -144,13 +145,18 @@ class _Scene:
     cards_before: dict[str, Card]
     cards_after: dict[str, Card]
     gate: BoundaryLine | None
+    deck_owner: Mapping[int, str]
+
+    def owner(self, card: Card) -> str:
+        """Player Setup: one deck per player; as learned on the table, else deck d is boat d."""
+        return self.deck_owner.get(card.deck, card.boat)
 
 
-def _scene(before: Observation, after: Observation, catalog: Catalog) -> _Scene:
+def _scene(before: Observation, after: Observation, catalog: Catalog, deck_owner: Mapping[int, str]) -> _Scene:
     gate_pose = after.piece("tornado/start-gate") or before.piece("tornado/start-gate")
     return _Scene(before, after, catalog, {c.name: c for c in cards_in(before, catalog)},
                   {c.name: c for c in cards_in(after, catalog)},
-                  gate_line_of(gate_pose, catalog) if gate_pose else None)
+                  gate_line_of(gate_pose, catalog) if gate_pose else None, dict(deck_owner))
 
 
 def _changed_cards(sc: _Scene) -> tuple[list[Card], list[str]]:
@@ -165,10 +171,11 @@ def _changed_cards(sc: _Scene) -> tuple[list[Card], list[str]]:
 def _check_boat_cards(sc: _Scene, boat: str, laid: list[Card], old_route: list[Card]) -> list[Ruling]:
     """Placement of the cards ``boat`` laid, each continuing the route from its front-most card."""
     pose_before = boats_of(sc.before).get(boat) or boats_of(sc.after).get(boat)
-    start = (pose_before.x_mm, pose_before.y_mm)
+    # the boat itself may be out of view: then only the card-to-card rules can be judged
+    start = (pose_before.x_mm, pose_before.y_mm) if pose_before is not None else None
     kept = [c for c in old_route if c.name in sc.cards_after and c.name not in {x.name for x in laid}]
     prev = kept[-1] if kept else None
-    others = [c.polygon() for n, c in sc.cards_after.items() if _owner(c) != boat]
+    others = [c.polygon() for n, c in sc.cards_after.items() if sc.owner(c) != boat]
     obstacles = obstacles_in(sc.after, boat, sc.catalog)
     out = []
     half_len = float(sc.catalog.piece(boat).footprint["size_mm"][0]) / 2.0
@@ -196,18 +203,13 @@ def _after(laid: list[Card], prev: Card | None) -> list[Card]:
 def _picked_up(sc: _Scene, boat: str, route: list[Card], gone: list[str]) -> list[str]:
     """Cards of ``boat`` taken back into the hand: those behind its token. A card gone from
     ahead of the token was replaced before the token moved (FAQ), not picked up."""
-    mine = [n for n in gone if sc.cards_before[n].boat == boat]
+    mine = [n for n in gone if sc.owner(sc.cards_before[n]) == boat]
     token = boats_of(sc.before).get(boat)
     on = card_under(token, route, covered_spaces(route)) if token is not None else None
     if on is None:
         return []
     names = [c.name for c in route]
     return [n for n in mine if names.index(n) < names.index(on.card.name)]
-
-
-def _owner(card: Card) -> str:
-    # Player Setup: deck d belongs to boat d.
-    return card.boat
 
 
 def _spaces_moved(route: list[Card], before: PiecePose | None, after: PiecePose) -> int | None:
@@ -223,7 +225,7 @@ def _spaces_moved(route: list[Card], before: PiecePose | None, after: PiecePose)
     return i1 - i0
 
 
-def _check_mover(sc: _Scene, boat: str, route: list[Card]) -> list[Ruling]:
+def _check_mover(sc: _Scene, boat: str, route: list[Card], merged: bool = False) -> list[Ruling]:
     """Move length, boost, front-most card for a boat whose token moved."""
     k = boat.rsplit("-", 1)[1]
     char_b, char_a = sc.before.piece(f"tornado/character-{k}"), sc.after.piece(f"tornado/character-{k}")
@@ -235,7 +237,12 @@ def _check_mover(sc: _Scene, boat: str, route: list[Card]) -> list[Ruling]:
     if n is None:
         out.append(Ruling(boat, "Player Token Movement", CANNOT_TELL, f"{boat}: no racing card seen under the token"))
     else:
-        out.append(_from_call(boat, move_length_call(boat, n, boosting)))
+        call = move_length_call(boat, n, boosting)
+        if merged and call.verdict == "violation" and n <= 2 * space_limit(True):
+            # other boats moved between the same two views: two turns of this boat may lie in it
+            call = TurnCall(CANNOT_TELL, call.section, f"{call.summary}; but other boats moved between the same "
+                            "two views, so two of its turns may be in this change")
+        out.append(_from_call(boat, call))
     on = card_under(after, route, covered_spaces(route))
     out.append(_from_call(boat, front_card_call(boat, [c.name for c in route], on.card.name if on else None)))
     return out
@@ -259,28 +266,30 @@ def _finish_line(obs: Observation, catalog: Catalog) -> BoundaryLine | None:
     return gate_line_of(pose, catalog) if pose else None
 
 
-def check_turn(before: Observation, after: Observation, catalog: Catalog | None = None) -> TurnReport:
-    """Rule on the turn that turned ``before`` into ``after`` (see the module docstring)."""
+def check_turn(before: Observation, after: Observation, catalog: Catalog | None = None,
+               deck_owner: Mapping[int, str] | None = None) -> TurnReport:
+    """Rule on the turn that turned ``before`` into ``after`` (see the module docstring).
+    deck_owner: which boat plays which deck colour, when known (else deck d is boat d)."""
     catalog = catalog or default_catalog()
-    sc = _scene(before, after, catalog)
+    sc = _scene(before, after, catalog, deck_owner or {})
     laid, gone = _changed_cards(sc)
     b_before, b_after = boats_of(before), boats_of(after)
     movers = tuple(sorted(n for n, p in b_after.items() if n in b_before and moved(b_before[n], p)))
-    actors = sorted(set(movers) | {_owner(c) for c in laid} | {sc.cards_before[n].boat for n in gone})
+    actors = sorted(set(movers) | {sc.owner(c) for c in laid} | {sc.owner(sc.cards_before[n]) for n in gone})
     rulings: list[Ruling] = []
     crossings = {}
     finish = _finish_line(after, catalog)
     for boat in actors:
-        old_route = route_order([c for c in sc.cards_before.values() if _owner(c) == boat])
+        old_route = route_order([c for c in sc.cards_before.values() if sc.owner(c) == boat])
         picked = _picked_up(sc, boat, old_route, gone)
         if picked:
             rulings.append(_from_call(boat, pickup_call(boat, [c.name for c in old_route], picked)))
-        mine = [c for c in laid if _owner(c) == boat]
+        mine = [c for c in laid if sc.owner(c) == boat]
         if mine:
             rulings += _check_boat_cards(sc, boat, mine, old_route)
-        route = route_order([c for c in sc.cards_after.values() if _owner(c) == boat])
+        route = route_order([c for c in sc.cards_after.values() if sc.owner(c) == boat])
         if boat in movers:
-            rulings += _check_mover(sc, boat, route)
+            rulings += _check_mover(sc, boat, route, merged=len(movers) > 1)
             if finish is not None:
                 on = card_under(b_after[boat], route, covered_spaces(route))
                 crossings[boat] = boat_line_crossing(finish, b_after[boat], on, catalog).to_json()

@@ -94,7 +94,7 @@ def attachments(prev: Card, covering: list[Polygon] = ()) -> list[Attachment]:
     w = prev.width / 2.0
     front = (prev.local_to_world((prev.length / 2.0, -w)), prev.local_to_world((prev.length / 2.0, w)))
     if not _covered(front, list(covering)):
-        out.append(Attachment("front edge", prev.local_to_world((prev.length / 2.0, 0.0)), prev.theta,
+        out.append(Attachment("its front edge", prev.local_to_world((prev.length / 2.0, 0.0)), prev.theta,
                               SECTION_METHOD_1))
     for diag in prev.diagonals:
         x, turn = float(diag["x"]), float(diag["angle_deg"])
@@ -103,7 +103,7 @@ def attachments(prev: Card, covering: list[Polygon] = ()) -> list[Attachment]:
         seg = (prev.local_to_world(g.add((x, 0.0), g.scale(across, -half))),
                prev.local_to_world(g.add((x, 0.0), g.scale(across, half))))
         if not _covered(seg, list(covering)):
-            out.append(Attachment(f"diagonal line at {turn:+.0f} deg", prev.local_to_world((x, 0.0)),
+            out.append(Attachment(f"its diagonal line at {turn:+.0f} deg", prev.local_to_world((x, 0.0)),
                                   prev.theta + turn, SECTION_METHOD_2))
     return out
 
@@ -190,7 +190,7 @@ def check_against(prev: Anchor, card: Card, options: list[Attachment], obstacles
                        f"(turns available: {angles} deg)", (card.name,))]
     if abs(along) > tol_mm + extra_gap_mm:
         what = "a gap of" if along > 0 else "an overlap of"
-        return [Breach(at.section, f"{card.name} does not meet {prev.name} at its {at.how} "
+        return [Breach(at.section, f"{card.name} does not meet {prev.name} at {at.how} "
                        f"({what} {abs(along):.1f} mm)", (card.name,))]
     if abs(lateral) <= tol_mm:
         return []

@@ -251,14 +251,14 @@ class TornadoReferee:
         for n in boats:
             if n not in self.memory.seen_boats:
                 self.memory.seen_boats.append(n)
-        turn_rulings = self._turn_rules(observation, t)
         first_state = self.last_pieces is None
         seen = self._see_cards(observation, boats, result.course, first_state)
+        found, turn_warnings = self._turn_rules(observation, t)
         if first_state:
             rulings = self._character_cards(observation, [], t)
             rulings += self._finish_and_ranking(observation, result, [], t, first=True)
             self._remember(observation, boats)
-            return rulings + turn_rulings
+            return rulings + as_rulings(found, turn_warnings, t, rule)
 
         rulings = self._piece_changes(observation, boats, seen.now, t)
         for c in seen.again:
@@ -267,7 +267,12 @@ class TornadoReferee:
         actions = self._actions(seen, boats, result.course)
         rulings += self._turns_and_rounds(observation, actions, t)
         rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
-        rulings += self._judge_all(observation, seen, actions, t)
+        # a boat that moved gets the turn rules' violations in its move ruling
+        moved_now = {a.boat for a in actions if a.moved}
+        folded = {b: [r for r in found if r.boat == b and r.verdict == "violation"] for b in moved_now}
+        rulings += self._judge_all(observation, seen, actions, t, folded)
+        turn_rulings = as_rulings([r for r in found if not (r.boat in moved_now and r.verdict == "violation")],
+                                  turn_warnings, t, rule) + self._eliminations(t)
         movers = [a.boat for a in actions if a.moved]
         # a card replaced before its token moved was not picked up (FAQ): drop that note
         replaced = {c for r in turn_rulings if "withdrawn" in r.summary for c in r.details.get("cards", ())}
@@ -277,13 +282,18 @@ class TornadoReferee:
         self._remember(observation, boats)
         return rulings
 
-    def _turn_rules(self, observation: Observation, t: float) -> list[Ruling]:
+    def _turn_rules(self, observation: Observation, t: float) -> tuple[list, list[str]]:
         """Issue 11's rules over the whole turn (turnlog.py): placement methods, turn order,
         replacing cards until the token moves, out of bounds once it moved, the boost once,
-        the empty deck, hidden boats. A boat it eliminates leaves the race here."""
+        the empty deck, hidden boats. Returns its rulings (turnlog values) and warnings."""
         ranking = self._racing(self.last_result) if self.last_result is not None else []
-        self.turnlog, found, warnings = advance(self.turnlog, observation, ranking, list(self.memory.crossed))
-        out = as_rulings(found, warnings, t)
+        self.turnlog, found, warnings = advance(self.turnlog, observation, ranking, list(self.memory.crossed),
+                                                owners=self.routes.deck_owner)
+        return found, warnings
+
+    def _eliminations(self, t: float) -> list[Ruling]:
+        """Out of Bounds: a boat the turn rules eliminated leaves the race."""
+        out = []
         for boat in self.turnlog.eliminated:
             if boat not in self.memory.eliminated:
                 self.memory.eliminated.append(boat)
@@ -398,7 +408,7 @@ class TornadoReferee:
         return rulings
 
     def _judge_all(self, observation: Observation, seen: "_SeenCards", actions: list[_Action],
-                   t: float) -> list[Ruling]:
+                   t: float, folded: dict | None = None) -> list[Ruling]:
         """Each boat's action judged against the table edge and the start gate; cards nobody laid."""
         rulings: list[Ruling] = []
         table = table_polygon(observation)
@@ -411,7 +421,8 @@ class TornadoReferee:
         previous_cards = [c for c in seen.stack if c.name in seen.old]
         self.acting_now = [a.boat for a in actions if a.acts]
         for a in actions:
-            rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t)
+            rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t,
+                                   (folded or {}).get(a.boat, ()))
         for c in seen.unassigned:
             rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} ({c.kind}) was laid; it continues no boat's "
                                   "route and its deck colour is nobody's yet, so whose card it is cannot be told",
@@ -495,7 +506,7 @@ class TornadoReferee:
         return out
 
     def _judge(self, a: _Action, previous_cards: list[Card], cards_now: dict[str, Card], covered: set,
-               table: Polygon | None, gate_outline: Polygon | None, t: float) -> list[Ruling]:
+               table: Polygon | None, gate_outline: Polygon | None, t: float, folded=()) -> list[Ruling]:
         """One boat's action: the cards it laid (state) and its move (move ruling)."""
         out: list[Ruling] = []
         boat = a.boat
@@ -516,6 +527,9 @@ class TornadoReferee:
             merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
             over = []
         violations += over
+        # the turn rules' findings for this boat (turnlog.py) belong to its move
+        violations += [Violation(boat, rule(r.section), r.summary, eliminates=r.section == RULE_OUT.section,
+                                 cards=r.cards) for r in folded]
 
         for v in violations:
             self.violations.append((t, v))

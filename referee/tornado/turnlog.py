@@ -46,6 +46,7 @@ class TurnLog:
     round: int = 1
     turn_order: tuple[str, ...] = ()
     acted: tuple[str, ...] = ()
+    in_turn: tuple[str, ...] = ()  # boats that laid cards and have not moved their token yet
     open: tuple[OpenViolation, ...] = ()
     standing: tuple[Ruling, ...] = ()  # violations that stand (the token moved)
     eliminated: tuple[str, ...] = ()
@@ -68,28 +69,40 @@ class TurnLog:
                 "ranking_incomplete": self.incomplete}
 
 
-def _owners_on_table(obs: Observation) -> set[str]:
-    # Player Setup: deck d belongs to boat d; a card of deck d on the table means boat d races.
-    return {f"{BOAT_PREFIX}{p.name[len(CARD_PREFIX):].split('-')[0]}" for p in obs.pieces
-            if p.name.startswith(CARD_PREFIX)}
+def _owners_on_table(obs: Observation, owners: Mapping[int, str]) -> set[str]:
+    # Player Setup: one deck per player (as learned, else deck d is boat d); a card of a
+    # deck on the table means its boat races.
+    decks = {int(p.name[len(CARD_PREFIX):].split("-")[0]) for p in obs.pieces if p.name.startswith(CARD_PREFIX)}
+    return {owners.get(d, f"{BOAT_PREFIX}{d}") for d in decks}
 
 
-def _hidden(log: TurnLog, obs: Observation, finished: Sequence[str]) -> list[str]:
-    expected = (set(log.last_seen) | _owners_on_table(obs)) - set(log.eliminated) - set(finished)
+def _hidden(log: TurnLog, obs: Observation, finished: Sequence[str], owners: Mapping[int, str]) -> list[str]:
+    expected = (set(log.last_seen) | _owners_on_table(obs, owners)) - set(log.eliminated) - set(finished)
     seen = set(boats_of(obs))
     return sorted(expected - seen)
 
 
-def _round_turn(log: TurnLog, movers: Sequence[str], ranking: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
-    """Action Phase bookkeeping and its ruling for the boats whose tokens moved now."""
-    if not movers:
-        return log, []
+def _round_turn(log: TurnLog, report: TurnReport, movers: Sequence[str],
+                ranking: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
+    """Action Phase bookkeeping and its ruling. A turn begins when a boat lays a card or
+    moves its token; a boat that laid cards and moves its token later (even after another
+    boat went) is going on with the same turn."""
+    starting = [m for m in movers if m not in log.in_turn]
+    starting += [b for b in _boats_laying(report) if b not in starting and b not in log.in_turn]
+    in_turn = tuple(b for b in set(log.in_turn) | set(_boats_laying(report)) if b not in movers)
+    if not starting:
+        return replace(log, in_turn=in_turn), []
     order, acted, rnd = log.turn_order or tuple(ranking), log.acted, log.round
-    if any(m in acted for m in movers):  # a second turn: the last round is over
+    if any(m in acted for m in starting):  # a second turn: the last round is over
         order, acted, rnd = tuple(ranking), (), rnd + 1
-    call = turn_order_call(list(order), list(acted), list(movers))
-    rulings = [] if call.verdict == "ok" else [Ruling(movers[0], call.section, call.verdict, call.summary)]
-    return replace(log, turn_order=order, acted=acted + tuple(m for m in movers if m not in acted), round=rnd), rulings
+    call = turn_order_call(list(order), list(acted), starting)
+    rulings = [] if call.verdict == "ok" else [Ruling(starting[0], call.section, call.verdict, call.summary)]
+    return replace(log, turn_order=order, acted=acted + tuple(m for m in starting if m not in acted), round=rnd,
+                   in_turn=in_turn), rulings
+
+
+def _boats_laying(report: TurnReport) -> list[str]:
+    return sorted({r.boat for r in report.rulings if r.section.startswith(("Racing Card", "Avoid", "Unavailable"))})
 
 
 def _settle_open(log: TurnLog, report: TurnReport, movers: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
@@ -108,17 +121,19 @@ def _settle_open(log: TurnLog, report: TurnReport, movers: Sequence[str]) -> tup
     return replace(log, open=tuple(still), standing=tuple(standing)), out
 
 
-def advance(log: TurnLog, obs: Observation, ranking: Sequence[str],
-            finished: Sequence[str] = ()) -> tuple[TurnLog, list[Ruling], list[str]]:
+def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Sequence[str] = (),
+            owners: Mapping[int, str] | None = None) -> tuple[TurnLog, list[Ruling], list[str]]:
     """Judge the change from the last stable observation to ``obs``.
 
     ranking: the ranking of the last stable state (first place first), which is the turn
     order of a round beginning now; finished: boats that crossed the finish line.
+    owners: deck colour -> boat as learned on the table (default: deck d is boat d).
     Returns (new log, rulings, warnings).
     """
     boats = boats_of(obs)
     warnings: list[str] = []
-    hidden = _hidden(log, obs, finished)
+    owners = dict(owners or {})
+    hidden = _hidden(log, obs, finished, owners)
     warnings += hidden_boat_warnings(hidden, ())
     if hidden:
         warnings.append("ranking incomplete: " + ", ".join(h.split("/")[-1] for h in hidden) +
@@ -130,9 +145,9 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str],
     # A hidden boat is judged against its last stable position when it is seen again.
     prev = log.previous
     now = _with_kept(obs, log, hidden)
-    report = check_turn(prev, now)
+    report = check_turn(prev, now, deck_owner=owners)
     movers = [m for m in report.movers if m not in log.eliminated]
-    log, rulings = _round_turn(log, movers, ranking)
+    log, rulings = _round_turn(log, report, movers, ranking)
     log, cleared = _settle_open(log, report, movers)
     rulings += cleared
     opened, eliminated, boosted = list(log.open), list(log.eliminated), set(log.boosted)
@@ -167,15 +182,17 @@ def _with_kept(obs: Observation, log: TurnLog, hidden: Sequence[str]) -> Observa
 __all__ = ["TurnLog", "OpenViolation", "advance", "CANNOT_TELL", "SECTION_RANKING"]
 
 
-def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float) -> list:
-    """advance()'s output as entries of the rulings log (referee.rulings.Ruling)."""
+def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cite=None) -> list:
+    """advance()'s output as entries of the rulings log (referee.rulings.Ruling); cite(section)
+    makes the rule citation (default: its text)."""
     from referee.rulings import Ruling as LogRuling
 
+    cite = cite or (lambda section: f"Tornado Splash, {section}")
     out = []
     for r in rulings:
-        kind = {"violation": "violation", "cannot tell": "state"}.get(r.verdict, "move")
-        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=r.summary, legal=r.legal, rule=r.rule,
+        kind = {"violation": "violation", "cannot tell": "state"}.get(r.verdict, "state")
+        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=r.summary, legal=r.legal, rule=cite(r.section),
                              details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards)}))
-    out += [LogRuling(t=t, game="tornado", kind="warning", summary=w, rule=f"Tornado Splash, {SECTION_RANKING}"
-                      if "not seen" in w or "incomplete" in w else None) for w in warnings]
+    out += [LogRuling(t=t, game="tornado", kind="warning", summary=w,
+                      rule=cite(SECTION_RANKING) if "not seen" in w or "incomplete" in w else None) for w in warnings]
     return out
