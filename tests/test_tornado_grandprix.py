@@ -44,3 +44,28 @@ def test_grand_prix_setting_refuses_a_shared_place():
 
     with pytest.raises(InvalidInputError, match="both in place 1"):
         parse_grand_prix("boat-1=1,boat-2=1")
+
+
+def test_live_race_view_offers_the_next_race_with_totals_kept():
+    """The race session through the Game with Grand Prix Mode on: when the race ends, the
+    view scores it and offers the setting for race 2 with the totals kept."""
+    import json
+    from pathlib import Path
+
+    from referee.game import parse_settings
+    from referee.observation import Observation
+    from referee.tornado.game import GAME
+
+    race = Path(__file__).resolve().parents[1] / "samples" / "sessions" / "tornado-race"
+    if not (race / "stable").is_dir():
+        pytest.skip("the race session is not generated (make samples)")
+    state = GAME.new_state(parse_settings(GAME, {"course": str(race / "course.json"), "grand_prix": "new"}))
+    for f in sorted((race / "stable").glob("*.observation.json")):
+        doc = json.loads(f.read_text())
+        state = GAME.step(state, Observation.from_json(doc), doc["t"]).state
+    gp = GAME.view(state).data["grand_prix"]
+    assert gp["this_race"]["places"] == {"tornado/boat-2": 1, "tornado/boat-1": 2, "tornado/boat-3": 3}
+    assert gp["totals_after_this_race"] == {"tornado/boat-2": 5, "tornado/boat-1": 3, "tornado/boat-3": 0}
+    nxt = GAME.new_state(parse_settings(GAME, {"course": str(race / "course.json"),
+                                               "grand_prix": gp["next_race_setting"]}))
+    assert GAME.view(nxt).data["grand_prix"]["totals"] == gp["totals_after_this_race"]

@@ -33,7 +33,7 @@ from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMEN
 from .course import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
-from .rounds import RoundTracker
+from .rounds import GrandPrix, RoundTracker, grand_prix_view
 from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .turnlog import TurnLog, advance, as_rulings
@@ -122,7 +122,7 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
                "violations")
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
-                               "gate_depth_mm", "turnlog")
+                               "gate_depth_mm", "turnlog", "grand_prix")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,6 +152,7 @@ class TornadoState:
     t: float
     gate_depth_mm: float
     turnlog: TurnLog = TurnLog()  # issue 11's turn rules (turnlog.py), frozen itself
+    grand_prix: GrandPrix | None = None  # Grand Prix Mode: the earlier races (never changed in place)
 
 
 class TornadoReferee:
@@ -187,6 +188,7 @@ class TornadoReferee:
         self.game_over_announced = False
         self.table_warned = False
         self.turnlog = TurnLog()
+        self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
         self.gate_depth_mm = float(gate[0])
@@ -228,6 +230,8 @@ class TornadoReferee:
             "ranking_incomplete": self.turnlog.incomplete,
         })
         res["violations"] += [dict(r.to_json(), t=self.t) for r in self.turnlog.standing]
+        if self.grand_prix is not None:
+            res["grand_prix"] = self._grand_prix_json()
         res["open_violations"] = [o.ruling.to_json() for o in self.turnlog.open]
         # Ranking Phase: a boat out of sight keeps its last stable position, flagged, unranked.
         for name in self.turnlog.hidden:
@@ -237,6 +241,18 @@ class TornadoReferee:
                                        "position": {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1),
                                                     "sigma_mm": round(p.sigma_mm, 3)}})
         return res
+
+    def _grand_prix_json(self) -> dict:
+        """Grand Prix Mode: points and totals; once this race is over, the setting for the
+        next race (totals kept). A result with two boats in one place is refused, not scored."""
+        result = self.last_result
+        places = dict(result.final_places) if result is not None and result.game_over else None
+        try:
+            return grand_prix_view(self.grand_prix, places, list(self.memory.eliminated))
+        except RefcamError as exc:
+            view = grand_prix_view(self.grand_prix)
+            view["refused"] = f"this race's result is not scored: {exc}"
+            return view
 
     # ------------------------------------------------------------------ updates
     def observe_stable(self, observation: Observation, t: float) -> list[Ruling]:

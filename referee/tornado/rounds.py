@@ -210,7 +210,7 @@ def _boat(name: str) -> str:
     return name if name.startswith("tornado/") else f"tornado/{name}"
 
 
-def grand_prix_view(gp: GrandPrix, this_race: dict[str, int] | None = None) -> dict:
+def grand_prix_view(gp: GrandPrix, this_race: dict[str, int] | None = None, eliminated=()) -> dict:
     """Grand Prix Mode for the page: each race's points, the totals, and the setting that
     starts the next race with the totals kept ("next race")."""
     races = [{"places": dict(r), "points": {n: grand_prix_points(p, len(r)) for n, p in r.items()}}
@@ -218,7 +218,9 @@ def grand_prix_view(gp: GrandPrix, this_race: dict[str, int] | None = None) -> d
     view = {"races": races, "totals": gp.totals(), "races_left": GrandPrix.RACES - len(gp.races)}
     if this_race is not None and not gp.over:
         nxt = gp.clone()
-        nxt.add_race(this_race)
-        view["next_race_setting"] = format_grand_prix(nxt)
+        nxt.add_race(this_race, eliminated)
+        view["this_race"] = {"places": dict(this_race),
+                             "points": {n: grand_prix_points(p, len(this_race)) for n, p in this_race.items()}}
+        view["next_race_setting"] = format_grand_prix(nxt, [[]] * len(gp.races) + [list(eliminated)])
         view["totals_after_this_race"] = nxt.totals()
     return view
