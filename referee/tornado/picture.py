@@ -146,8 +146,8 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
     if m is not None and course is not None:
         if m.kind == "distance_mm" and m.foot is not None:
             out.append(Shape("line", (b.position, m.foot), role=role))
-            at = g.add(b.position, g.scale(g.sub(m.foot, b.position), 0.5))
-            out.append(Shape("label", (at,), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} mm"))
+            # the measure's label sits on the boat's other diagonal from its name tag, so the two never overlap
+            out.append(Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} mm"))
         elif m.kind == "angle_deg" and b.zone_index is not None and b.zone_index < len(course.zones):
             z = course.zones[b.zone_index]
             rho = g.dist(b.position, z.vertex)
@@ -156,7 +156,7 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
             arc = tuple(g.add(z.vertex, g.scale(g.direction(start + z.turn * m.value * i / steps), rho))
                         for i in range(steps + 1))
             out += [Shape("polyline", arc, role=role), Shape("line", (z.vertex, b.position), role=role),
-                    Shape("label", (arc[len(arc) // 2],), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} deg")]
+                    Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} deg")]
     if b.finish is not None:
         kind = "polyline" if b.standing_on is not None else "polygon"
         out.append(Shape(kind, tuple(b.finish.front), role="highlight", legend="finish-line reach"))
@@ -164,6 +164,11 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
     out += [Shape("circle", (b.position,), role=role, radius_mm=BOAT_RING_MM),
             Shape("label", (g.add(b.position, (BOAT_RING_MM, BOAT_RING_MM)),), role=role, text=tag)]
     return out
+
+
+def _measure_anchor(p: g.Point) -> g.Point:
+    """Opposite the name tag (which sits at +ring, +ring from the boat)."""
+    return g.add(p, (-2.5 * BOAT_RING_MM, -2.0 * BOAT_RING_MM))
 
 
 def _equidistant_links(result: RankResult) -> list[Shape]:
