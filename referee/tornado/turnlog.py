@@ -20,8 +20,7 @@ with referee/tornado/check.py and keeps what a race needs between turns:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from types import MappingProxyType
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from referee.observation import Observation, PiecePose
@@ -51,8 +50,12 @@ class TurnLog:
     standing: tuple[Ruling, ...] = ()  # violations that stand (the token moved)
     eliminated: tuple[str, ...] = ()
     boosted: frozenset[str] = frozenset()
-    last_seen: Mapping[str, PiecePose] = field(default_factory=lambda: MappingProxyType({}))
+    seen: tuple[tuple[str, PiecePose], ...] = ()  # each boat's last stable pose (pairs: stays frozen)
     hidden: tuple[str, ...] = ()
+
+    @property
+    def last_seen(self) -> dict[str, PiecePose]:
+        return dict(self.seen)
 
     @property
     def incomplete(self) -> bool:
@@ -141,7 +144,7 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     seen = dict(log.last_seen)
     seen.update(boats)
     if log.previous is None:
-        return replace(log, previous=obs, last_seen=MappingProxyType(seen), hidden=tuple(hidden)), [], warnings
+        return replace(log, previous=obs, seen=tuple(sorted(seen.items())), hidden=tuple(hidden)), [], warnings
     # A hidden boat is judged against its last stable position when it is seen again.
     prev = log.previous
     now = _with_kept(obs, log, hidden)
@@ -166,7 +169,7 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
             rulings.append(r)
     standing = list(log.standing) + [r for r in report.rulings if r.verdict == "violation" and r.boat in movers]
     log = replace(log, previous=now, open=tuple(opened), eliminated=tuple(dict.fromkeys(eliminated)),
-                  boosted=frozenset(boosted), standing=tuple(standing), last_seen=MappingProxyType(seen),
+                  boosted=frozenset(boosted), standing=tuple(standing), seen=tuple(sorted(seen.items())),
                   hidden=tuple(hidden))
     # the step says itself once that the table corners are out of view
     return log, rulings, warnings + [w for w in report.warnings if "corner stickers" not in w]
