@@ -88,3 +88,26 @@ def test_course_is_checked_before_the_history_is_read(capsys, monkeypatch):
     code, _, err = run_cli(capsys, ["rank", DATA / "still-003.observation.json", "--course", "tornado-circuit",
                                     "--strict", "--history", REPO / "samples" / "sessions" / "tornado"])
     assert_one_line_error(code, err, "needs pieces not found")
+
+
+def test_history_of_a_session_shows_progress_and_names_a_hidden_boat(capsys, monkeypatch, tmp_path):
+    """--history on a recorded session: progress on stderr while it is read; boat-1, seen in
+    the history but under a hand in the photo ranked, is named and the ranking incomplete."""
+    import webui.tools as tools
+    from referee.observation import Observation
+
+    race = REPO / "samples" / "sessions" / "tornado-race"
+    files = sorted((race / "stable").glob("*.observation.json"))
+
+    def stable(self, folder, camera_file, game):  # the session's stable states, without the vision step
+        for f in files[:12]:
+            doc = json.loads(f.read_text())
+            yield doc["t"], Observation.from_json(doc)
+
+    monkeypatch.setattr(tools.CliTools, "stable_observations", stable)
+    code, out, err = run_cli(capsys, ["rank", files[12], "--course", race / "course.json", "--history", race,
+                                      "--json"])
+    assert code == 0, err
+    assert "refcam: reading history tornado-race: stable state 12" in err
+    doc = json.loads(out)
+    assert "boat-1 not seen: under a hand?" in doc["warnings"] and doc["complete"] is False
