@@ -111,3 +111,26 @@ def test_history_of_a_session_shows_progress_and_names_a_hidden_boat(capsys, mon
     assert "refcam: reading history tornado-race: stable state 12" in err
     doc = json.loads(out)
     assert "boat-1 not seen: under a hand?" in doc["warnings"] and doc["complete"] is False
+
+
+def test_tokens_in_their_gate_spaces_are_equal_in_every_round_weight_decides(capsys, tmp_path):
+    """When Equidistant: boat-4 stands 8 mm further forward in its gate space than boat-2,
+    and boat-1 is already out on a card (not the first round): still boat-2 (lighter) first."""
+    from referee.tornado.course import load_course
+    from referee.tornado.layout import layout_observation
+    from tests.tornado_pieces import card_name, pose
+
+    spec = load_course("tornado-circuit")
+    obs = layout_observation(spec, {"tornado/boat-2": (0.0, 60.0, 0.0), "tornado/boat-4": (8.0, -60.0, 0.0),
+                                    "tornado/boat-1": (113.0, 0.0, 0.0)},
+                             extra=[pose(card_name(1, "straight-3"), 77.0, 0.0)])
+    path = tmp_path / "gate.json"
+    path.write_text(json.dumps(obs.to_json()))
+    code, out, err = run_cli(capsys, ["rank", path, "--course", "tornado-circuit", "--json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["first_round"] is False
+    names = [b["name"] for b in doc["ranking"]]
+    assert names.index("tornado/boat-2") < names.index("tornado/boat-4")
+    gate = [p for p in doc["pairs"] if {p["ahead"], p["behind"]} == {"tornado/boat-2", "tornado/boat-4"}]
+    assert gate and gate[0]["verdict"] == "start gate" and gate[0]["delta"] == 0.0
