@@ -11,7 +11,7 @@ is what undistorting a photo needs, not what rendering one needs.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
@@ -128,3 +128,38 @@ def varied_poses(n: int, rng: np.random.Generator | None = None, board=None) -> 
 
 def fronto_parallel_pose(distance_mm: float = 480.0, board=None):
     return pose_looking_at(distance_mm, 0.0, 0.0, 0.0, (0.0, 0.0), board)
+
+
+TRUTH_CAMERA_NAME = "truth-camera.json"
+MAX_SYNTHETIC_VIEWS = 100
+
+
+def write_synthetic_views(out_dir, n: int, camera: SyntheticCamera = DEFAULT_CAMERA, seed: int = 7,
+                          quality: int = 92) -> dict:
+    """n rendered photos of the catalog's ChArUco board (JPEG, like a webcam's) in out_dir, and
+    the camera they were rendered with as a camera file, so `refcam calibrate --images` can be
+    tried, and checked against the truth, before a camera is at hand."""
+    from pathlib import Path
+
+    from referee.errors import InvalidInputError
+
+    from .camera import CameraModel
+
+    if not 1 <= n <= MAX_SYNTHETIC_VIEWS:
+        raise InvalidInputError(f"--views {n} is out of range (1-{MAX_SYNTHETIC_VIEWS})")
+    out = Path(out_dir)
+    board = charuco_board()
+    rng = np.random.default_rng(seed)
+    paths = []
+    for i, (rvec, tvec) in enumerate(varied_poses(n, rng, board)):
+        img = render_view(rvec, tvec, camera, board=board, rng=rng)
+        path = out / f"view-{i + 1:03d}.jpg"
+        if not cv2.imwrite(str(path), img, [cv2.IMWRITE_JPEG_QUALITY, quality]):
+            raise InvalidInputError(f"cannot write {path}")
+        paths.append(path)
+    truth = CameraModel.from_intrinsics(camera.image_size, camera.fx, camera.fy, camera.cx, camera.cy, camera.dist)
+    truth = replace(truth, extra={"note": "the camera these synthetic views were rendered with (exact truth), "
+                                          "not a calibration"})
+    truth_path = out / TRUTH_CAMERA_NAME
+    truth.save(truth_path)
+    return {"views": [str(p) for p in paths], "truth_camera": str(truth_path), "image_size": list(camera.image_size)}

@@ -1,8 +1,11 @@
 """The sticker catalog: the one source of truth for ids, sizes, placements,
 heights and footprints (SPEC section 2). Vision, referee and renderer all read it.
 
-The data lives in ``referee/data/catalog.json``; set ``REFCAM_CATALOG`` to use an
-edited copy. This module is pure Python so the referee can use it without cv2.
+The data lives in ``referee/data/catalog.json``. A user's edited copy (their own
+measurements of their copy of a game) is used with ``--catalog FILE`` on any command
+(``use_catalog``) or by setting ``REFCAM_CATALOG``; it is checked against the sticker
+protocol first (``load_user_catalog``). This module is pure Python so the referee can use
+it without cv2.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ class Catalog:
         self._families: dict[str, dict] = {}
         try:
             self._build()
-        except (KeyError, TypeError, ValueError) as exc:
+        except (LookupError, TypeError, ValueError, AttributeError) as exc:
             if isinstance(exc, CatalogError):
                 raise
             raise CatalogError(f"catalog {source}: malformed entry ({exc!r})") from None
@@ -161,13 +164,7 @@ class Catalog:
     @classmethod
     def load(cls, path: str | os.PathLike | None = None) -> "Catalog":
         path = Path(path or os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH)
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise CatalogError(f"cannot read catalog {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"catalog {path} is not valid JSON (line {exc.lineno})") from None
-        return cls(data, str(path))
+        return cls(read_catalog_json(path), str(path))
 
     # --- look-ups ----------------------------------------------------------------
     @property
@@ -236,14 +233,153 @@ class Catalog:
             raise UnknownNameError(f"unknown racing-card kind {kind!r}") from None
 
 
+def read_catalog_json(path: Path) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise CatalogError(f"cannot read catalog {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"catalog {path} is not valid JSON (line {getattr(exc, 'lineno', 1)})") from None
+    if not isinstance(data, dict):
+        raise CatalogError(f"catalog {path} is not a catalog (a JSON object with families and games)")
+    return data
+
+
 @lru_cache(maxsize=4)
 def _load_cached(path: str) -> Catalog:
-    return Catalog.load(path)
+    if Path(path) == DEFAULT_CATALOG_PATH:
+        return Catalog.load(path)
+    return load_user_catalog(path)
+
+
+_active: Catalog | None = None  # set by use_catalog (--catalog FILE); wins over REFCAM_CATALOG
 
 
 def default_catalog() -> Catalog:
-    """The catalog in use (cached): REFCAM_CATALOG or the packaged file."""
+    """The catalog in use: the one given with --catalog, else REFCAM_CATALOG, else the packaged file."""
+    if _active is not None:
+        return _active
     return _load_cached(str(os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH))
+
+
+def use_catalog(path: str | os.PathLike | None) -> Catalog:
+    """Make a user's catalog file the one every part of this process reads (None: back to
+    the default). The file is checked first; a bad file raises a one-line CatalogError and
+    leaves the catalog in use unchanged."""
+    global _active
+    if path is None:
+        _active = None
+        return default_catalog()
+    catalog = load_user_catalog(path)
+    _active = catalog
+    return catalog
+
+
+# --- checking a user's catalog against the sticker protocol ------------------------------
+
+LAYOUT_CHARS = frozenset(".RDSF")
+
+
+def load_user_catalog(path: str | os.PathLike) -> Catalog:
+    """Load an edited copy of the catalog and refuse, in one line, anything the sticker
+    protocol fixes: the dictionary and which piece and slot each id names. Sizes,
+    placements, heights, footprints, Kayak layouts and card kinds may differ."""
+    where = f"catalog {path}"
+    data = read_catalog_json(Path(path))
+    try:
+        _check_numbers(data, where)  # first: a typo in a number reads better than "malformed"
+    except (LookupError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, CatalogError):
+            raise
+        raise CatalogError(f"{where}: malformed entry ({exc!r})") from None
+    catalog = Catalog(data, str(path))
+    protocol = Catalog.load(DEFAULT_CATALOG_PATH)
+    if catalog.dictionary != protocol.dictionary:
+        raise CatalogError(f"{where}: dictionary {catalog.dictionary!r} is not the protocol's {protocol.dictionary!r}")
+    for st in protocol.stickers():
+        mine = catalog.sticker(st.marker_id)
+        if mine is None:
+            raise CatalogError(f"{where}: id {st.marker_id} ({st.piece} {st.slot}) is missing; "
+                               f"ids are the sticker protocol and must all stay")
+        if (mine.piece, mine.slot) != (st.piece, st.slot):
+            raise CatalogError(f"{where}: id {st.marker_id} names {mine.piece} {mine.slot}, but in the sticker "
+                               f"protocol it is {st.piece} {st.slot} (ids never change meaning)")
+    for st in catalog.stickers():
+        if protocol.sticker(st.marker_id) is None:
+            raise CatalogError(f"{where}: id {st.marker_id} ({st.piece}) is not in the sticker protocol")
+    try:
+        _check_kayak_layouts(catalog, where)
+        _check_card_kinds(catalog, protocol, where)
+    except (LookupError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, CatalogError):
+            raise
+        raise CatalogError(f"{where}: malformed entry ({exc!r})") from None
+    return catalog
+
+
+def _number(value, what: str, where: str, positive: bool = False) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (positive and value <= 0) or (not positive and value < 0):
+        need = "a positive number" if positive else "a number of 0 or more"
+        raise CatalogError(f"{where}: {what} must be {need}, not {value!r}")
+    return float(value)
+
+
+def _check_numbers(data: dict, where: str) -> None:
+    """Sizes and heights a printer and a ruler can produce; every placement a pair of numbers."""
+    for fam in data["families"]:
+        name = fam["family"]
+        _number(fam["sticker_mm"], f"{name} sticker_mm", where, positive=True)
+        _number(fam["top_z_mm"], f"{name} top_z_mm", where)
+        for on, z in fam.get("top_z_mm_on", {}).items():
+            _number(z, f"{name} top_z_mm_on {on}", where)
+        for slot, sl in fam["slots"].items():
+            xy = sl.get("xy_mm")
+            if not (isinstance(xy, list) and len(xy) == 2):
+                raise CatalogError(f"{where}: {name} slot {slot} xy_mm must be two numbers [x, y], not {xy!r}")
+            for v in xy + [sl.get("rot_deg", 0.0)]:
+                if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)):
+                    raise CatalogError(f"{where}: {name} slot {slot} has a placement that is not a number: {v!r}")
+        fp = fam["footprint"]
+        for key in ("size_mm", "diameter_mm", "radius_mm", "opening_deg", "corner_radius_mm"):
+            for v in (fp[key] if isinstance(fp.get(key), list) else [fp[key]] if key in fp else []):
+                _number(v, f"{name} footprint {key}", where, positive=key != "corner_radius_mm")
+        footprint_polygon(fp)  # an unknown kind is refused here
+
+
+def _check_kayak_layouts(catalog: Catalog, where: str) -> None:
+    grid = catalog.data["games"].get("kayak", {}).get("tile", {})
+    lanes, rows = grid.get("lanes"), grid.get("rows")
+    for piece in catalog.pieces(family="kayak/tile"):
+        for side, layout in piece.attrs.get("layout", {}).items():
+            if not isinstance(layout, list) or len(layout) != rows:
+                raise CatalogError(f"{where}: {piece.name} side {side} layout must be a list of {rows} rows")
+            for r, row in enumerate(layout):
+                if not isinstance(row, str) or len(row) != lanes or not set(row) <= LAYOUT_CHARS:
+                    raise CatalogError(f"{where}: {piece.name} side {side} row {r + 1} {row!r} must be {lanes} "
+                                       f"characters from {''.join(sorted(LAYOUT_CHARS))}")
+
+
+def _check_card_kinds(catalog: Catalog, protocol: Catalog, where: str) -> None:
+    """Racing cards name a kind the catalog describes; Kayak action cards one of the rulebook's actions."""
+    kinds = catalog.family("tornado/racing-card").get("kinds", {})
+    for kind, spec in kinds.items():
+        spaces = spec.get("spaces") if isinstance(spec, dict) else None
+        if not isinstance(spaces, list) or not 1 <= len(spaces) <= 3:
+            raise CatalogError(f"{where}: racing-card kind {kind!r} must list 1 to 3 spaces")
+        for item in spaces + list(spec.get("diagonals", [])):
+            for key, v in item.items():
+                if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)):
+                    raise CatalogError(f"{where}: racing-card kind {kind!r} {key} must be a number, not {v!r}")
+    for piece in catalog.pieces(family="tornado/racing-card"):
+        if piece.attrs.get("kind") not in kinds:
+            raise CatalogError(f"{where}: {piece.name} has kind {piece.attrs.get('kind')!r}, which the catalog's "
+                               f"racing-card kinds do not describe")
+    actions = {p.attrs.get("kind") for p in protocol.pieces(family="kayak/action-card")}
+    for piece in catalog.pieces(family="kayak/action-card"):
+        if piece.attrs.get("kind") not in actions:
+            raise CatalogError(f"{where}: {piece.name} has kind {piece.attrs.get('kind')!r}; Kayak Chaos action "
+                               f"cards are one of {', '.join(sorted(actions))}")
 
 
 def check_game(game: str, allow_all: bool = False) -> str:

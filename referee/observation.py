@@ -88,9 +88,10 @@ class ImageFromGame:
         return out
 
     def to_json(self) -> dict:
-        d = {"homography": [round(v, 9) for v in self.homography]}
+        # 10 significant digits: a homography's perspective terms are ~1e-5, distortion terms small too
+        d = {"homography": [float(f"{v:.10g}") for v in self.homography]}
         if self.camera is not None:
-            d["camera"] = [round(v, 9) for v in self.camera]
+            d["camera"] = [float(f"{v:.10g}") for v in self.camera]
         return d
 
     @classmethod
@@ -108,6 +109,12 @@ class ImageFromGame:
         return cls(hom, camera)
 
 
+# Lens polynomials (k1..k3) are fitted inside the picture; far beyond it (about 63 degrees off the
+# axis, r^2 = 4, or wherever the radial map stops increasing) they fold back, so a far point (an
+# extended line's end) would land inside the image.
+MAX_DISTORTED_R2 = 4.0
+
+
 def _project_camera(cam: tuple[float, ...], x: float, y: float, z: float) -> tuple[float, float]:
     """Pinhole + radial-tangential projection (OpenCV's model) of one game-frame point."""
     K, R, t, (k1, k2, p1, p2, k3) = cam[0:9], cam[9:18], cam[18:21], cam[21:26]
@@ -117,6 +124,10 @@ def _project_camera(cam: tuple[float, ...], x: float, y: float, z: float) -> tup
     Z = Z if abs(Z) > 1e-9 else 1e-9
     a, b = X / Z, Y / Z
     r2 = a * a + b * b
+    if r2 > MAX_DISTORTED_R2 or 1 + 3 * k1 * r2 + 5 * k2 * r2 * r2 + 7 * k3 * r2 ** 3 <= 0:
+        # past where the lens polynomial turns back on itself: the pinhole point, which lies
+        # farther out still, instead of one folded back into the picture
+        return K[0] * a + K[1] * b + K[2], K[4] * b + K[5]
     radial = 1 + k1 * r2 + k2 * r2 * r2 + k3 * r2 ** 3
     ad = a * radial + 2 * p1 * a * b + p2 * (r2 + 2 * a * a)
     bd = b * radial + p1 * (r2 + 2 * b * b) + 2 * p2 * a * b
@@ -154,10 +165,11 @@ class Observation:
             "unknown_markers": list(self.unknown_markers),
             "warnings": list(self.warnings),
         }
-        if self.image_from_game is not None:
-            d["image_from_game"] = self.image_from_game.to_json()
         d.update(self.extra)
-        return json_ready(d)
+        d = json_ready(d)
+        if self.image_from_game is not None:  # after json_ready: 3 decimals are too few for its terms
+            d["image_from_game"] = self.image_from_game.to_json()
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Observation":

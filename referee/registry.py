@@ -12,12 +12,12 @@ import importlib
 from .errors import UnknownNameError
 from .game import Game
 
-# game id -> "module:attribute" of its Game object. Kang and Kayak Chaos have no rules
-# engine yet: the state-only game reports what moved and judges nothing.
+# game id -> "module:attribute" of its Game object. A game without a rules engine yet can
+# use the state-only game (referee.state_only), which reports what moved and judges nothing.
 GAMES: dict[str, str] = {
     "tornado": "referee.tornado.game:GAME",
     "kang": "referee.state_only:KANG",
-    "kayak": "referee.state_only:KAYAK",
+    "kayak": "referee.kayak.game:GAME",
 }
 
 _registered: dict[str, Game] = {}

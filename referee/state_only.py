@@ -134,4 +134,3 @@ def _placed(p: PiecePose, points) -> tuple[tuple[float, float], ...]:
 
 
 KANG = StateOnlyGame(check_game("kang"), "Kang")
-KAYAK = StateOnlyGame(check_game("kayak"), "Kayak Chaos")

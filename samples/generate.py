@@ -23,8 +23,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from referee.catalog import default_catalog  # noqa: E402
-from vision.render import encode_jpeg, render_scene, validate_scene  # noqa: E402
-from vision.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, course_names,  # noqa: E402
+from synth.render import encode_jpeg, render_scene, validate_scene  # noqa: E402
+from synth.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, course_names,  # noqa: E402
                            fit_camera, kang_square_centre, kang_zone_slots, kayak_geometry, kayak_joint_open_lanes,
                            kayak_river,
                            kayak_space_world, kayak_tile_pieces, load_course, racing_card_names, random_effects,
@@ -106,12 +106,11 @@ def generate_stills(games, index: list) -> None:
 class SessionScript:
     """Stable positions separated by moves; renders frames with a hand during each move."""
 
-    def __init__(self, game: str, base_scene: dict, hand_from: tuple[float, float],
-                 stable_frames: int = STABLE_FRAMES):
+    def __init__(self, game: str, base_scene: dict, hand_from: tuple[float, float], stable_frames: int = STABLE_FRAMES):
         self.game = game
+        self.stable_frames = stable_frames
         self.base = base_scene
         self.hand_from = hand_from
-        self.stable_frames = stable_frames
         self.positions: list[list[dict]] = []
         self.events: list[dict | None] = [None]
         self.moved: list[tuple[tuple[float, float], tuple[float, float]]] = []
@@ -360,18 +359,112 @@ def tornado_session() -> SessionScript:
     return script
 
 
+# The Kayak Chaos rules session: (pawn, actions in the words of referee.kayak.actions.parse);
+# None stands for the illegal turn, a kayak carried further than three actions can take it.
+KAYAK_RULES_START = "0A/1A/4A 1@0.0.1,2@0.0.2,3@0.0.3"
+KAYAK_RULES_TILE_STACK = ("6A",)  # drawn when a kayak moves beyond the last tile
+KAYAK_RULES_TURNS = (
+    (1, ("double-paddle 1 down",)),
+    (2, ("swerve 2 right", "paddle 2 down")),
+    (3, ("double-swerve 3 right", "paddle 3 down")),  # a push chain: pawn-3 pushes 2, which pushes 1
+    (1, ("paddle 1 down", "double-swerve 1 left", "paddle 1 down")),  # rides a double space
+    (2, ("weather-shift 4 left",)),
+    (3, ("tip 1",)),  # pawn-1 turns with the tile and goes to the double space's downstream half
+    (1, ("whirlpool 1 4",)),
+    (2, ("paddle 2 down", "swerve 2 left", "paddle 2 down")),
+    (3, None),  # illegal: pawn-3 is carried 5 rows and a lane in one turn
+    (1, ("paddle 1 down", "paddle 1 down")),  # beyond the last tile: pawn-1's player lays tile 6
+    (2, ("paddle 2 down",)),
+)
+KAYAK_RULES_ILLEGAL_TO = (1, 2, 0)  # where the illegal turn leaves pawn-3 (tile index, row, lane)
+
+
+def kayak_rules_positions():
+    """The positions of the rules session, played by the rules engine itself (referee.kayak):
+    [(position, event)], the first event None."""
+    from referee.kayak import actions as KA
+    from referee.kayak.position import Position, Space, from_text
+    from referee.kayak.rules import apply
+
+    pos = from_text(KAYAK_RULES_START)
+    stack = [from_text(f"0A/{t}").tiles[1] for t in KAYAK_RULES_TILE_STACK]
+    out = [(pos, None)]
+    for pawn, words in KAYAK_RULES_TURNS:
+        before = pos
+        if words is None:
+            kayaks = dict(pos.kayaks)
+            kayaks[pawn] = Space(*KAYAK_RULES_ILLEGAL_TO)
+            pos = Position.make(pos.tiles, kayaks)
+        else:
+            for w in words:
+                supply = tuple(type(t)(t.tile, t.side, t.rotation, None) for t in stack[:1])
+                result = apply(pos, KA.parse(w), None, supply)
+                if result.placements:
+                    stack.pop(0)
+                pos = result.position
+        event = {"kind": "turn", "piece": f"kayak/pawn-{pawn}", "actions": list(words or ()),
+                 "legal": words is not None, "before": before.text(), "after": pos.text()}
+        out.append((pos, event))
+    return out
+
+
+def kayak_rules_session() -> SessionScript:
+    """Kayak Chaos turn by turn: a push chain, a double space, a Weather Shift, a Tip, a
+    Whirlpool, an illegal turn and a new tile called for (11 turns, 720p)."""
+    from referee.kayak.river import space_centre
+    from referee.kayak.tiles import tile_book
+
+    catalog = default_catalog()
+    book = tile_book(catalog)
+    rng = np.random.default_rng(2027)
+    plays = kayak_rules_positions()
+
+    def pieces_of(pos):
+        tiles = kayak_tile_pieces(catalog, list(pos.tiles))
+        pawns = []
+        for pawn, space in pos.kayaks:
+            x, y = space_centre(book, pos, space)
+            pawns.append({"name": f"kayak/pawn-{pawn}", "x_mm": x + float(rng.uniform(-2, 2)),
+                          "y_mm": y + float(rng.uniform(-2, 2)), "theta_deg": float(rng.uniform(-40, 40))})
+        return tiles + pawns
+
+    positions = [pieces_of(pos) for pos, _ in plays]
+    view = [p for pieces in positions for p in pieces if p["name"].startswith("kayak/tile")]
+    base = _session_base("kayak", rng, view, positions[-1], RESOLUTIONS["720p"], 1500.0, roll=0.0,
+                         azimuth=90.0, tilt=10.0, heights=(600.0, 1000.0))
+    script = SessionScript("kayak", base, hand_from=(300.0, -650.0), stable_frames=6)
+    script.add_position(positions[0])
+    for k in range(1, len(plays)):
+        (before, _), (after, event) = plays[k - 1], plays[k]
+        pawn = int(event["piece"].rsplit("-", 1)[1])
+        moved = [p for p, s in after.kayaks if before.where(p) is None or
+                 (before.tiles[before.where(p).index].tile, before.where(p).row, before.where(p).lane) !=
+                 (after.tiles[s.index].tile, s.row, s.lane)]
+        src = space_centre(book, before, before.where(pawn))
+        dst = space_centre(book, after, after.where(moved[0] if moved else pawn))
+        script.add_position(positions[k], event, move_from=src, move_to=dst)
+    return script
+
+
 def generate_sessions(games) -> list:
     makers = {"kang": (kang_session, "Kang: start position, then four entries from the start zones"),
               "kayak": (kayak_session, "Kayak Chaos: three kayaks leave the Start row with paddles and swerves"),
               "tornado": (tornado_session, "Tornado Splash: two boats race out of the start gate, two rounds")}
+    extra = {"kayak": [("kayak-rules", kayak_rules_session,
+                        "Kayak Chaos rules: 11 turns with a push chain, a double space, a Weather Shift, a Tip, "
+                        "a Whirlpool, a new tile called for and one illegal turn")]}
     out = []
     for game in games:
         make, note = makers[game]
-        script = make()
-        # validate every position once: a typo in a script should fail here, not in a test
-        for pieces in script.positions:
-            validate_scene(dict(script.base, pieces=pieces))
-        out.append(write_session(script, HERE / "sessions" / game, note))
+        jobs = [(game, make, note)] + extra.get(game, [])
+        for folder, make, note in jobs:
+            if ONLY_SESSION and folder != ONLY_SESSION:
+                continue
+            script = make()
+            # validate every position once: a typo in a script should fail here, not in a test
+            for pieces in script.positions:
+                validate_scene(dict(script.base, pieces=pieces))
+            out.append(write_session(script, HERE / "sessions" / folder, note))
     return out
 
 
@@ -390,12 +483,18 @@ def generate_race() -> dict:
     return entry
 
 
+ONLY_SESSION = None  # --session NAME: regenerate that one session folder only
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=("stills", "sessions", "race", "finish"),
                     help="race: the Tornado full-race session; finish: the Tornado finish-line stills")
     ap.add_argument("--games", default=",".join(GAMES))
+    ap.add_argument("--session", help="regenerate only this session folder (e.g. kayak-rules)")
     args = ap.parse_args(argv)
+    global ONLY_SESSION
+    ONLY_SESSION = args.session
     games = [g for g in args.games.split(",") if g]
     index_path = HERE / "index.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {"stills": [], "sessions": []}
@@ -410,7 +509,9 @@ def main(argv=None) -> int:
                                                      camera_file_of, _dump)
     if args.only in (None, "sessions"):
         sessions = generate_sessions(games)
-        index["sessions"] = [s for s in index.get("sessions", []) if s["game"] not in games] + sessions
+        redone = {s["folder"] for s in sessions}
+        index["sessions"] = [s for s in index.get("sessions", [])
+                             if s["folder"] not in redone and (args.session or s["game"] not in games)] + sessions
     index["stills"].sort(key=lambda s: s["image"])
     index["sessions"].sort(key=lambda s: s["folder"])
     index["note"] = "Rendered by samples/generate.py from fixed seeds; regenerate with `make samples`."

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from referee.catalog import default_catalog
-from vision.render import encode_jpeg, render_scene
-from vision.scenes import RESOLUTIONS, course_layout_pieces, load_course, racing_card_names
+from synth.render import encode_jpeg, render_scene
+from synth.scenes import RESOLUTIONS, course_layout_pieces, load_course, racing_card_names
 
 RACE_SEED = 4711
 FINISH_X = 450.0
@@ -204,7 +204,7 @@ def finish_scenes() -> list[dict]:
 
 def write_finish_stills(folder: Path, fit_camera, table_for, random_effects, camera_file_of, dump) -> list:
     """Render finish_scenes() at 1080p, tilts 0/15/30 degrees; returns index entries."""
-    from vision.scenes import relevant_points
+    from synth.scenes import relevant_points
 
     catalog = default_catalog()
     if folder.exists():

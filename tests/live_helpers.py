@@ -74,7 +74,7 @@ def write_rendered_session(folder: Path, fps: float = FPS, still_before: int = 1
     """A rendered Tornado Splash session: all still, boat-2 slides 150 mm over 0.5 s, all still."""
     import cv2
 
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     xs = [80.0] * still_before + [80.0 + 30.0 * i for i in range(1, 6)] + [230.0] * still_after
     cache: dict[float, bytes] = {}

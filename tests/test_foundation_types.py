@@ -85,3 +85,20 @@ def test_session_writer_refuses_existing_session(tmp_path):
     SessionWriter(tmp_path / "s").close()
     with pytest.raises(SessionError, match="already holds"):
         SessionWriter(tmp_path / "s")
+
+
+def test_session_writer_keeps_the_camera_file(tmp_path):
+    """serve --record / record --camera-file: the recording carries the lens it was taken through."""
+    cam = tmp_path / "cam.json"
+    cam.write_text('{"marker": "the source camera file"}')
+    with SessionWriter(tmp_path / "s", game="kang", camera_file=cam, source="camera 0"):
+        pass
+    s = read_session(tmp_path / "s")
+    assert s.camera_file == tmp_path / "s" / "camera.json"
+    assert s.camera_file.read_text() == cam.read_text()
+    assert s.header["source"] == "camera 0" and "camera_file" not in s.header
+
+
+def test_session_writer_refuses_a_missing_camera_file(tmp_path):
+    with pytest.raises(SessionError, match="cannot copy camera file"):
+        SessionWriter(tmp_path / "s", camera_file=tmp_path / "nope.json")

@@ -5,7 +5,6 @@ import pytest
 
 from referee.observation import Observation
 from webui.live import pipeline_observe
-from webui.mapping import fit_image_from_game
 from webui.overlay import draw_overlay
 
 from tests.live_helpers import pose, tornado_scene
@@ -13,7 +12,7 @@ from tests.live_helpers import pose, tornado_scene
 
 @pytest.fixture(scope="module")
 def rendered():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     image, truth = render_scene(tornado_scene(150.0))
     return image, pipeline_observe(image, None, "tornado")
@@ -21,8 +20,8 @@ def rendered():
 
 def test_homography_from_the_detected_stickers_puts_pieces_on_their_stickers(rendered):
     image, obs = rendered
-    mapping = fit_image_from_game(obs)
-    assert mapping is not None and obs.image_from_game == mapping  # the live observe fills it
+    mapping = obs.image_from_game
+    assert mapping is not None  # vision fills it
     for d in obs.extra["detections"]:
         if d["id"] in (200, 201, 202):  # boat stickers sit on the boat's reference point
             name = f"tornado/boat-{d['id'] - 199}"
@@ -49,7 +48,7 @@ def test_without_a_mapping_only_the_detections_and_status_are_drawn():
     img = np.full((120, 160, 3), 90, np.uint8)
     obs = Observation(pieces=(pose("kang/small-1", 0, 0),), extra={"detections": [
         {"id": 20, "corners": [[40, 40], [80, 40], [80, 80], [40, 80]]}]})
-    assert fit_image_from_game(obs) is None
+    assert obs.image_from_game is None
     out = draw_overlay(img, obs, obs.pieces, (), "in play", None)
     assert np.any(out[38:43, 38:83] != 90)  # the sticker's outline
     assert np.any(out[:40, :] != 90)  # the status badge

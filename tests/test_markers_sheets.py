@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from referee.catalog import default_catalog
-from vision import printing
+from synth import printing
 from webui.cli import main
 
 RASTER_DPI = 300

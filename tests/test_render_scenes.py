@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from referee.catalog import default_catalog
-from vision.scenes import (Track, build_scene, course_names, kang_pieces, kayak_joint_open_lanes, kayak_pieces,
+from synth.scenes import (Track, build_scene, course_names, kang_pieces, kayak_joint_open_lanes, kayak_pieces,
                            load_course, piece_polygon, relevant_points, tile_layout_as_lying, tornado_pieces)
 
 CAT = default_catalog()
@@ -18,7 +18,7 @@ SEEDS = range(12)
 
 
 def _camera_sees(scene: dict, points: np.ndarray) -> bool:
-    from vision.render import camera_pose, validate_scene
+    from synth.render import camera_pose, validate_scene
 
     cam = validate_scene(scene)["camera"]
     R, t = camera_pose(cam)
@@ -115,7 +115,7 @@ def test_kayak_rivers_are_legal_and_pawns_stand_on_open_spaces():
 
 
 def test_joint_check_rejects_rivers_with_no_shared_lane():
-    from vision.scenes import RiverTile
+    from synth.scenes import RiverTile
 
     # tile-3 side A's last row is open everywhere; shifting the next tile 5 lanes leaves no overlap
     assert kayak_joint_open_lanes(CAT, RiverTile(3, "A", 0, 0), RiverTile(4, "A", 0, 5)) == []
@@ -160,7 +160,7 @@ def test_tornado_boats_are_on_the_track_and_curve_cards_meet_their_marker(course
 
 
 def test_close_call_scenes_render_both_boats_visible():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     scene = build_scene("tornado", 3, (960, 540), tilt_deg=10.0, course="splashway", close_call=True)
     scene["effects"]["supersample"] = 1

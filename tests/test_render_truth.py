@@ -77,7 +77,7 @@ def _gray(bgr) -> float:
     return 0.299 * r + 0.587 * g + 0.114 * b
 
 
-from vision.render_draw import INK, PAPER  # noqa: E402
+from synth.draw import INK, PAPER  # noqa: E402
 
 GRAY_PAPER, GRAY_INK = _gray(PAPER), _gray(INK)
 
@@ -128,7 +128,7 @@ def test_truth_corners_agree_with_projectpoints_from_the_catalog():
     import cv2
 
     from referee.catalog import default_catalog
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     cat = default_catalog()
     R = np.array([[1, 0, 0], [0, -1, 0], [0, 0, -1]], dtype=np.float64)
@@ -166,7 +166,7 @@ def test_truth_corners_agree_with_projectpoints_from_the_catalog():
 def test_look_at_camera_sits_where_asked_and_looks_at_the_target():
     import cv2
 
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     scene = simple_scene(dist=(0, 0, 0, 0, 0))
     _, truth = render_scene(scene)
@@ -184,7 +184,7 @@ def test_image_edges_lie_on_the_truth_edges():
     phase, so the bound is on the worst edge (0.2 px) and on the bias (mean)."""
     import cv2
 
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     scene = simple_scene()
     image, truth = render_scene(scene)
@@ -205,7 +205,7 @@ def test_detector_finds_every_visible_sticker_at_its_truth_corners():
     """A clean, well-resolved render (stickers 35-75 px): cv2.aruco with sub-pixel
     refinement lands within 0.4 px of the truth corners, 0.2 px on average (its own
     refinement, not the render, limits this: see test_image_edges_lie_on_the_truth_edges)."""
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     image, truth = render_scene(simple_scene(size=(1280, 960)))
     found = detect(image, small=False, wide_refinement=True)
@@ -229,7 +229,7 @@ def line_of_sight(scene: dict, x: float, y: float, z: float, height: float) -> n
 
 
 def test_hand_over_a_token_is_marked_occluded_and_hides_it():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     scene = simple_scene()
     palm = line_of_sight(scene, 60.0, 20.0, 4.0, 120.0)  # over kang/large-2 as the camera sees it
@@ -250,7 +250,7 @@ def test_hand_over_a_token_is_marked_occluded_and_hides_it():
 
 
 def test_stickers_outside_the_frame_are_not_called_visible():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     scene = simple_scene(pose={"position_mm": [0, 120, 300], "look_at_mm": [0, 120, 0]})
     _, truth = render_scene(scene)
@@ -262,7 +262,7 @@ def test_stickers_outside_the_frame_are_not_called_visible():
 
 
 def test_kang_token_height_depends_on_the_board():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     _, truth = render_scene(simple_scene())
     z = {p["name"]: p["z_mm"] for p in truth["pieces"]}
@@ -272,7 +272,7 @@ def test_kang_token_height_depends_on_the_board():
 
 
 def test_render_is_deterministic():
-    from vision.render import render_scene
+    from synth.render import render_scene
 
     scene = simple_scene(clean=False)
     a, ta = render_scene(scene)

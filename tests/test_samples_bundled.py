@@ -93,7 +93,7 @@ def test_visible_stickers_are_inside_the_frame():
 
 @needs_samples
 def test_a_still_renders_again_from_its_scene_file():
-    from vision.render import load_scene, render_scene
+    from synth.render import load_scene, render_scene
 
     entry = next(s for s in _stills() if s["game"] == "kayak" and s["resolution"] == "1080p")
     _, truth = render_scene(load_scene(SAMPLES / entry["scene"]))

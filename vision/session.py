@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +111,10 @@ def read_session(folder: str | os.PathLike) -> Session:
 class SessionWriter:
     """Append frames to a session folder crash-safely."""
 
-    def __init__(self, folder: str | os.PathLike, game: str | None = None, **header):
+    def __init__(self, folder: str | os.PathLike, game: str | None = None,
+                 camera_file: str | os.PathLike | None = None, **header):
+        """camera_file: the source's camera file, kept in the recording as camera.json so a
+        replay measures with the lens it was recorded through."""
         self.folder = Path(folder)
         try:
             if (self.folder / MANIFEST).exists():
@@ -125,6 +129,19 @@ class SessionWriter:
         head.update(header)
         self._append(head)
         self.count = 0
+        if camera_file is not None:
+            try:
+                self.keep_camera_file(camera_file)
+            except SessionError:
+                self.close()
+                raise
+
+    def keep_camera_file(self, path: str | os.PathLike) -> None:
+        """Copy a camera file into the session as camera.json."""
+        try:
+            shutil.copyfile(path, self.folder / "camera.json")
+        except OSError as exc:
+            raise SessionError(f"cannot copy camera file {path} into {self.folder}: {exc.strerror or exc}") from None
 
     def _append(self, obj: dict) -> None:
         self._manifest.write(json.dumps(obj) + "\n")

@@ -27,14 +27,16 @@ from dataclasses import dataclass, replace
 from referee.observation import Observation, PiecePose
 
 IN_PLAY = "in play"
-# Within a calm period a piece may wander only half the tolerance from where the period
-# began, so a slow slide (a nudged boat) is motion, not a string of "stable" states.
-MOTION_SCALE = 0.5
 STABLE = "stable"
 
 
 @dataclass(frozen=True)
 class TrackerSettings:
+    """Every threshold of the tracker. "Moved" is decided here only (pose_moved): a piece moved
+    when it is farther than floor_mm + k_sigma * sigma_mm (or turned more than floor_deg +
+    k_sigma * sigma_theta_deg) from a reference pose; within a calm period that tolerance is
+    scaled by calm_motion_scale."""
+
     stable_s: float = 0.5  # calm time before a state counts as stable
     min_hits: int = 3  # consecutive sightings before a new piece exists
     grace_frames: int = 2  # missed frames that are only flicker
@@ -42,6 +44,9 @@ class TrackerSettings:
     floor_mm: float = 3.0
     floor_deg: float = 5.0
     k_sigma: float = 3.0
+    # Within a calm period a piece may wander only half the tolerance from where the period
+    # began, so a slow slide (a nudged boat) is motion, not a string of "stable" states.
+    calm_motion_scale: float = 0.5
 
 
 @dataclass
@@ -148,53 +153,10 @@ class StableStateTracker:
     def update(self, obs: Observation, t: float) -> TrackerUpdate:
         s = self.settings
         seen = {p.name: p for p in obs.pieces}
-        disturbed = False
-        reason = ""
-
-        # Sightings: update tracks, confirm new pieces after min_hits.
-        for name, pose in seen.items():
-            tr = self.tracks.get(name)
-            if tr is None:
-                tr = self.tracks[name] = _Track(pose=pose, anchor=pose, last_seen_t=t)
-                if s.min_hits <= 1:
-                    tr.confirmed = True
-                    disturbed, reason = True, f"{name} appeared"
-                continue
-            if tr.misses and not tr.confirmed:
-                tr.hits = 0  # a tentative piece must be seen in a row
-            tr.hits += 1
-            tr.misses = 0
-            tr.missing_since_t = None
-            tr.pose = pose
-            tr.last_seen_t = t
-            if not tr.confirmed and tr.hits >= s.min_hits:
-                tr.confirmed = True
-                tr.anchor = pose
-                disturbed, reason = True, f"{name} appeared"
-            elif tr.confirmed and pose_moved(tr.anchor, pose, s, scale=MOTION_SCALE):
-                disturbed, reason = True, f"{name} moved"
-
-        # Drop-outs: flicker, occlusion, or the piece left.
-        hidden: list[str] = []
-        for name in list(self.tracks):
-            if name in seen:
-                continue
-            tr = self.tracks[name]
-            tr.misses += 1
-            if tr.missing_since_t is None:
-                tr.missing_since_t = t
-            if not tr.confirmed:
-                if tr.misses > s.grace_frames:
-                    del self.tracks[name]  # a flash, never a piece
-                continue
-            if tr.misses <= s.grace_frames:
-                continue  # flicker: remembered, no effect on stability
-            if t - tr.missing_since_t >= s.forget_s:
-                del self.tracks[name]
-                disturbed, reason = True, f"{name} left"
-                continue
-            hidden.append(name)
-
+        reason = self._sightings(seen, t)
+        left, hidden = self._dropouts(seen, t)
+        disturbed = bool(reason or left)
+        reason = left or reason
         if disturbed or self.calm_since is None:
             self._disturb(t)
         if hidden:
@@ -226,3 +188,57 @@ class StableStateTracker:
         pieces = tuple(sorted((tr.pose for tr in confirmed.values()), key=lambda p: p.name))
         return TrackerUpdate(t=t, status=status, stable_for_s=calm_for, new_stable=new_stable,
                              hidden=tuple(sorted(hidden)), pieces=pieces, reason=reason)
+
+    def _sightings(self, seen: dict[str, PiecePose], t: float) -> str:
+        """Update the tracks of the pieces in view; confirm new pieces after min_hits.
+        Returns why the table is disturbed ("X appeared", "X moved"), or ""."""
+        s = self.settings
+        reason = ""
+        for name, pose in seen.items():
+            tr = self.tracks.get(name)
+            if tr is None:
+                tr = self.tracks[name] = _Track(pose=pose, anchor=pose, last_seen_t=t)
+                if s.min_hits <= 1:
+                    tr.confirmed = True
+                    reason = f"{name} appeared"
+                continue
+            if tr.misses and not tr.confirmed:
+                tr.hits = 0  # a tentative piece must be seen in a row
+            tr.hits += 1
+            tr.misses = 0
+            tr.missing_since_t = None
+            tr.pose = pose
+            tr.last_seen_t = t
+            if not tr.confirmed and tr.hits >= s.min_hits:
+                tr.confirmed = True
+                tr.anchor = pose
+                reason = f"{name} appeared"
+            elif tr.confirmed and pose_moved(tr.anchor, pose, s, scale=s.calm_motion_scale):
+                reason = f"{name} moved"
+        return reason
+
+    def _dropouts(self, seen: dict[str, PiecePose], t: float) -> tuple[str, list[str]]:
+        """Pieces out of view: flicker, occlusion, or the piece left.
+        Returns ("X left" or "", the confirmed pieces hidden for now)."""
+        s = self.settings
+        left = ""
+        hidden: list[str] = []
+        for name in list(self.tracks):
+            if name in seen:
+                continue
+            tr = self.tracks[name]
+            tr.misses += 1
+            if tr.missing_since_t is None:
+                tr.missing_since_t = t
+            if not tr.confirmed:
+                if tr.misses > s.grace_frames:
+                    del self.tracks[name]  # a flash, never a piece
+                continue
+            if tr.misses <= s.grace_frames:
+                continue  # flicker: remembered, no effect on stability
+            if t - tr.missing_since_t >= s.forget_s:
+                del self.tracks[name]
+                left = f"{name} left"
+                continue
+            hidden.append(name)
+        return left, hidden

@@ -394,12 +394,14 @@ class LiveEngine:
         return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t}
 
 
-def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True) -> Observation:
+def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True,
+                     empty_ok: bool = True) -> Observation:
     """vision.pipeline.observe, keeping the sticker detections, with the image-from-game mapping.
 
     thorough=False skips the detector's second look at small rejected candidates (a
     little faster, at the cost of the smallest stickers; `--quick` on the command line).
-    No sticker in view (a hand over the table) is an empty observation, not an error.
+    No sticker in view (a hand over the table) is an empty observation, not an error,
+    unless empty_ok is False (a single picture on the command line).
     """
     from referee.catalog import default_catalog
     from vision import detect, pipeline
@@ -411,11 +413,10 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
     try:
         obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found)
     except pipeline.NoStickersError:
+        if not empty_ok:
+            raise
         return Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
-    # TEMPORARY (issue 8 section 3): until vision fills image_from_game itself, webui/mapping.py does.
-    from webui.mapping import fill_image_from_game
-
-    return fill_image_from_game(replace(obs, extra={**obs.extra, "detections": dets}), camera)
+    return replace(obs, extra={**obs.extra, "detections": dets})
 
 
 def png_bytes(image: np.ndarray) -> bytes:

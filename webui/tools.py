@@ -37,19 +37,10 @@ def load_observation_file(path: str) -> Observation:
 
 
 def observe_image(image, camera, game: str | None) -> Observation:
-    """vision.pipeline.observe, keeping the sticker detections and filling the mapping onto the image."""
-    from dataclasses import replace
+    """vision.pipeline.observe on one picture, keeping the sticker detections (no stickers: an error)."""
+    from webui.live import pipeline_observe
 
-    from referee.catalog import default_catalog
-    from vision import detect, pipeline
-    from webui.mapping import fill_image_from_game
-
-    catalog = default_catalog()
-    found = detect.detect_all(image, catalog)
-    obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found)
-    dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
-    # TEMPORARY (issue 8 section 3): until vision fills image_from_game itself, webui/mapping.py does.
-    return fill_image_from_game(replace(obs, extra={**obs.extra, "detections": dets}), camera)
+    return pipeline_observe(image, camera, game, empty_ok=False)
 
 
 class CliTools:

@@ -82,7 +82,7 @@ def sample_cases(limit: int | None = None):
 def generated_cases(n_per: int, resolutions=("720p", "1080p", "4k"), games=("tornado", "kayak", "kang"), seed=7,
                     render_scene=None):
     if render_scene is None:
-        from vision.render import render_scene
+        from synth.render import render_scene
 
     from .vision_scenes import BUILDERS
     rng = np.random.default_rng(seed)

@@ -1,6 +1,6 @@
 """Small synthetic table pictures with exact truth, for vision unit tests and tuning.
 
-Not the product renderer (vision.render): this draws only stickers (black square,
+Not the product renderer (synth.render): this draws only stickers (black square,
 white quiet zone) on a plain table, exactly where a known pinhole + radtan camera
 sees them, so the geometry and the detector can be tested before and alongside the
 rendered samples. Each output pixel (supersampled) is undistorted, its ray is cut

@@ -1,6 +1,6 @@
 """Scene descriptions for the vision benchmark and tests, drawn by the product renderer.
 
-Prefers vision.scenes (random legal scenes) when it exists; otherwise builds simple
+Prefers synth.scenes (random legal scenes) when it exists; otherwise builds simple
 scenes here: every piece family of a game spread over the table, seen by a webcam
 0.6-1.2 m away at 25-45 degrees from vertical, with a realistic lens.
 """

@@ -10,6 +10,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from webui.catalog_option import add_catalog_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("calibrate", help="calibrate the camera from views of the ChArUco board",
@@ -18,13 +20,15 @@ def register(subparsers) -> None:
                                           "camera file that every command reads with --camera-file.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--images", metavar="DIR", help="folder of pictures of the board (one camera mode)")
-    src.add_argument("--camera", type=int, metavar="N", help="capture views live from camera index N")
+    src.add_argument("--camera", metavar="N|URL", help="capture views live from camera index N, or from a phone's / "
+                                                        "IP camera's stream URL (http://PHONE:8080/video, rtsp://...)")
     p.add_argument("--out", required=True, metavar="FILE", help="camera file to write (JSON)")
     p.add_argument("--views", type=int, default=12, help="live capture: stop after this many views (default 12)")
     p.add_argument("--save-views", metavar="DIR", help="live capture: also save the kept frames here")
     p.add_argument("--camera-file", metavar="F", help="an earlier camera file for this camera mode: "
                                                        "its intrinsics seed the solver")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 
@@ -62,9 +66,9 @@ def run(args) -> int:
         initial = CameraModel.load(args.camera_file) if args.camera_file else None
         result = charuco.calibrate_folder(args.images, initial=initial)
     else:
-        if args.camera < 0:
-            raise InvalidInputError(f"--camera {args.camera}: camera indices start at 0")
-        cap = open_camera(args.camera)  # first: a missing camera is the likeliest mistake
+        from vision.stream import parse_camera
+
+        cap = open_camera(parse_camera(args.camera))  # first: a missing camera is the likeliest mistake
         try:
             out = check_out_file(args.out)
             initial = CameraModel.load(args.camera_file) if args.camera_file else None
@@ -79,11 +83,17 @@ def run(args) -> int:
     return 0
 
 
-def open_camera(index: int):
-    """An opened cv2.VideoCapture, or a one-line error when there is no such camera."""
+def open_camera(index: int | str):
+    """An opened cv2.VideoCapture (or a stream reader for a URL), or a one-line error when
+    there is no such camera."""
     import cv2
 
     from referee.errors import InvalidInputError
+
+    if isinstance(index, str):
+        from vision.stream import open_stream_capture
+
+        return open_stream_capture(index)
 
     level = cv2.utils.logging.getLogLevel()
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)  # backends print per-try warnings
@@ -107,7 +117,7 @@ def _calibrate_live(args, charuco, cap, initial=None):
 
     save_dir = None
     if args.save_views:
-        from vision.printing import prepare_out_dir
+        from synth.printing import prepare_out_dir
 
         try:
             save_dir = prepare_out_dir(args.save_views)

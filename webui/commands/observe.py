@@ -9,6 +9,8 @@ from referee.catalog import GAMES  # the sticker catalog's games (vision needs t
 
 import json
 
+from webui.catalog_option import add_catalog_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("observe", help="pieces found in one image, poses in the game frame",
@@ -21,6 +23,7 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the observation as one JSON document (SPEC section 4)")
     p.add_argument("--annotate", metavar="OUT.png", help="also write the image with each piece's outline, name and "
                                                          "sigma drawn")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 

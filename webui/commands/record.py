@@ -8,17 +8,22 @@ import argparse
 import sys
 import time
 
+from webui.catalog_option import add_catalog_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("record", help="record a camera to a session folder for `refcam replay`",
                               description="Record frames and their timestamps; a recording cut off by a crash "
                                           "replays up to its last whole frame.")
-    p.add_argument("--camera", type=int, required=True, metavar="N", help="webcam index (0 = the first camera)")
+    p.add_argument("--camera", required=True, metavar="N|URL",
+                   help="webcam index (0 = the first camera) or a phone's / IP camera's stream URL "
+                        "(http://PHONE:8080/video for MJPEG, rtsp://...)")
     p.add_argument("--out", required=True, metavar="DIR", help="a new session folder")
     p.add_argument("--seconds", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
     p.add_argument("--game", choices=GAMES, help="the game on the table (kept in the header)")
     p.add_argument("--camera-file", metavar="F", help="camera file to keep with the session (camera.json)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 
@@ -40,26 +45,23 @@ def record_frames(source, writer, seconds: float | None = None, quality: int = 9
 
 def run(args: argparse.Namespace) -> int:
     import json
-    import shutil
-    from pathlib import Path
 
     from calibration.camera import CameraModel
     from referee.errors import InvalidInputError
     from vision.session import SessionWriter
-    from vision.sources import CameraSource
+    from vision.stream import open_camera_source
 
     if args.seconds is not None and not args.seconds > 0:
         raise InvalidInputError(f"--seconds {args.seconds} must be a positive number")
     if args.camera_file:
         CameraModel.load(args.camera_file)
-    source = CameraSource(args.camera)  # a missing camera fails here, before any folder is made
+    source = open_camera_source(args.camera)  # a missing camera fails here, before any folder is made
     try:
-        writer = SessionWriter(args.out, game=args.game, source=source.info.name, fps=source.info.fps)
+        writer = SessionWriter(args.out, game=args.game, camera_file=args.camera_file, source=source.info.name,
+                               fps=source.info.fps)
     except BaseException:
         source.close()
         raise
-    if args.camera_file:
-        shutil.copyfile(args.camera_file, Path(args.out) / "camera.json")
     print(f"refcam: recording {source.info.name} to {args.out} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     t0 = time.monotonic()
     try:

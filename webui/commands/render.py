@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from webui.catalog_option import add_catalog_option
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("render", help="render a scene description to a photo-like image with its truth",
@@ -14,11 +16,12 @@ def register(subparsers) -> None:
     p.add_argument("out", help="output image (.jpg, .jpeg or .png)")
     p.add_argument("--truth", help="truth JSON path (default: OUT with .truth.json)")
     p.add_argument("--json", action="store_true", help="print a JSON summary with the paths written")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from vision.render import default_truth_path, load_scene, write_render
+    from synth.render import default_truth_path, load_scene, write_render
     from referee.paths import refuse_overwriting_inputs
 
     truth = args.truth or default_truth_path(Path(args.out))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .render_camera import ideal_source_map, project_ideal
+from .camera import ideal_source_map, project_ideal
 
 FILL_SHIFT = 4  # fixed-point bits for cv2.fillPoly vertices (1/16 canvas pixel)
 MAX_CANVAS_PIXELS = 36_000_000  # caps the supersampling factor for 4K frames

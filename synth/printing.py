@@ -230,10 +230,13 @@ class SheetResult:
     path: Path
     pages: int
     stickers: list[PlacedSticker] = field(default_factory=list)
+    guide: list = field(default_factory=list)  # synth.placement.PlacedView, one per drawing
 
     def to_json(self) -> dict:
         return {"game": self.game, "paper": self.paper, "pdf": str(self.path), "pages": self.pages,
-                "stickers": len(self.stickers), "ids": [s.marker_id for s in self.stickers]}
+                "stickers": len(self.stickers), "ids": [s.marker_id for s in self.stickers],
+                "guide_first_page": min((v.page for v in self.guide), default=None),
+                "guide_drawings": len(self.guide)}
 
 
 def _family_heading(catalog: Catalog, st: StickerSpec, count: int) -> str:
@@ -306,6 +309,9 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
         y += row_h + 1.0
 
     _draw_id_list(pdf, paper, catalog, stickers, title)
+    from synth.placement import add_placement_guide
+
+    pdf.placement_guide = add_placement_guide(pdf, game, paper, catalog, title)  # pages after the sheets
     return pdf, placed
 
 
@@ -341,7 +347,8 @@ def write_game_sheet(game: str, out_dir: Path, paper: str = "a4", catalog: Catal
     pdf, placed = build_game_pdf(game, paper, catalog)
     path = Path(out_dir) / f"refcam-stickers-{game}-{paper}.pdf"
     pdf.output(str(path))
-    return SheetResult(game=game, paper=paper, path=path, pages=pdf.pages_count, stickers=placed)
+    return SheetResult(game=game, paper=paper, path=path, pages=pdf.pages_count, stickers=placed,
+                       guide=pdf.placement_guide)
 
 
 # --- the ChArUco calibration board -----------------------------------------------------

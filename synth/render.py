@@ -23,8 +23,8 @@ from calibration.camera import CameraModel
 from referee.catalog import Catalog, PieceSpec, default_catalog, GAMES
 from referee.errors import InvalidInputError, UnknownNameError
 
-from .render_camera import camera_centre, look_at_pose, project_ideal, rodrigues, rotation, tilt_deg
-from .render_canvas import MAX_CANVAS_PIXELS
+from .camera import camera_centre, look_at_pose, project_ideal, rodrigues, rotation, tilt_deg
+from .canvas import MAX_CANVAS_PIXELS
 
 TRUTH_VERSION = 1
 DEFAULT_EFFECTS = {
@@ -171,7 +171,15 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
         if key in scene:
             out[key] = scene[key]
 
-    table_in = scene.get("table", {})
+    out["table"] = _validate_table(scene.get("table", {}), source)
+    out["pieces"] = _validate_pieces(scene.get("pieces", []), source, catalog)
+    out["markers"] = _validate_markers(scene.get("markers", []) or [], out["pieces"], source, catalog)
+    out["effects"] = _validate_effects(scene.get("effects", {}) or {}, source)
+    out["occluders"] = [_validate_occluder(i, o, source) for i, o in enumerate(scene.get("occluders", []) or [])]
+    return out
+
+
+def _validate_table(table_in, source: str) -> dict:
     if not isinstance(table_in, dict):
         raise SceneError(f"{source}: table must be an object")
     table = dict(DEFAULT_TABLE)
@@ -181,9 +189,10 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
     table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed"))
-    out["table"] = table
+    return table
 
-    pieces_in = scene.get("pieces", [])
+
+def _validate_pieces(pieces_in, source: str, catalog: Catalog) -> list[dict]:
     if not isinstance(pieces_in, list):
         raise SceneError(f"{source}: pieces must be a list")
     pieces, seen = [], set()
@@ -211,14 +220,17 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     for q in pieces:
         if "resting_on" in q and q["resting_on"] not in seen:
             raise SceneError(f"{source}: piece {q['name']!r} rests on {q['resting_on']!r}, which is not in the scene")
-    out["pieces"] = pieces
+    return pieces
 
+
+def _validate_markers(markers_in, pieces: list[dict], source: str, catalog: Catalog) -> list[dict]:
+    """Loose markers: ids 0-999 that no piece of the scene carries."""
     ids: dict[int, str] = {}
     for q in pieces:
         for mid in catalog.piece(q["name"]).marker_ids:
             ids[mid] = q["name"]
     markers = []
-    for m in scene.get("markers", []) or []:
+    for m in markers_in:
         if not isinstance(m, dict):
             raise SceneError(f"{source}: markers entries must be objects, got {json.dumps(m)[:80]}")
         mid = m.get("id")
@@ -232,9 +244,10 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
                         "y_mm": _number(m.get("y_mm"), f"marker {mid} y_mm"),
                         "theta_deg": _number(m.get("theta_deg", 0.0), f"marker {mid} theta_deg"),
                         "z_mm": _number(m.get("z_mm", 0.0), f"marker {mid} z_mm", minimum=0.0)})
-    out["markers"] = markers
+    return markers
 
-    eff_in = scene.get("effects", {}) or {}
+
+def _validate_effects(eff_in, source: str) -> dict:
     if not isinstance(eff_in, dict):
         raise SceneError(f"{source}: effects must be an object")
     eff = json.loads(json.dumps(DEFAULT_EFFECTS))
@@ -250,36 +263,35 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     eff["jpeg_quality"] = int(q)
     eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1))
     eff["seed"] = int(_number(eff["seed"], "effects seed"))
-    out["effects"] = eff
+    return eff
 
-    occs = []
-    for i, o in enumerate(scene.get("occluders", []) or []):
-        if not isinstance(o, dict):
-            raise SceneError(f"{source}: occluder {i} must be an object")
-        kind = o.get("kind", "hand")
-        oo = {"kind": kind, "z_mm": _number(o.get("z_mm", 120.0), f"occluder {i} z_mm", positive=True)}
-        if kind == "hand":
-            oo.update(x_mm=_number(o.get("x_mm"), f"occluder {i} x_mm"), y_mm=_number(o.get("y_mm"), f"occluder {i} y_mm"),
-                      theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"),
-                      scale=_number(o.get("scale", 1.0), f"occluder {i} scale", positive=True),
-                      arm_length_mm=_number(o.get("arm_length_mm", 350.0), f"occluder {i} arm_length_mm", minimum=0.0))
-        elif kind == "ellipse":
-            oo.update(centre_mm=_vector(o.get("centre_mm"), 2, f"occluder {i} centre_mm"),
-                      axes_mm=_vector(o.get("axes_mm"), 2, f"occluder {i} axes_mm", positive=True),
-                      theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"))
-        elif kind == "polygon":
-            pts = o.get("points_mm")
-            if not isinstance(pts, list) or len(pts) < 3:
-                raise SceneError(f"occluder {i} points_mm must list at least 3 [x, y] points")
-            oo["points_mm"] = [_vector(pt, 2, f"occluder {i} points_mm") for pt in pts]
-        else:
-            raise SceneError(f"{source}: occluder {i} has unknown kind {json.dumps(kind)} (hand, ellipse, polygon)")
-        if "colour" in o:
-            _colour(o["colour"], f"occluder {i} colour")
-            oo["colour"] = o["colour"]
-        occs.append(oo)
-    out["occluders"] = occs
-    return out
+
+def _validate_occluder(i: int, o, source: str) -> dict:
+    """One occluder (a hand, an ellipse or a polygon) with its defaults."""
+    if not isinstance(o, dict):
+        raise SceneError(f"{source}: occluder {i} must be an object")
+    kind = o.get("kind", "hand")
+    oo = {"kind": kind, "z_mm": _number(o.get("z_mm", 120.0), f"occluder {i} z_mm", positive=True)}
+    if kind == "hand":
+        oo.update(x_mm=_number(o.get("x_mm"), f"occluder {i} x_mm"), y_mm=_number(o.get("y_mm"), f"occluder {i} y_mm"),
+                  theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"),
+                  scale=_number(o.get("scale", 1.0), f"occluder {i} scale", positive=True),
+                  arm_length_mm=_number(o.get("arm_length_mm", 350.0), f"occluder {i} arm_length_mm", minimum=0.0))
+    elif kind == "ellipse":
+        oo.update(centre_mm=_vector(o.get("centre_mm"), 2, f"occluder {i} centre_mm"),
+                  axes_mm=_vector(o.get("axes_mm"), 2, f"occluder {i} axes_mm", positive=True),
+                  theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"))
+    elif kind == "polygon":
+        pts = o.get("points_mm")
+        if not isinstance(pts, list) or len(pts) < 3:
+            raise SceneError(f"occluder {i} points_mm must list at least 3 [x, y] points")
+        oo["points_mm"] = [_vector(pt, 2, f"occluder {i} points_mm") for pt in pts]
+    else:
+        raise SceneError(f"{source}: occluder {i} has unknown kind {json.dumps(kind)} (hand, ellipse, polygon)")
+    if "colour" in o:
+        _colour(o["colour"], f"occluder {i} colour")
+        oo["colour"] = o["colour"]
+    return oo
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -301,7 +313,7 @@ def piece_top_z(catalog: Catalog, spec: PieceSpec, piece: dict, scene_pieces: di
     if resting is None and on:
         from shapely.geometry import Point, Polygon
 
-        from .render_draw import PieceFrame
+        from .draw import PieceFrame
 
         for base_name in on:
             base = scene_pieces.get(base_name)
@@ -324,11 +336,9 @@ def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None 
     apply_jpeg (then it is the decoded JPEG at the scene's quality), truth a JSON-ready dict.
     """
     import cv2
-    from shapely.geometry import Polygon
-    from shapely.ops import unary_union
 
-    from .render_canvas import Canvas
-    from .render_draw import PieceFrame, draw_body, draw_sticker, draw_table, occluder_polygons, SKIN
+    from .canvas import Canvas
+    from .draw import draw_table
 
     catalog = catalog or default_catalog()
     scene = validate_scene(scene, catalog=catalog)  # idempotent: a validated scene passes unchanged
@@ -344,7 +354,40 @@ def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None 
     table["colour"] = _colour(table["colour"], "table colour")
     draw_table(canvas, table)
 
-    qz = catalog.quiet_zone_fraction
+    jobs, pose_truth = _paint_jobs(scene, catalog, R, t)
+    sticker_records = _paint(canvas, jobs, catalog)
+    image = canvas.finish()
+    image = apply_effects(image, eff)
+    if apply_jpeg:
+        image = cv2.imdecode(encode_jpeg(image, eff["jpeg_quality"]), cv2.IMREAD_COLOR)
+
+    stickers_truth = [_sticker_truth(canvas, record, K, dist, R, t, catalog.quiet_zone_fraction)
+                      for record in sticker_records]
+    w, h = size
+    centre_cam = camera_centre(R, t)
+    truth = {
+        "refcam_truth": TRUTH_VERSION,
+        "game": scene["game"],
+        "course": scene.get("course"),
+        "frame": f"{scene['game']} game frame ({catalog.game(scene['game'])['frame_anchor']}), mm, z up",
+        "image_size": [int(w), int(h)],
+        "camera": {"image_size": [int(w), int(h)], "camera_matrix": K.tolist(), "dist_coeffs": dist.tolist(),
+                   "model": "pinhole-radtan", "rms_px": 0.0, "rvec": [float(v) for v in rodrigues(R)],
+                   "tvec": [float(v) for v in t], "position_mm": [round(float(v), 3) for v in centre_cam],
+                   "tilt_deg": round(tilt_deg(R), 3)},
+        "pieces": pose_truth,
+        "stickers": stickers_truth,
+        "occluders": len(scene["occluders"]),
+        "supersample": canvas.s,
+    }
+    return image, truth
+
+
+def _paint_jobs(scene: dict, catalog: Catalog, R: np.ndarray, t: np.ndarray) -> tuple[list, list[dict]]:
+    """What to paint in which order (lowest first; flat before raised at one height, then far
+    before near), and the pose truth of every piece."""
+    from .draw import PieceFrame
+
     by_name = {p["name"]: p for p in scene["pieces"]}
     jobs = []  # (sort key, kind, payload)
     pose_truth = []
@@ -365,8 +408,15 @@ def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None 
     for i, o in enumerate(scene["occluders"]):
         jobs.append(((round(o["z_mm"], 4), 2, i, 0), "occluder", o))
     jobs.sort(key=lambda j: j[0])
+    return jobs, pose_truth
 
-    sticker_records = []  # (truth dict, order of the marker paint, owner)
+
+def _paint(canvas, jobs: list, catalog: Catalog) -> list[tuple]:
+    """Paint the jobs; returns every sticker painted: (truth dict, corners mm, paint order, owner)."""
+    from .draw import PieceFrame, draw_body, draw_sticker, occluder_polygons, SKIN
+
+    qz = catalog.quiet_zone_fraction
+    sticker_records = []
     for _, kind, payload in jobs:
         if kind == "piece":
             p, spec, frame, z_top = payload
@@ -390,64 +440,47 @@ def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None 
             colour = _colour(o["colour"], "occluder colour") if "colour" in o else SKIN
             for poly in occluder_polygons(o):
                 canvas.fill(poly, o["z_mm"], colour, owner="occluder")
+    return sticker_records
 
-    image = canvas.finish()
-    image = apply_effects(image, eff)
-    if apply_jpeg:
-        image = cv2.imdecode(encode_jpeg(image, eff["jpeg_quality"]), cv2.IMREAD_COLOR)
 
-    # --- truth ---
-    rvec = rodrigues(R)
-    stickers_truth = []
-    painted = canvas.painted
-    w, h = size
-    for info, corners, order, owner in sticker_records:
-        z = info["z_mm"]
-        pts3 = np.column_stack([corners, np.full(4, z)])
-        img_pts, _ = cv2.projectPoints(pts3.reshape(-1, 1, 3), rvec, t, K, dist)
-        img_pts = img_pts.reshape(4, 2)
-        ideal, depth = project_ideal(pts3, K, R, t)
-        centre = corners.mean(axis=0)
-        quiet = centre + (corners - centre) * (1 + 2 * qz)
-        ideal_quiet, _ = project_ideal(np.column_stack([quiet, np.full(4, z)]), K, R, t)
-        inside = bool(np.all(depth > 0)
-                      and np.all(img_pts[:, 0] >= IMAGE_MARGIN_PX) and np.all(img_pts[:, 0] <= w - 1 - IMAGE_MARGIN_PX)
-                      and np.all(img_pts[:, 1] >= IMAGE_MARGIN_PX) and np.all(img_pts[:, 1] <= h - 1 - IMAGE_MARGIN_PX)
-                      and _ideal_inside(canvas, ideal))
-        square = Polygon(ideal).buffer(0)
-        whole = Polygon(ideal_quiet).buffer(0)
-        covers = [Polygon(pp.polygon_px).buffer(0) for pp in painted if pp.order > order and pp.owner != owner]
-        covers = [c for c in covers if c.intersects(whole)]
-        cover = unary_union(covers) if covers else None
-        if cover is None or square.area <= 0:
-            frac_square, frac_whole = 1.0, 1.0
-        else:
-            frac_square = 1.0 - square.intersection(cover).area / square.area
-            frac_whole = 1.0 - whole.intersection(cover).area / whole.area
-        side = float(np.mean([np.linalg.norm(img_pts[(k + 1) % 4] - img_pts[k]) for k in range(4)]))
-        occluded = frac_whole < VISIBLE_MIN_FRACTION
-        stickers_truth.append(dict(info, corners_mm=[[round(float(v), 4) for v in row] for row in pts3],
-                                   corners_px=[[round(float(v), 4) for v in row] for row in img_pts],
-                                   centre_px=[round(float(v), 4) for v in img_pts.mean(axis=0)],
-                                   side_px=round(side, 3), visible_fraction=round(max(0.0, frac_square), 4),
-                                   in_image=inside, occluded=bool(occluded), visible=bool(inside and not occluded)))
-    centre_cam = camera_centre(R, t)
-    truth = {
-        "refcam_truth": TRUTH_VERSION,
-        "game": scene["game"],
-        "course": scene.get("course"),
-        "frame": f"{scene['game']} game frame ({catalog.game(scene['game'])['frame_anchor']}), mm, z up",
-        "image_size": [int(w), int(h)],
-        "camera": {"image_size": [int(w), int(h)], "camera_matrix": K.tolist(), "dist_coeffs": dist.tolist(),
-                   "model": "pinhole-radtan", "rms_px": 0.0, "rvec": [float(v) for v in rvec],
-                   "tvec": [float(v) for v in t], "position_mm": [round(float(v), 3) for v in centre_cam],
-                   "tilt_deg": round(tilt_deg(R), 3)},
-        "pieces": pose_truth,
-        "stickers": stickers_truth,
-        "occluders": len(scene["occluders"]),
-        "supersample": canvas.s,
-    }
-    return image, truth
+def _sticker_truth(canvas, record: tuple, K, dist, R, t, qz: float) -> dict:
+    """One painted sticker's truth: corners in mm and px, side, and how much of it shows
+    (in the image, and not covered by anything painted later)."""
+    import cv2
+    from shapely.geometry import Polygon
+    from shapely.ops import unary_union
+
+    info, corners, order, owner = record
+    w, h = canvas.size
+    z = info["z_mm"]
+    pts3 = np.column_stack([corners, np.full(4, z)])
+    img_pts, _ = cv2.projectPoints(pts3.reshape(-1, 1, 3), rodrigues(R), t, K, dist)
+    img_pts = img_pts.reshape(4, 2)
+    ideal, depth = project_ideal(pts3, K, R, t)
+    centre = corners.mean(axis=0)
+    quiet = centre + (corners - centre) * (1 + 2 * qz)
+    ideal_quiet, _ = project_ideal(np.column_stack([quiet, np.full(4, z)]), K, R, t)
+    inside = bool(np.all(depth > 0)
+                  and np.all(img_pts[:, 0] >= IMAGE_MARGIN_PX) and np.all(img_pts[:, 0] <= w - 1 - IMAGE_MARGIN_PX)
+                  and np.all(img_pts[:, 1] >= IMAGE_MARGIN_PX) and np.all(img_pts[:, 1] <= h - 1 - IMAGE_MARGIN_PX)
+                  and _ideal_inside(canvas, ideal))
+    square = Polygon(ideal).buffer(0)
+    whole = Polygon(ideal_quiet).buffer(0)
+    covers = [Polygon(pp.polygon_px).buffer(0) for pp in canvas.painted if pp.order > order and pp.owner != owner]
+    covers = [c for c in covers if c.intersects(whole)]
+    cover = unary_union(covers) if covers else None
+    if cover is None or square.area <= 0:
+        frac_square, frac_whole = 1.0, 1.0
+    else:
+        frac_square = 1.0 - square.intersection(cover).area / square.area
+        frac_whole = 1.0 - whole.intersection(cover).area / whole.area
+    side = float(np.mean([np.linalg.norm(img_pts[(k + 1) % 4] - img_pts[k]) for k in range(4)]))
+    occluded = frac_whole < VISIBLE_MIN_FRACTION
+    return dict(info, corners_mm=[[round(float(v), 4) for v in row] for row in pts3],
+                corners_px=[[round(float(v), 4) for v in row] for row in img_pts],
+                centre_px=[round(float(v), 4) for v in img_pts.mean(axis=0)],
+                side_px=round(side, 3), visible_fraction=round(max(0.0, frac_square), 4),
+                in_image=inside, occluded=bool(occluded), visible=bool(inside and not occluded))
 
 
 def _ideal_inside(canvas, ideal_pts: np.ndarray) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 
 from referee.catalog import Catalog, PieceSpec, footprint_polygon
 
-from .render_canvas import Canvas
+from .canvas import Canvas
 
 PAPER = (236, 238, 240)  # BGR of sticker paper
 INK = (28, 28, 30)  # BGR of printed black

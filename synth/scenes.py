@@ -38,7 +38,7 @@ def _frame_apply(x, y, theta_deg, pts) -> np.ndarray:
 
 def piece_outline(catalog: Catalog, piece: dict) -> np.ndarray:
     """(N, 2) world outline of a scene piece's footprint (mirrored wedges handled)."""
-    from .render_draw import curve_card_opens_left
+    from .draw import curve_card_opens_left
 
     spec = catalog.piece(piece["name"])
     poly = np.array(spec.footprint_polygon(24), dtype=np.float64)
@@ -125,7 +125,7 @@ def fit_camera(rng: np.random.Generator, points: np.ndarray, size: tuple[int, in
     """A camera (scene format) looking down at points (N, 3) from a height in height_range,
     tilted tilt_deg from vertical, as close as it can be while every point stays in
     view with a margin. None when no such camera exists."""
-    from .render_camera import look_at_pose
+    from .camera import look_at_pose
 
     lo_pt, hi_pt = points.min(axis=0), points.max(axis=0)
     target = np.array([(lo_pt[0] + hi_pt[0]) / 2, (lo_pt[1] + hi_pt[1]) / 2, 0.0])
@@ -444,8 +444,6 @@ def tornado_pieces(rng: np.random.Generator, course_id: str, catalog: Catalog | 
 
     Returns (pieces, info) with info {"course", "boats": {name: s_mm}, "close_call": ...,
     "focus": names of the pieces around the boats}."""
-    from shapely.geometry import Point
-
     catalog = catalog or default_catalog()
     course = load_course(course_id)
     track = Track(course)
@@ -457,10 +455,28 @@ def tornado_pieces(rng: np.random.Generator, course_id: str, catalog: Catalog | 
     lo, hi = window if window is not None else (0.0, track.length)
     span = float(rng.uniform(350, 600))
     start = float(rng.uniform(lo + 60, max(lo + 61, min(hi, track.length) - span - 60)))
+    placed, info_boats, close = _place_boats(rng, catalog, track, taken, boat_names, (start, span), close_call,
+                                             course_id)
+    cards_placed = _place_racing_cards(rng, catalog, layout, placed) if use_cards else []
+    chars = []
+    if characters if characters is not None else rng.random() < 0.6:
+        chars = _place_character_cards(rng, catalog, track, layout + placed + cards_placed, placed, info_boats)
+    pieces = layout + cards_placed + placed + chars
+    info = {"course": course_id, "boats": {k: round(v[0], 2) for k, v in info_boats.items()}, "close_call": close,
+            "focus": _focus_near_boats(catalog, pieces, placed)}
+    return pieces, info
+
+
+def _place_boats(rng: np.random.Generator, catalog: Catalog, track: "Track", taken: list, boat_names: list[str],
+                 stretch: tuple[float, float], close_call: bool, course_id: str):
+    """Each boat somewhere on the stretch (start, span) of the track, clear of the course pieces
+    and the other boats; with close_call the second boat nearly level with the first.
+
+    Returns (boats, {name: (s_mm, offset_mm)}, close-call info or None)."""
+    start, span = stretch
     half_width = track.width / 2 - 22
     placed, info_boats = [], {}
     close = None
-    cards_placed = []
     for k, name in enumerate(boat_names):
         for _ in range(200):
             if close_call and k == 1:
@@ -488,67 +504,80 @@ def tornado_pieces(rng: np.random.Generator, course_id: str, catalog: Catalog | 
         if close_call and k == 1:
             s0 = info_boats[boat_names[0]][0]
             close = {"boats": boat_names[:2], "gap_mm": round(abs(s - s0), 3)}
-    # racing cards under some boats: the boat on a card's last movement space
-    if use_cards:
-        for boat in placed:
-            if rng.random() < 0.35:
-                continue
-            deck = int(boat["name"].rsplit("-", 1)[1])
-            kind = str(rng.choice(["straight-1", "straight-2", "straight-3"]))
-            names = [c for c in racing_card_names(catalog, deck, kind) if c not in {q["name"] for q in cards_placed}]
-            if not names:
-                continue
-            last = catalog.racing_card_kind(kind)["spaces"][-1]["centre_x"]
-            th = boat["theta_deg"]
-            cx, cy = _frame_apply(boat["x_mm"], boat["y_mm"], th, [(-last, 0)])[0]
-            card = {"name": names[0], "x_mm": float(cx), "y_mm": float(cy), "theta_deg": th}
-            cpoly = piece_polygon(catalog, card)
-            others = [piece_polygon(catalog, q) for q in cards_placed] + \
-                     [piece_polygon(catalog, b).buffer(2) for b in placed if b is not boat]
-            if any(cpoly.intersects(o) for o in others):
-                continue
-            if any(cpoly.intersects(piece_polygon(catalog, p)) for p in layout if "curve-card" not in p["name"]):
-                continue
-            cards_placed.append(card)
-            # sometimes the card played before it, touching it from behind
-            names = [c for c in racing_card_names(catalog, deck, "straight-1")
-                     if c not in {q["name"] for q in cards_placed}]
-            if names and rng.random() < 0.4:
-                length = catalog.piece(names[0]).footprint["size_mm"][0]
-                bx, by = _frame_apply(cx, cy, th, [(-length, 0)])[0]
-                behind = {"name": names[0], "x_mm": float(bx), "y_mm": float(by), "theta_deg": th}
-                bpoly = piece_polygon(catalog, behind).buffer(-0.5)
-                if not any(bpoly.intersects(o) for o in others) and not any(
-                        bpoly.intersects(piece_polygon(catalog, p)) for p in layout if "curve-card" not in p["name"]):
-                    cards_placed.append(behind)
-    # character cards beside the course near the boats
+    return placed, info_boats, close
+
+
+def _place_racing_cards(rng: np.random.Generator, catalog: Catalog, layout: list[dict], placed: list[dict]) -> list[dict]:
+    """Racing cards under some boats: the boat on a card's last movement space, sometimes with
+    the card played before it touching it from behind."""
+    cards_placed = []
+    for boat in placed:
+        if rng.random() < 0.35:
+            continue
+        deck = int(boat["name"].rsplit("-", 1)[1])
+        kind = str(rng.choice(["straight-1", "straight-2", "straight-3"]))
+        names = [c for c in racing_card_names(catalog, deck, kind) if c not in {q["name"] for q in cards_placed}]
+        if not names:
+            continue
+        last = catalog.racing_card_kind(kind)["spaces"][-1]["centre_x"]
+        th = boat["theta_deg"]
+        cx, cy = _frame_apply(boat["x_mm"], boat["y_mm"], th, [(-last, 0)])[0]
+        card = {"name": names[0], "x_mm": float(cx), "y_mm": float(cy), "theta_deg": th}
+        cpoly = piece_polygon(catalog, card)
+        others = [piece_polygon(catalog, q) for q in cards_placed] + \
+                 [piece_polygon(catalog, b).buffer(2) for b in placed if b is not boat]
+        if any(cpoly.intersects(o) for o in others):
+            continue
+        if any(cpoly.intersects(piece_polygon(catalog, p)) for p in layout if "curve-card" not in p["name"]):
+            continue
+        cards_placed.append(card)
+        # sometimes the card played before it, touching it from behind
+        names = [c for c in racing_card_names(catalog, deck, "straight-1")
+                 if c not in {q["name"] for q in cards_placed}]
+        if names and rng.random() < 0.4:
+            length = catalog.piece(names[0]).footprint["size_mm"][0]
+            bx, by = _frame_apply(cx, cy, th, [(-length, 0)])[0]
+            behind = {"name": names[0], "x_mm": float(bx), "y_mm": float(by), "theta_deg": th}
+            bpoly = piece_polygon(catalog, behind).buffer(-0.5)
+            if not any(bpoly.intersects(o) for o in others) and not any(
+                    bpoly.intersects(piece_polygon(catalog, p)) for p in layout if "curve-card" not in p["name"]):
+                cards_placed.append(behind)
+    return cards_placed
+
+
+def _place_character_cards(rng: np.random.Generator, catalog: Catalog, track: "Track", blocking: list[dict],
+                           placed: list[dict], info_boats: dict) -> list[dict]:
+    """Character cards beside the course near their boats, clear of every piece."""
     chars = []
-    if characters if characters is not None else rng.random() < 0.6:
-        blocked = [piece_polygon(catalog, p) for p in layout + placed + cards_placed]
-        for boat in placed:
-            k = int(boat["name"].rsplit("-", 1)[1])
-            s, _ = info_boats[boat["name"]]
-            for _ in range(40):
-                side = 1 if rng.random() < 0.5 else -1
-                x, y, h = track.at(s + float(rng.uniform(-150, 150)), side * (track.width / 2 + float(rng.uniform(55, 90))))
-                card = {"name": f"tornado/character-{k}", "x_mm": x, "y_mm": y, "theta_deg": h + float(rng.uniform(-20, 20)),
-                        "face": str(rng.choice(["face-up", "face-down"]))}
-                cp = piece_polygon(catalog, card)
-                if any(cp.intersects(b) for b in blocked) or track.locate(x, y)[1] < track.width / 2 + 35:
-                    continue
-                blocked.append(cp)
-                chars.append(card)
-                break
-    pieces = layout + cards_placed + placed + chars
+    blocked = [piece_polygon(catalog, p) for p in blocking]
+    for boat in placed:
+        k = int(boat["name"].rsplit("-", 1)[1])
+        s, _ = info_boats[boat["name"]]
+        for _ in range(40):
+            side = 1 if rng.random() < 0.5 else -1
+            x, y, h = track.at(s + float(rng.uniform(-150, 150)), side * (track.width / 2 + float(rng.uniform(55, 90))))
+            card = {"name": f"tornado/character-{k}", "x_mm": x, "y_mm": y, "theta_deg": h + float(rng.uniform(-20, 20)),
+                    "face": str(rng.choice(["face-up", "face-down"]))}
+            cp = piece_polygon(catalog, card)
+            if any(cp.intersects(b) for b in blocked) or track.locate(x, y)[1] < track.width / 2 + 35:
+                continue
+            blocked.append(cp)
+            chars.append(card)
+            break
+    return chars
+
+
+def _focus_near_boats(catalog: Catalog, pieces: list[dict], placed: list[dict]) -> list[str]:
+    """The start gate and every piece within 260 mm of a boat: what a close-up should show."""
+    from shapely.geometry import Point
+
     boat_pts = [Point(b["x_mm"], b["y_mm"]) for b in placed]
     focus = set()
     for p in pieces:
         poly = piece_polygon(catalog, p)
         if p["name"] == "tornado/start-gate" or any(poly.distance(bp) < 260 for bp in boat_pts):
             focus.add(p["name"])
-    info = {"course": course_id, "boats": {k: round(v[0], 2) for k, v in info_boats.items()}, "close_call": close,
-            "focus": sorted(focus)}
-    return pieces, info
+    return sorted(focus)
 
 
 # --- table, effects, occluders -----------------------------------------------------------------

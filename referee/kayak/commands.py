@@ -1,0 +1,158 @@
+"""`refcam kayak state|check|replay`: the Kayak Chaos commands (no cv2: images come via Tools)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from ..catalog import Catalog
+from ..errors import InvalidInputError
+from ..game import Command
+from ..observation import Observation
+from .errors import KayakStateError
+from .explain import explain
+from .position import Position, Space, from_text, pawn_name, validate
+from .river import read_river
+from .tiles import RiverTile
+
+_PAWN = re.compile(r"^kayak/pawn-(\d)$")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--camera-file", metavar="F", help="camera calibration file")
+    p.add_argument("--catalog", metavar="FILE", help="an edited copy of the catalog data (tile layouts)")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+
+
+def _with_advanced(p: argparse.ArgumentParser) -> None:
+    _common(p)
+    p.add_argument("--advanced", action="store_true", help="Advanced Rules: one action card of each type a turn")
+
+
+def _game(game, args):
+    from .game import KayakGame
+
+    return KayakGame(Catalog.load(args.catalog)) if getattr(args, "catalog", None) else game
+
+
+def position_from_state_json(doc: dict, book=None) -> Position:
+    """A position from `kayak state --json` output (SPEC section 4)."""
+    try:
+        tiles = [RiverTile(int(t["tile"]), str(t["side"]), int(t.get("rotation", 0)), int(t.get("shift", 0)))
+                 for t in doc["river"]]
+        kayaks = {}
+        for name, k in (doc.get("kayaks") or {}).items():
+            m = _PAWN.match(name)
+            if not m:
+                raise KayakStateError(f"{name!r} is not a kayak pawn name (kayak/pawn-1..4)")
+            kayaks[int(m.group(1))] = Space(int(k["tile_index"]), int(k["row"]), int(k["lane"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidInputError(f"Kayak state file: 'river' needs tile/side/rotation/shift entries and 'kayaks' "
+                                f"tile_index/row/lane ({exc})") from None
+    return validate(Position.make(tiles, kayaks), book)
+
+
+def load_reading(game, path: str, args, tools):
+    """(position, cards in view, the reading's JSON) from an image, an observation file, a
+    state file (`kayak state --json`) or a text file holding the position's text form."""
+    p = Path(path)
+    if p.suffix.lower() in (".txt", ".kayak"):
+        pos = from_text(p.read_text().strip(), game.book)
+        return pos, Counter(), {"text": pos.text()}
+    if p.suffix.lower() == ".json":
+        try:
+            doc = json.loads(p.read_text())
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        if isinstance(doc, dict) and "river" in doc:
+            pos = position_from_state_json(doc, game.book)
+            return pos, Counter(), {"text": pos.text()}
+        if isinstance(doc, dict) and "pieces" in doc:
+            return _from_observation(game, Observation.from_json(doc))
+    return _from_observation(game, tools.observe_path(path, args.camera_file, "kayak"))
+
+
+def _from_observation(game, observation: Observation):
+    reading = read_river(observation, game.book, game.catalog)
+    return reading.position, reading.cards, {**reading.to_json(), "warnings": list(observation.warnings)}
+
+
+def run_state(game, args, tools) -> int:
+    game = _game(game, args)
+    observation = tools.observe_path(args.image, args.camera_file, "kayak")
+    reading = read_river(observation, game.book, game.catalog)
+    doc = {**reading.to_json(), "warnings": list(observation.warnings)}
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(f"river: {reading.position.text()}")
+    for place, t in enumerate(reading.tiles):
+        print(f"  {place}: tile {t['tile']}{t['side']} rotation {t['rotation']} shift {t['shift']:+d} lanes "
+              f"(residual {t['residual_shift_mm']:+.1f} mm across, {t['residual_along_mm']:+.1f} mm along)")
+    for name, k in reading.kayaks.items():
+        print(f"  {name}: tile index {k['tile_index']} row {k['row']} lane {k['lane']} ({k['residual_mm']:.1f} mm off centre)")
+    for line in reading.problems + tuple(observation.warnings):
+        print(f"  note: {line}")
+    return 0
+
+
+def run_check(game, args, tools) -> int:
+    game = _game(game, args)
+    before, cards_before, _ = load_reading(game, args.before, args, tools)
+    after, cards_after, _ = load_reading(game, args.after, args, tools)
+    # the cards played this turn are those that were not lying face up before it
+    verdict = explain(before, after, game.book, args.advanced, (cards_after - cards_before) or None)
+    if args.json:
+        print(json.dumps(verdict.to_json()))
+        return 0
+    print(f"before: {before.text()}\nafter:  {after.text()}")
+    print(("legal: " if verdict.legal else "") + verdict.summary())
+    for r in verdict.readings:
+        print(f"  {r.text()}" + "".join(f"\n    breaks {s}: {why}" for s, why in r.breaches))
+    return 0
+
+
+def run_replay(game, args, tools) -> int:
+    game = _game(game, args)
+    state = game.new_state({"advanced": args.advanced})
+    rulings = []
+    for t, observation in tools.stable_observations(args.session, args.camera_file, "kayak"):
+        step = game.step(state, observation, t)
+        state = step.state
+        rulings += step.rulings
+    illegal = [r for r in rulings if r.legal is False]
+    winner = pawn_name(state.winner) if state.winner else None
+    if args.json:
+        print(json.dumps({"rulings": [r.to_json() for r in rulings], "turns": state.turns,
+                          "illegal": [r.summary for r in illegal], "winner": winner,
+                          "final": state.position.text() if state.position else None}))
+        return 0
+    for r in rulings:
+        mark = {True: "legal", False: "ILLEGAL", None: "-"}[r.legal]
+        print(f"{r.t:8.2f}s  {mark:7}  {r.summary}" + (f"  [{r.rule}]" if r.rule else ""))
+    print(f"{state.turns} turn(s), {len(illegal)} illegal; winner: {winner or 'none yet'}")
+    return 0
+
+
+def kayak_commands(game) -> tuple[Command, ...]:
+    def state_args(p):
+        p.add_argument("image", metavar="IMAGE", help="a photo of the table (or an observation file)")
+        _common(p)
+
+    def check_args(p):
+        p.add_argument("before", metavar="BEFORE", help="image, observation file, state file or text position")
+        p.add_argument("after", metavar="AFTER", help="the same kinds of file, after the turn")
+        _with_advanced(p)
+
+    def replay_args(p):
+        p.add_argument("session", metavar="DIR", help="a recorded session folder")
+        _with_advanced(p)
+
+    return (Command("state", "the river and the kayaks in one image", state_args, lambda a, t: run_state(game, a, t)),
+            Command("check", "which actions explain the change between two images or state files", check_args,
+                    lambda a, t: run_check(game, a, t)),
+            Command("replay", "rule on a recorded Kayak Chaos session: actions per turn, anything illegal, the winner",
+                    replay_args, lambda a, t: run_replay(game, a, t)))

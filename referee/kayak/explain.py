@@ -1,0 +1,290 @@
+"""Which actions turn one position into another (``explain(before, after)``).
+
+Every single action or sequence of up to 3 actions of one turn that does it is listed;
+sequences that cannot be told apart from the camera (Paddle twice vs Double Paddle) are
+all reported. When no legal sequence does it, the nearest reading is given with the rules
+it breaks. The search only tries actions on kayaks and tiles that changed, which keeps a
+3-action turn to a few thousand positions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import actions as A
+from .errors import IllegalActionError, NeedsNewTileError, rule
+from .position import Position, pawn_name, tile_token
+from .rules import Placement, apply, check_turn
+from .tiles import RiverTile, TileBook, tile_book
+
+MAX_ACTIONS = 3
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way the change happened: the visible actions in order, the tiles laid on the way,
+    and the rules broken (empty for a legal reading)."""
+
+    actions: tuple
+    placements: tuple[Placement, ...] = ()
+    breaches: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def legal(self) -> bool:
+        return not self.breaches
+
+    def text(self) -> str:
+        words = " then ".join(str(a) for a in self.actions) or "no visible action"
+        for p in self.placements:
+            words += f" (tile {tile_token(p.tile)} laid by pawn-{p.placer}'s player)"
+        return words
+
+    def to_json(self) -> dict:
+        return {"actions": [A.to_json(a) for a in self.actions], "text": self.text(),
+                "placements": [{"tile": tile_token(p.tile), "placer": pawn_name(p.placer)} for p in self.placements],
+                "breaches": [{"rule": str(rule(s)), "section": s, "reason": r} for s, r in self.breaches]}
+
+
+@dataclass(frozen=True)
+class Explained:
+    """The verdict on a change: legal readings, or else the nearest reading and the broken rules."""
+
+    before: Position
+    after: Position
+    readings: tuple[Reading, ...]
+    legal: bool
+    note: str = ""
+    searched: int = field(default=0, compare=False)
+
+    @property
+    def rules(self) -> list[str]:
+        return sorted({str(rule(s)) for r in self.readings for s, _ in r.breaches})
+
+    def summary(self) -> str:
+        if self.before == self.after:
+            return "no change on the river"
+        if not self.readings:
+            return self.note
+        head = self.readings[0].text()
+        more = f" (or {len(self.readings) - 1} other reading(s) the camera cannot tell apart)" if len(self.readings) > 1 else ""
+        if self.legal:
+            return head + more
+        return f"illegal: {head}: " + "; ".join(f"{r} ({rule(s)})" for s, r in self.readings[0].breaches)
+
+    def to_json(self) -> dict:
+        return {"legal": self.legal, "summary": self.summary(), "note": self.note,
+                "readings": [r.to_json() for r in self.readings], "rules": self.rules,
+                "before": self.before.text(), "after": self.after.text(), "positions_searched": self.searched}
+
+
+def _identity(pos: Position) -> dict:
+    """Where each kayak is, by tile number rather than place in the river."""
+    return {p: (pos.tiles[s.index].tile, s.row, s.lane) for p, s in pos.kayaks}
+
+
+def _candidates(before: Position, after: Position, lenient: bool, tip_new: bool = False) -> tuple[list, list]:
+    """(kayak actions, river actions) worth trying: only on kayaks and tiles that changed.
+    tip_new: also try tipping tiles laid during the turn (the slower, second pass)."""
+    was, now = _identity(before), _identity(after)
+    movers = sorted(p for p in was if was.get(p) != now.get(p))
+    if not movers and len(after.tiles) > len(before.tiles):
+        movers = sorted(was)  # a kayak went beyond the last tile and came back: any of them
+    moves = []
+    for p in movers:
+        for d in A.ALONG:
+            moves += [A.Paddle(p, d), A.DoublePaddle(p, d)]
+        for d in A.ACROSS:
+            moves += [A.Swerve(p, d), A.DoubleSwerve(p, d)]
+    old = {rt.tile: (i, rt) for i, rt in enumerate(before.tiles)}
+    new = {rt.tile: (i, rt) for i, rt in enumerate(after.tiles)}
+    # tiles laid during the turn may be shifted, tipped or swapped after they are laid
+    changed = sorted(t for t in new if t not in old or old[t] != new[t])
+    river = []
+    for t in changed:
+        if t in old or new[t][1].shift != before.tiles[-1].shift:
+            river += [A.WeatherShift(t, "left"), A.WeatherShift(t, "right")]
+        if t in old or tip_new:
+            river.append(A.Tip(t))
+    # whirlpools can pass through a tile that ends where it began: its neighbours count too
+    near = sorted(set(changed) | {before.tiles[i + d].tile for t in changed if t in old
+                                  for i in [old[t][0]] for d in (-1, 1) if 0 <= i + d < len(before.tiles)})
+    river += [A.Whirlpool(t, u) for t in near for u in near if u > t and (t in changed or u in changed)]
+    return moves, river
+
+
+class _Search:
+    def __init__(self, book, before, after, supply, advanced, lenient, limit):
+        self.book, self.after, self.supply = book, after, supply
+        self.advanced, self.lenient, self.limit = advanced, lenient, limit
+        self.moves, self.river = _candidates(before, after, lenient)
+        self.found: list[Reading] = []
+        self.visited = 0
+        self.reached: list[tuple[Position, Reading]] = []  # for the nearest reading when none fits
+        self._successors: dict = {}
+        self._needed: dict = {}
+
+    def run(self, before: Position) -> None:
+        self._successors = {}  # they depend on the tiles waiting to be laid
+        if not self.lenient:
+            for move in self.moves:  # the discard-5 free move: one space, alone in its turn
+                if isinstance(move, (A.Paddle, A.Swerve)):
+                    self._visit(before, A.FreeMove(move.pawn, move.direction), (), (), (), {before}, final=True)
+        self._dfs(before, (), (), (), {before})
+
+    def _dfs(self, pos, seq, placed, breaches, path) -> None:
+        need = self._needed.get(pos)
+        if need is None:
+            need = self._needed[pos] = _actions_needed(pos, self.after, self.book.rows)
+        if len(seq) + need > self.limit:
+            return
+        mover = next((a.pawn for a in seq if hasattr(a, "pawn")), None)
+        for action in self.moves + self.river:
+            if not self.lenient and mover is not None and getattr(action, "pawn", mover) != mover:
+                continue
+            if self.advanced and not self.lenient and any(a.kind == action.kind for a in seq):
+                continue
+            self._visit(pos, action, seq, placed, breaches, path)
+
+    def _apply(self, pos, action, laid: int):
+        """apply(), remembered: the same position recurs under many orders of the same actions."""
+        key = (pos, action, laid)
+        if key not in self._successors:
+            noted = [] if self.lenient else None
+            try:
+                out = apply(pos, action, self.book, self.supply[laid:], noted)
+                self._successors[key] = (out, tuple(noted or ()))
+            except (IllegalActionError, NeedsNewTileError):
+                self._successors[key] = None
+        return self._successors[key]
+
+    def _visit(self, pos, action, seq, placed, breaches, path, final=False) -> None:
+        result = self._apply(pos, action, len(placed))
+        if result is None:
+            return
+        out, noted = result
+        self.visited += 1
+        if out.position in path:
+            return
+        seq2, placed2 = seq + (action,), placed + out.placements
+        breaches2 = breaches + noted
+        if out.position == self.after:
+            turn = tuple(check_turn(seq2, self.advanced))
+            if self.lenient or not turn:
+                self.found.append(Reading(seq2, placed2, breaches2 + turn if self.lenient else ()))
+            return
+        if not self.lenient:
+            self.reached.append((out.position, Reading(seq2, placed2)))
+        if not final:
+            self._dfs(out.position, seq2, placed2, breaches2, path | {out.position})
+
+
+def _distance(a: Position, b: Position) -> int:
+    """How many kayaks and tiles differ between two positions."""
+    ia, ib = _identity(a), _identity(b)
+    kayaks = sum(ia.get(p) != ib.get(p) for p in set(ia) | set(ib))
+    return kayaks + sum(x != y for x, y in zip(a.tiles, b.tiles)) + abs(len(a.tiles) - len(b.tiles))
+
+
+def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
+    """A lower bound on the actions still needed (it prunes the search, so it must never be
+    too high): Weather Shifts, Tips and Whirlpools each fix one thing (a Whirlpool two places);
+    one move action takes a kayak at most 2 lanes across or 4 rows along (two steps, each maybe
+    riding a double space)."""
+    old = {rt.tile: (i, rt) for i, rt in enumerate(pos.tiles)}
+    new = {rt.tile: (i, rt) for i, rt in enumerate(goal.tiles)}
+    differing = {t for t in old if t in new and old[t] != new[t]}
+    # a shift stays with its place in the river (a Whirlpool swaps the tiles, not the shifts), so
+    # only Weather Shifts change a place's shift, one lane each; only a Tip turns a tile
+    shifts = sum(abs(a.shift - b.shift) for a, b in zip(pos.tiles, goal.tiles))
+    turned = sum(old[t][1].rotation != new[t][1].rotation for t in differing)
+    moved = sum(old[t][0] != new[t][0] for t in differing)
+    river = shifts + turned + (moved + 1) // 2
+    moves = 0
+    there = dict(goal.kayaks)
+    for pawn, s in pos.kayaks:
+        g = there.get(pawn)
+        if g is None or g == s:
+            continue
+        a, b = pos.tiles[s.index], goal.tiles[g.index] if g.index < len(goal.tiles) else None
+        if b is None or a.tile in differing or b.tile in differing or a.tile not in new or b.tile not in old:
+            moves = max(moves, 1 if a.tile not in differing else 0)
+            continue
+        along = abs((g.index - s.index) * rows + g.row - s.row)
+        across = abs(g.lane + b.shift - s.lane - a.shift)
+        moves = max(moves, -(-across // 2), -(-along // 4), 1)
+    return river + moves
+
+
+def _new_tiles(before: Position, after: Position):
+    known = {rt.tile for rt in before.tiles}
+    return tuple(rt for rt in after.tiles if rt.tile not in known)
+
+
+def explain(before: Position, after: Position, book: TileBook | None = None, advanced: bool = False,
+            cards: Counter | None = None, limit: int = MAX_ACTIONS) -> Explained:
+    """Every reading of the change from ``before`` to ``after`` (see the module docstring).
+    ``cards``: kinds of action cards seen played face up, which narrow the readings."""
+    book = book or tile_book()
+    if before == after:
+        return Explained(before, after, (), True, "no change on the river")
+    seen = _new_tiles(before, after)
+    # a legal new tile is laid lined up with the last one (The River); it may move later in the turn
+    # a new tile is laid lined up with the last tile (shift None: decided when laid); first as it
+    # lies now, then, only if that explains nothing, laid the other way round and tipped later
+    legal = _Search(book, before, after, (), advanced, False, limit)
+    legal.supply = tuple(RiverTile(rt.tile, rt.side, rt.rotation, None) for rt in seen)
+    legal.run(before)
+    if seen and not legal.found:
+        legal.moves, legal.river = _candidates(before, after, False, tip_new=True)
+        for turns in itertools.product((0, 180), repeat=len(seen)):
+            legal.supply = tuple(RiverTile(rt.tile, rt.side, r, None) for rt, r in zip(seen, turns))
+            legal.run(before)
+    if legal.found:
+        return Explained(before, after, _narrow(_unique(legal.found), cards), True, searched=legal.visited)
+    lenient = _Search(book, before, after, seen, advanced, True, limit)
+    lenient.run(before)
+    searched = legal.visited + lenient.visited
+    if lenient.found:
+        fewest = min(len(r.breaches) for r in lenient.found)
+        best = [r for r in _unique(lenient.found) if len(r.breaches) == fewest]
+        best.sort(key=lambda r: len(r.actions))
+        best = [r for r in best if len(r.actions) == len(best[0].actions)]
+        return Explained(before, after, tuple(best), False, "no legal turn explains the change", searched)
+    return _unexplained(before, after, legal, searched)
+
+
+def _unexplained(before, after, search: _Search, searched: int) -> Explained:
+    ia, ib = _identity(before), _identity(after)
+    moved = [pawn_name(p) for p in sorted(set(ia) | set(ib)) if ia.get(p) != ib.get(p)]
+    what = f"{', '.join(moved)} moved" if moved else "the river changed"
+    note = f"no sequence of at most {search.limit} actions explains the change ({what})"
+    readings: tuple[Reading, ...] = ()
+    if search.reached:
+        scored = [(_distance(p, after), r) for p, r in search.reached]
+        d = min(n for n, _ in scored)
+        near = _unique([r for n, r in scored if n == d])[:3]
+        readings = tuple(Reading(r.actions, r.placements, (("Turns", f"{note}; nearest legal turn leaves "
+                                                             f"{d} piece(s) elsewhere"),)) for r in near)
+    else:
+        readings = (Reading((), (), (("Turns", note),)),)
+    return Explained(before, after, readings, False, note, searched)
+
+
+def _unique(readings: list[Reading]) -> list[Reading]:
+    seen, out = set(), []
+    for r in readings:
+        if (r.actions, r.placements) not in seen:
+            seen.add((r.actions, r.placements))
+            out.append(r)
+    # shortest first; played cards before the discard-5 free move, which is the rarer reading
+    return sorted(out, key=lambda r: (len(r.actions), any(a.kind == "free-move" for a in r.actions), r.text()))
+
+
+def _narrow(readings: list[Reading], cards: Counter | None) -> tuple[Reading, ...]:
+    """Played action cards in view: keep the readings whose cards were all seen, if any are."""
+    if not cards:
+        return tuple(readings)
+    fits = [r for r in readings if not Counter(a.kind for a in r.actions if a.kind != "free-move") - cards]
+    return tuple(fits or readings)

@@ -1,0 +1,238 @@
+"""Kayak Chaos from the camera: the river and the kayaks on every bundled sample, the Game
+object, and its commands run with a stand-in for the command line's Tools."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from referee.game import Game, parse_settings
+from referee.kayak.errors import KayakError, RiverReadError
+from referee.kayak.game import GAME
+from referee.kayak.position import from_text
+from referee.kayak.river import read_river
+from tests.kayak_tools import SAMPLES, FakeTools, truth_observation, visible_names
+
+STILLS = sorted((SAMPLES / "kayak").glob("*.truth.json"))
+SESSION = SAMPLES / "sessions" / "kayak"
+
+
+def _truth(path):
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("truth_path", STILLS, ids=lambda p: p.name)
+def test_river_from_truth_and_from_the_image(truth_path):
+    """0 river errors and 0 kayak-space errors: the pipeline's reading equals the truth's."""
+    truth = _truth(truth_path)
+    expected = read_river(truth_observation(truth["pieces"])).position
+    seen = visible_names(truth)
+    observation = FakeTools().observe_path(str(truth_path).replace(".truth.json", ".jpg"), None, "kayak")
+    if "kayak/tile-0" not in {p.name for p in observation.pieces}:
+        with pytest.raises(RiverReadError, match="cannot be anchored"):
+            read_river(observation)
+        return
+    got = read_river(observation)
+    assert got.position.tiles == expected.tiles
+    for pawn, space in expected.kayaks:
+        where = got.position.where(pawn)
+        if where is None:  # a pawn may be hidden; it must then be one the truth marks unseen
+            assert f"kayak/pawn-{pawn}" not in seen
+        else:
+            assert where == space
+    for row in got.tiles:  # shifts snap to whole lanes; the residual is what was left
+        assert abs(row["residual_shift_mm"]) < 5
+
+
+def test_start_tile_missing_cannot_anchor():
+    truth = _truth(STILLS[0])
+    pieces = [p for p in truth["pieces"] if p["name"] != "kayak/tile-0"]
+    with pytest.raises(RiverReadError, match="the river cannot be anchored"):
+        read_river(truth_observation(pieces))
+
+
+def test_tile_stickers_disagreeing_about_the_side():
+    truth = _truth(STILLS[0])
+    pieces = [dict(p) for p in truth["pieces"]]
+    tile = next(p for p in pieces if p["name"] == "kayak/tile-4")
+    tile["marker_ids"] = [116, 119]  # A-upstream with B-downstream
+    with pytest.raises(RiverReadError, match="disagree"):
+        read_river(truth_observation(pieces))
+    warned = truth_observation(truth["pieces"], ["kayak/tile-4 shows both faces (A, B): two copies? left out"])
+    with pytest.raises(RiverReadError, match="disagree"):
+        read_river(warned)
+
+
+def test_kayak_on_a_rock_in_view_is_refused():
+    truth = _truth(STILLS[0])  # 0B: a rock at row 1, lane 1 of the Start tile
+    pieces = [dict(p) for p in truth["pieces"]]
+    pawn = next(p for p in pieces if p["name"] == "kayak/pawn-1")
+    pawn["x_mm"], pawn["y_mm"] = -20.0, -40.0
+    with pytest.raises(KayakError, match="rock"):
+        read_river(truth_observation(pieces))
+
+
+def test_game_object_meets_the_seam():
+    assert isinstance(GAME, Game)
+    assert parse_settings(GAME, {"advanced": "on"}) == {"advanced": True}
+    state = GAME.new_state(parse_settings(GAME, {}))
+    assert state.advanced is False and GAME.view(state).kind == "river"
+
+
+def _replay_states():
+    game, tools = GAME, FakeTools()
+    state = game.new_state({"advanced": False})
+    steps = []
+    for t, observation in tools.stable_observations(str(SESSION), None, "kayak"):
+        step = game.step(state, observation, t)
+        assert step.state is not state or not step.rulings
+        steps.append((t, observation, state, step))
+        state = step.state
+    return state, steps
+
+
+def test_step_rules_the_bundled_session_turn_by_turn():
+    state, steps = _replay_states()
+    moves = [r for *_, s in steps for r in s.rulings if r.kind == "move"]
+    events = [json.loads(x) for x in (SESSION / "truth.jsonl").read_text().splitlines()]
+    played = [e["event"] for e in events if e.get("event")]
+    assert len(moves) == len(played)
+    for ruling, event in zip(moves, played):
+        assert ruling.legal is True and ruling.rule.startswith("Kayak Chaos, ")
+        kinds = [[a["kind"] for a in r["actions"]] for r in ruling.details["readings"]]
+        assert [event["kind"].split("-")[0] if event["kind"].startswith("swerve") else event["kind"]] in kinds
+    assert any("cannot tell: a hand" in r.summary for *_, s in steps for r in s.rulings)
+    view = GAME.view(state).to_json()
+    assert view["kind"] == "river" and view["data"]["tiles"] and view["data"]["last_turn"]["arrows"]
+    shapes = GAME.shapes(state, None)
+    assert {s.role for s in shapes} >= {"zone", "piece", "legal"}
+    picture = GAME.explain(state, steps[-1][1])
+    assert picture.lines and picture.focus and any(s.kind == "arrow" for s in picture.shapes)
+
+
+def _args(**kw):
+    base = {"camera_file": None, "catalog": None, "json": True, "advanced": False}
+    return argparse.Namespace(**{**base, **kw})
+
+
+def _command(name):
+    return next(c for c in GAME.commands() if c.name == name)
+
+
+def test_state_command_json(capsys):
+    assert _command("state").run(_args(image=str(SAMPLES / "kayak" / "001.jpg")), FakeTools()) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [t["tile"] for t in doc["river"]] == [0, 5, 4, 7]
+    assert doc["river"][2] | {} == {**doc["river"][2], "side": "B", "rotation": 0, "shift": 1}
+    assert doc["kayaks"]["kayak/pawn-3"] | {} == {**doc["kayaks"]["kayak/pawn-3"], "tile_index": 0, "row": 3, "lane": 0}
+
+
+def test_check_command_on_state_files_and_images(tmp_path, capsys):
+    before, after = tmp_path / "before.txt", tmp_path / "after.txt"
+    before.write_text("0A/1A 1@0.0.0\n")
+    after.write_text("0A/1A 1@0.2.0\n")
+    assert _command("check").run(_args(before=str(before), after=str(after)), FakeTools()) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["legal"] and len(doc["readings"]) >= 2  # Double Paddle, or Paddle twice
+    _command("state").run(_args(image=str(SESSION / "frames" / "000000.jpg")), FakeTools())
+    state_file = tmp_path / "state.json"
+    state_file.write_text(capsys.readouterr().out)
+    assert _command("check").run(_args(before=str(state_file), after=str(SESSION / "frames" / "000012.jpg")),
+                                 FakeTools()) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["legal"] and any(r["actions"][0]["kind"] == "double-paddle" for r in doc["readings"])
+
+
+def test_replay_command(capsys):
+    assert _command("replay").run(_args(session=str(SESSION), json=False), FakeTools()) == 0
+    out = capsys.readouterr().out
+    assert "ILLEGAL" not in out and "turn(s), 0 illegal" in out
+
+
+def test_bad_state_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"river": [{"tile": 0, "side": "A"}, {"tile": 3, "side": "A"}, {"tile": 3, "side": "B"}]}))
+    with pytest.raises(KayakError, match="tile 3 appears 2 times"):
+        _command("check").run(_args(before=str(bad), after=str(bad)), FakeTools())
+    with pytest.raises(KayakError):
+        from_text("0A/1A 1@0.2.2 extra")
+
+
+RULES_SESSION = SAMPLES / "sessions" / "kayak-rules"
+
+
+@pytest.mark.skipif(not (RULES_SESSION / "truth.jsonl").is_file(), reason="kayak-rules session not generated")
+def test_rules_session_is_ruled_from_start_to_end():
+    """The recorded rules session: every scripted turn is among the readings, the illegal one is
+    called illegal with its rule, the new tile is laid by the mover, and nothing else happens."""
+    game, tools = GAME, FakeTools()
+    state = game.new_state({"advanced": False})
+    moves = []
+    for t, observation in tools.stable_observations(str(RULES_SESSION), None, "kayak"):
+        step = game.step(state, observation, t)
+        state = step.state
+        moves += [r for r in step.rulings if r.kind == "move"]
+    events = [json.loads(x)["event"] for x in (RULES_SESSION / "truth.jsonl").read_text().splitlines()]
+    events = [e for e in events if e]
+    assert len(moves) == len(events) >= 10
+    for ruling, event in zip(moves, events):
+        assert ruling.legal is event["legal"], ruling.summary
+        assert ruling.details["before"] == event["before"] and ruling.details["after"] == event["after"]
+        if event["legal"]:
+            assert event["actions"] in [[a["words"] for a in r["actions"]] for r in ruling.details["readings"]]
+        else:
+            assert ruling.rule == "Kayak Chaos, Turns"
+    laid = [p for r in moves for reading in r.details["readings"][:1] for p in reading["placements"]]
+    assert laid == [{"tile": "6A+1", "placer": "kayak/pawn-1"}]
+    assert state.position.text() == events[-1]["after"]
+
+
+
+def _observation_of(text: str):
+    """A perfect camera's observation of a position given in the text form."""
+    from referee.kayak.river import space_centre
+    from referee.kayak.tiles import tile_book
+
+    book, pos = tile_book(), from_text(text)
+    pieces = [{"name": f"kayak/tile-{rt.tile}", "x_mm": i * book.tile_length_mm, "y_mm": rt.shift * book.space_mm,
+               "theta_deg": float(rt.rotation), "face": rt.side} for i, rt in enumerate(pos.tiles)]
+    for pawn, space in pos.kayaks:
+        x, y = space_centre(book, pos, space)
+        pieces.append({"name": f"kayak/pawn-{pawn}", "x_mm": x, "y_mm": y})
+    return truth_observation(pieces)
+
+
+def test_step_kayak_joining_winner_and_cannot_tell():
+    state = GAME.new_state({"advanced": True})
+    steps = [GAME.step(state, _observation_of("0A/7A 1@1.2.0"), 0.0)]
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.2.0,2@0.0.3"), 1.0))
+    assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("state", True)]
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.2.0,2@0.0.3,3@1.1.4"), 2.0))
+    assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("violation", False)]
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.2.0,3@1.1.4"), 3.0))
+    assert "cannot tell: kayak/pawn-2 not in view" in steps[-1].rulings[0].summary
+    steps.append(GAME.step(steps[-1].state, _observation_of("0A/7A 1@1.3.0,2@0.0.3,3@1.1.4"), 4.0))
+    kinds = [(r.kind, r.legal, r.rule) for r in steps[-1].rulings]
+    assert kinds == [("move", True, "Kayak Chaos, Paddle Cards"), ("finish", True, "Kayak Chaos, Game End")]
+    assert steps[-1].state.winner == 1 and GAME.view(steps[-1].state).data["winner"] == "kayak/pawn-1"
+    no_start = truth_observation([p.to_json() for p in _observation_of("0A/7A 1@1.3.0").pieces
+                                  if p.name != "kayak/tile-0"])
+    blind = GAME.step(steps[-1].state, no_start, 5.0)
+    assert "the river cannot be anchored" in blind.rulings[0].summary and blind.state.position == steps[-1].state.position
+
+
+@pytest.mark.skipif(not (RULES_SESSION / "manifest.jsonl").is_file(), reason="kayak-rules session not generated")
+def test_replay_command_through_vision_on_the_rules_session(capsys):
+    """`kayak replay` as the command line runs it: vision pipeline and stable-state tracker."""
+    from tests.kayak_tools import VisionTools
+
+    assert _command("replay").run(_args(session=str(RULES_SESSION)), VisionTools()) == 0
+    doc = json.loads(capsys.readouterr().out)
+    events = [json.loads(x)["event"] for x in (RULES_SESSION / "truth.jsonl").read_text().splitlines()]
+    events = [e for e in events if e]
+    moves = [r for r in doc["rulings"] if r["kind"] == "move"]
+    assert [m["details"]["after"] for m in moves] == [e["after"] for e in events]
+    assert [m["legal"] for m in moves] == [e["legal"] for e in events]
+    assert len(doc["illegal"]) == 1 and doc["final"] == events[-1]["after"] and doc["winner"] is None

@@ -1,0 +1,339 @@
+"""A phone or an IP camera as refcam's camera: an MJPEG-over-HTTP or RTSP stream URL.
+
+Phone camera apps and IP cameras serve MJPEG over HTTP: one endless response of type
+``multipart/x-mixed-replace; boundary=B`` whose parts are JPEG pictures. ``MjpegCapture``
+reads it with the standard library alone (parts delimited by Content-Length where the
+server sends one, else by the boundary line) and decodes each JPEG. RTSP goes through
+OpenCV's FFmpeg backend, where the build has one.
+
+``StreamSource`` is a FrameSource like the webcam's: a grabber thread keeps only the newest
+frame. A dropped stream is never a crash: it is reported as "camera lost" (on_warning and
+on_status) and reconnected with a growing pause (0.5 s, 1 s, 2 s, up to 5 s) until it comes
+back or the source is closed.
+
+``parse_camera`` is the one reading of a ``--camera`` value (an index or a URL) that
+serve, record and calibrate share; ``open_camera_source`` opens either kind.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Callable, Iterator
+
+import numpy as np
+
+from vision.sources import FrameSource, SourceError, SourceInfo
+
+STREAM_SCHEMES = ("http", "https", "rtsp", "rtsps")
+CONNECT_TIMEOUT_S = 5.0  # also the longest silence before a stream counts as lost
+MAX_PART_BYTES = 16 * 1024 * 1024  # a JPEG bigger than this is not a camera frame
+MAX_HEADER_LINE = 8192
+
+
+class StreamError(SourceError):
+    """A stream URL that cannot be opened or is not a camera stream."""
+
+
+def parse_camera(value: int | str) -> int | str:
+    """A --camera value: a webcam index (0 = the first camera) or a stream URL
+    (http(s):// MJPEG, rtsp://). Returns the int index or the URL; refuses anything else in one line."""
+    if isinstance(value, int):
+        index = value
+    else:
+        text = str(value).strip()
+        scheme = urllib.parse.urlsplit(text).scheme.lower()
+        if scheme in STREAM_SCHEMES:
+            if not urllib.parse.urlsplit(text).hostname:
+                raise StreamError(f"--camera {text!r}: the URL names no host (e.g. http://192.168.1.20:8080/video)")
+            return text
+        if "://" in text:
+            raise StreamError(f"--camera {text!r}: unsupported stream type {scheme!r} (use http://, https:// "
+                              f"for MJPEG or rtsp://)")
+        try:
+            index = int(text)
+        except ValueError:
+            raise StreamError(f"--camera {text!r} is neither a camera index (0, 1, ...) nor a stream URL "
+                              f"(http://PHONE:8080/video)") from None
+    if index < 0:
+        raise StreamError(f"--camera {index}: camera indices start at 0")
+    return index
+
+
+def public_url(url: str) -> str:
+    """The URL without its password, for messages and the page."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _request(url: str) -> urllib.request.Request:
+    """A GET for the URL; user:password@ in the URL becomes HTTP basic authentication."""
+    parts = urllib.parse.urlsplit(url)
+    req = urllib.request.Request(public_url(url), headers={"User-Agent": "refcam"})
+    if parts.username is not None:
+        token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        req.add_header("Authorization", "Basic " + base64.b64encode(token.encode()).decode("ascii"))
+    return req
+
+
+def _boundary(content_type: str) -> bytes | None:
+    """The multipart boundary of an MJPEG response, without leading dashes (servers differ)."""
+    kind, _, params = content_type.partition(";")
+    if kind.strip().lower() != "multipart/x-mixed-replace":
+        return None
+    for param in params.split(";"):
+        key, _, value = param.strip().partition("=")
+        if key.strip().lower() == "boundary" and value.strip():
+            return value.strip().strip('"').lstrip("-").encode("latin-1")
+    return None
+
+
+def _is_boundary(line: bytes, boundary: bytes) -> bool:
+    text = line.strip()
+    return text.startswith(b"--") and text.lstrip(b"-").rstrip(b"-") == boundary.rstrip(b"-")
+
+
+def read_parts(stream, boundary: bytes) -> Iterator[bytes]:
+    """The bodies of a multipart/x-mixed-replace stream, in order, until it ends.
+
+    stream: a buffered binary file (readline, read). A part with Content-Length is read to
+    that length; without one, up to the next boundary line (the CRLF before it is the delimiter's)."""
+    line = stream.readline(MAX_HEADER_LINE)
+    while line and not _is_boundary(line, boundary):  # a preamble before the first boundary
+        line = stream.readline(MAX_HEADER_LINE)
+    while line:
+        headers = {}
+        while True:
+            line = stream.readline(MAX_HEADER_LINE)
+            if not line:
+                return
+            if not line.strip():
+                break
+            key, _, value = line.decode("latin-1").partition(":")
+            headers[key.strip().lower()] = value.strip()
+        length = headers.get("content-length", "").strip()
+        if length.isdigit() and int(length) <= MAX_PART_BYTES:
+            body = stream.read(int(length))
+            if len(body) < int(length):
+                return  # cut off mid-part
+            line = stream.readline(MAX_HEADER_LINE)
+            while line and not _is_boundary(line, boundary):
+                line = stream.readline(MAX_HEADER_LINE)
+        else:
+            chunks, size = [], 0
+            line = stream.readline(MAX_HEADER_LINE)
+            while line and not _is_boundary(line, boundary):
+                chunks.append(line)
+                size += len(line)
+                if size > MAX_PART_BYTES:
+                    return
+                line = stream.readline(MAX_HEADER_LINE)
+            if not line:
+                return  # cut off: the part may be incomplete
+            body = b"".join(chunks)
+            body = body[:-2] if body.endswith(b"\r\n") else body.rstrip(b"\n")
+        yield body
+
+
+class MjpegCapture:
+    """An MJPEG-over-HTTP stream read like a cv2.VideoCapture: isOpened(), read(), release().
+
+    Opening raises StreamError with the reason (refused, timed out, not MJPEG, HTTP 404)."""
+
+    def __init__(self, url: str, timeout_s: float = CONNECT_TIMEOUT_S):
+        self.url = url
+        self.undecodable = 0
+        try:
+            self._response = urllib.request.urlopen(_request(url), timeout=timeout_s)
+        except urllib.error.HTTPError as exc:
+            raise StreamError(f"stream {public_url(url)}: HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise StreamError(f"cannot open stream {public_url(url)}: {getattr(reason, 'strerror', None) or reason}") \
+                from None
+        content_type = self._response.headers.get("Content-Type", "")
+        boundary = _boundary(content_type)
+        if boundary is None:
+            self._response.close()
+            raise StreamError(f"stream {public_url(url)} is not MJPEG (Content-Type {content_type or 'missing'!r}; "
+                              f"a phone app's video URL usually ends in /video or /mjpeg)")
+        self._parts = read_parts(self._response, boundary)
+        self._open = True
+
+    def isOpened(self) -> bool:  # noqa: N802 - the cv2.VideoCapture spelling
+        return self._open
+
+    def read(self) -> tuple[bool, np.ndarray | None]:
+        """The next decodable frame; (False, None) once the stream has ended or broken."""
+        import cv2
+
+        while self._open:
+            try:
+                body = next(self._parts)
+            except (StopIteration, OSError, http.client.HTTPException, ValueError):
+                self.release()
+                break
+            image = cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
+            if image is not None:
+                return True, image
+            self.undecodable += 1  # a torn or foreign part: skip it, as a camera drops a frame
+        return False, None
+
+    def release(self) -> None:
+        self._open = False
+        try:
+            self._response.close()
+        except OSError:
+            pass
+
+    def interrupt(self) -> None:
+        """Wake a read() blocked on the socket in another thread (closing the source)."""
+        sock = getattr(getattr(getattr(self._response, "fp", None), "raw", None), "_sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _open_rtsp(url: str):
+    """cv2.VideoCapture on the FFmpeg backend, with open and read timeouts."""
+    import cv2
+
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")
+    params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, int(CONNECT_TIMEOUT_S * 1000),
+              cv2.CAP_PROP_READ_TIMEOUT_MSEC, int(CONNECT_TIMEOUT_S * 1000)]
+    level = cv2.utils.logging.getLogLevel()
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)  # the error below says it in one line
+    try:
+        cap = cv2.VideoCapture(url, cv2.CAP_FFMPEG, params)
+    finally:
+        cv2.utils.logging.setLogLevel(level)
+    if not cap.isOpened():
+        cap.release()
+        raise StreamError(f"cannot open stream {public_url(url)} (OpenCV's FFmpeg backend could not connect "
+                          f"or is missing from this build)")
+    return cap
+
+
+def open_stream_capture(url: str):
+    """A cv2.VideoCapture-like reader for a stream URL; raises StreamError when it cannot connect."""
+    if urllib.parse.urlsplit(url).scheme.lower() in ("rtsp", "rtsps"):
+        return _open_rtsp(url)
+    return MjpegCapture(url)
+
+
+class StreamSource(FrameSource):
+    """A network camera (MJPEG over HTTP, or RTSP). The first connection must succeed (a
+    wrong URL is a one-line error); later drops are retried with backoff."""
+
+    BACKOFF_S = (0.5, 1.0, 2.0, 5.0)  # pause before reconnect attempt 1, 2, 3, 4 and later
+
+    def __init__(self, url: str, capture_factory: Callable[[str], object] = open_stream_capture):
+        super().__init__()
+        self.url = url
+        self._factory = capture_factory
+        cap = capture_factory(url)
+        ok, first = cap.read()
+        if not ok:
+            cap.release()
+            raise StreamError(f"stream {public_url(url)} sent no picture")
+        self._cap = cap
+        name = f"stream {public_url(url)}"
+        self.info = SourceInfo(kind="stream", name=name, frame_size=(first.shape[1], first.shape[0]))
+        self._cond = threading.Condition()
+        self._t0 = time.monotonic()
+        self._newest: tuple[float, np.ndarray] | None = (0.0, first)
+        self.frames_grabbed = 1
+        self.frames_dropped = 0
+        self.reconnects = 0
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._grab_loop, name="grab-stream", daemon=True)
+            self._thread.start()
+
+    def _reconnect(self):
+        """Try again with growing pauses until connected (returns the capture) or closed (None)."""
+        attempt = 0
+        while not self.closed:
+            pause = self.BACKOFF_S[min(attempt, len(self.BACKOFF_S) - 1)]
+            self.set_status(f"camera lost: {self.info.name}; retrying in {pause:g} s")
+            if self._closed.wait(pause):
+                return None
+            attempt += 1
+            try:
+                cap = self._factory(self.url)
+            except SourceError:
+                continue
+            self._cap = cap
+            self.reconnects += 1
+            self.set_status(f"camera back: {self.info.name}")
+            return cap
+        return None
+
+    def _grab_loop(self) -> None:
+        cap = self._cap
+        self.set_status(f"{self.info.name} live")
+        while not self.closed and cap is not None:
+            ok, img = cap.read()
+            if not ok or img is None:
+                cap.release()
+                if self.closed:
+                    break
+                self.warn(f"camera lost: {self.info.name} stopped sending; reconnecting")
+                cap = self._reconnect()
+                continue
+            with self._cond:
+                if self._newest is not None:
+                    self.frames_dropped += 1  # the consumer did not take the previous one: replace it
+                self._newest = (time.monotonic() - self._t0, img)
+                self.frames_grabbed += 1
+                self._cond.notify_all()
+        if cap is not None:
+            cap.release()
+        with self._cond:
+            self._cond.notify_all()
+
+    def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
+        self.start()
+        while not self.closed:
+            with self._cond:
+                while self._newest is None and not self.closed:
+                    self._cond.wait(0.5)
+                item, self._newest = self._newest, None
+            if item is not None:
+                yield item
+
+    def close(self) -> None:
+        super().close()
+        with self._cond:
+            self._cond.notify_all()
+        if hasattr(self._cap, "interrupt"):
+            self._cap.interrupt()
+        if self._thread is not None:
+            self._thread.join(timeout=CONNECT_TIMEOUT_S + 1.0)
+        elif self._cap is not None:
+            self._cap.release()
+
+
+def open_camera_source(camera: int | str) -> FrameSource:
+    """The source a --camera value names: a webcam by index, or a network stream by URL."""
+    spec = parse_camera(camera)
+    if isinstance(spec, str):
+        return StreamSource(spec)
+    from vision.sources import CameraSource
+
+    return CameraSource(spec)
