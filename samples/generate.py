@@ -31,7 +31,7 @@ from synth.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, course
                            relevant_points, table_for, tile_layout_as_lying)
 from vision.session import SessionWriter  # noqa: E402
 
-from samples.tornado_race import (dump_stable_observations, race_session, write_finish_stills,  # noqa: E402
+from samples.tornado_race import (dump_stable_observations, race_session, slim_truth, write_finish_stills,  # noqa: E402
                                   write_race_course)
 
 GAMES = ("kang", "kayak", "tornado")
@@ -477,6 +477,7 @@ def generate_race() -> dict:
     entry = write_session(script, folder, "Tornado Splash: a full race of four rounds on the sprint course",
                           jpeg_quality=64)
     write_race_course(folder)
+    slim_truth(folder / "truth.jsonl")
     entry["stable_states"] = dump_stable_observations(folder)
     entry["course"] = "sessions/tornado-race/course.json"
     entry["events"] = [e for e in script.events if e]

@@ -259,3 +259,15 @@ def dump_stable_observations(folder: Path) -> int:
             (out / f"{n:03d}.observation.json").write_text(json.dumps(doc, indent=1) + "\n")
             n += 1
     return n
+
+
+def slim_truth(path: Path) -> None:
+    """Keep samples/ small: the race's truth.jsonl keeps, per frame, the pieces, the
+    occluders and the script's events, but not every sticker's corners (the still
+    samples carry those; tests/test_samples_bundled.py checks the detector on them)."""
+    lines = []
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        d["stickers_visible"] = sorted(st["id"] for st in d.pop("stickers", []) if st.get("visible"))
+        lines.append(json.dumps(d))
+    path.write_text("\n".join(lines) + "\n")
