@@ -134,3 +134,23 @@ def test_tokens_in_their_gate_spaces_are_equal_in_every_round_weight_decides(cap
     assert names.index("tornado/boat-2") < names.index("tornado/boat-4")
     gate = [p for p in doc["pairs"] if {p["ahead"], p["behind"]} == {"tornado/boat-2", "tornado/boat-4"}]
     assert gate and gate[0]["verdict"] == "start gate" and gate[0]["delta"] == 0.0
+
+
+def test_photo_finish_panel_fits_a_phone_and_keeps_every_warning():
+    """The explanation's panel lines are at most PANEL_WIDTH characters (a 390 px screen),
+    warnings wrap instead of being cut, the pair numbers are there, and the focus is the
+    boats in question, not the whole course."""
+    from referee.game import parse_settings
+    from referee.observation import Observation
+    from referee.tornado.game import GAME
+    from referee.tornado.picture import PANEL_WIDTH
+
+    obs = Observation.from_json(json.loads((DATA / "still-003.observation.json").read_text()))
+    state = GAME.new_state(parse_settings(GAME, {"course": "tornado-circuit"}))
+    ex = GAME.explain(state, obs)
+    assert all(len(line) <= PANEL_WIDTH for line in ex.lines)
+    text = " ".join(ex.lines)
+    assert "B3>B6 D+1.3deg" in text.replace("  ", " ") or any(line.startswith("B3>B6") for line in ex.lines)
+    assert "from the course file" in " ".join(line.strip() for line in ex.lines)
+    x0, y0, x1, y1 = ex.focus
+    assert x1 - x0 < 800 and y1 - y0 < 800

@@ -61,7 +61,7 @@ class PairRecord:
     def line(self) -> str:
         """One short line for the picture's panel (readable on a phone: about 50 characters)."""
         a, b = self.ahead.split("/")[-1].replace("boat-", "B"), self.behind.split("/")[-1].replace("boat-", "B")
-        short = {"ahead": "clear", EQUIDISTANT: "equal: lighter 1st", START_GATE: "gate: lighter 1st",
+        short = {"ahead": "clear", EQUIDISTANT: "equal: by weight", START_GATE: "gate: by weight",
                  "zone": "zone nearer finish", "group order": "next group"}.get(self.verdict, self.verdict)
         if self.kind in ("zone", START_GATE):
             return f"{a}>{b} {short}"

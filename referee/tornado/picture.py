@@ -236,10 +236,19 @@ def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
     rows += pair_panel_lines(result.pairs) if result.pairs else _call_lines(result)
     if result.hand_size:
         rows.append("hand size: " + ", ".join(f"{_short(k)} {v}" for k, v in result.hand_size.items()))
-    for w in list(result.warnings) + list(extra_warnings):
-        wrapped = textwrap.wrap(w, PANEL_WIDTH - 2) or [""]
-        rows += ["! " + wrapped[0]] + ["  " + more for more in wrapped[1:]]
-    return rows
+    rows += ["! " + w for w in list(result.warnings) + list(extra_warnings)]
+    return _fit(rows)
+
+
+def _fit(rows: list[str]) -> list[str]:
+    """Every row at most PANEL_WIDTH characters: longer ones wrap under their own indent
+    (nothing is cut off)."""
+    out = []
+    for row in rows:
+        indent = " " * min(len(row) - len(row.lstrip(" !=")), 6)
+        wrapped = textwrap.wrap(row, PANEL_WIDTH, subsequent_indent=indent + "  ") or [row]
+        out += wrapped
+    return out
 
 
 def _call_lines(result: RankResult) -> list[str]:
