@@ -397,16 +397,26 @@ def _subcommands() -> dict:
     return dict(action.choices)
 
 
-@pytest.mark.parametrize("command", sorted(_subcommands()))
+def _leaf_commands() -> dict:
+    """Every runnable command: `refcam NAME`, and `refcam GAME NAME` under a game's group."""
+    import argparse
+
+    out = {}
+    for name, parser in _subcommands().items():
+        groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not groups:
+            out[name] = parser
+        for group in groups:
+            out.update({f"{name} {sub}": p for sub, p in group.choices.items()})
+    return out
+
+
+@pytest.mark.parametrize("command", sorted(_leaf_commands()))
 def test_every_command_has_help_and_json(capsys, command):
-    code, out, _ = run_cli(capsys, [command, "--help"])
+    code, out, _ = run_cli(capsys, [*command.split(), "--help"])
     assert code == 0 and out.startswith(f"usage: refcam {command}")
-    parser = _subcommands()[command]
-    group = next((a for a in parser._actions if a.dest == "game_command"), None)
-    # a game's group of commands (refcam tornado check ...): each of its commands, not the group
-    for sub in (group.choices.values() if group is not None else [parser]):
-        options = {s for a in sub._actions for s in a.option_strings}
-        assert "--json" in options, sub.prog  # SPEC section 4: all commands accept --json
+    options = {s for a in _leaf_commands()[command]._actions for s in a.option_strings}
+    assert "--json" in options  # SPEC section 4: all commands accept --json
 
 
 def _png_header_only(width: int, height: int) -> bytes:
