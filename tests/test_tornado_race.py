@@ -93,3 +93,21 @@ def test_race_session_replays_with_the_rulings_its_script_expects():
         print("  cannot tell:", item)
     assert figures["missed"] == [] and figures["false_violations"] == []
     assert figures["expectations"] >= 15
+
+
+@pytest.mark.skipif(not (RACE / "stable").is_dir(), reason="the race session is not generated (make samples)")
+def test_boat_under_a_hand_keeps_its_last_stable_position_flagged():
+    from referee.game import parse_settings
+    from referee.observation import Observation
+    from referee.tornado.game import GAME
+
+    state = GAME.new_state(parse_settings(GAME, {"course": str(RACE / "course.json")}))
+    for f in sorted((RACE / "stable").glob("*.observation.json"))[:13]:  # up to the hand resting over boat-1
+        doc = json.loads(f.read_text())
+        state = GAME.step(state, Observation.from_json(doc), doc["t"]).state
+    view = GAME.view(state).data
+    flagged = [b for b in view["ranking"] if b.get("status") == "not seen"]
+    assert [b["name"] for b in flagged] == ["tornado/boat-1"] and view["ranking_incomplete"] is True
+    assert abs(flagged[0]["position"]["x_mm"] - 333.0) < 3
+    labels = [s.text for s in GAME.shapes(state, None) if s.role == "uncertain" and s.text]
+    assert labels == ["boat-1 not seen: under a hand?"]

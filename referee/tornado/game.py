@@ -76,10 +76,11 @@ class TornadoSplash:
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
         course = state.last_result.course if state.last_result is not None else None
+        hidden = picture.hidden_boat_shapes(state.turnlog)
         if course is not None:
-            return picture.course_shapes(course)
+            return tuple(picture.course_shapes(course)) + hidden
         pieces = list(observation.pieces) if observation is not None else list((state.last_pieces or {}).values())
-        return picture.piece_lines(pieces)
+        return tuple(picture.piece_lines(pieces)) + hidden
 
     def explain(self, state: TornadoState, observation: Observation) -> Explanation | None:
         return picture.photo_finish(self.assess(state, observation))

@@ -270,3 +270,16 @@ def _call_lines(result: RankResult) -> list[str]:
         else:
             rows.append(f"{na} = {nb}: {c.delta:.1f} {unit} apart < band {2 * c.sigma:.1f}: lighter first")
     return rows
+
+
+def hidden_boat_shapes(turnlog) -> tuple[Shape, ...]:
+    """Ranking Phase: a boat out of sight stays drawn at its last stable position, flagged."""
+    out = []
+    for name in turnlog.hidden:
+        p = turnlog.last_seen.get(name)
+        if p is not None:
+            at = (p.x_mm, p.y_mm)
+            out += [Shape("circle", (at,), role="uncertain", radius_mm=BOAT_RING_MM, legend="boat not seen (last place)"),
+                    Shape("label", (g.add(at, (BOAT_RING_MM, BOAT_RING_MM)),), role="uncertain",
+                          text=f"{_short(name)} not seen: under a hand?")]
+    return tuple(out)
