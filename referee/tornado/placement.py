@@ -197,8 +197,8 @@ def check_against(prev: Anchor, card: Card, options: list[Attachment], obstacles
     slack = float(tolerances()["obstacle_overlap_slack_mm"])
     blocked = [name for name, poly in obstacles if aligned_outline(card, at).buffer(-slack).intersects(poly)]
     if not blocked:
-        return [Breach(at.section, f"{card.name}'s centre line misses {prev.name}'s by {abs(lateral):.1f} mm "
-                       f"and no obstacle is in the way", (card.name,))]
+        return [Breach(at.section, f"{card.name}'s centre line misses the one it continues ({prev.name}, "
+                       f"{at.how}) by {abs(lateral):.1f} mm, and no obstacle is in the way", (card.name,))]
     if abs(lateral) >= card.width - tol_mm or card.polygon().distance(prev.outline) > tol_mm:
         return [Breach(SECTION_OBSTACLES, f"{card.name} is shifted {abs(lateral):.1f} mm around {blocked[0]}: "
                        f"more than a card's width ({card.width:.0f} mm), or it no longer touches {prev.name}",
