@@ -19,3 +19,4 @@ cv2.imwrite('$out/$f.jpg', img, [cv2.IMWRITE_JPEG_QUALITY, 85])
 "
 done
 ls -la "$out"
+.venv/bin/python docs/page_pictures.py  # the live page at desktop and phone size (Playwright, Debian chromium)

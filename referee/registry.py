@@ -16,7 +16,7 @@ from .game import Game
 # use the state-only game (referee.state_only), which reports what moved and judges nothing.
 GAMES: dict[str, str] = {
     "tornado": "referee.tornado.game:GAME",
-    "kang": "referee.state_only:KANG",
+    "kang": "referee.kang.game:GAME",
     "kayak": "referee.kayak.game:GAME",
 }
 

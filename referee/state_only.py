@@ -133,4 +133,3 @@ def _placed(p: PiecePose, points) -> tuple[tuple[float, float], ...]:
     return tuple((p.x_mm + c * x - s * y, p.y_mm + s * x + c * y) for x, y in points)
 
 
-KANG = StateOnlyGame(check_game("kang"), "Kang")

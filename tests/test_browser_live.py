@@ -112,8 +112,8 @@ def test_page_shows_frames_rulings_and_the_photo_finish(browser, server):
     ranking = [r for r in rulings if r["kind"] == "ranking"]
     assert ranking[0]["summary"].startswith("ranking: 1. boat-")
     assert ranking[0]["rule"].startswith("Tornado Splash")
-    assert page.locator("#log li").count() >= len(rulings)
-    assert page.locator("#status").inner_text().lower() in ("stable", "in play…")
+    assert page.locator("#log li").count() >= len([r for r in rulings if r["kind"] != "warning"])  # warnings fold
+    assert page.locator("#status").inner_text().lower() in ("stable", "in play")
     assert "boat-1" in page.locator("#state").inner_text()
     # Settle it: the photo finish of the newest stable state, with its measures
     page.click("#settle")

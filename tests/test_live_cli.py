@@ -148,13 +148,18 @@ def test_serve_port_in_use_is_a_one_line_error(tmp_path):
 
 
 def test_serve_on_all_interfaces_warns_and_stops_cleanly(tmp_path):
+    from webui.phone import lan_addresses
+
     folder = write_session(tmp_path / "s", 3)
     port = free_port()
     proc, lines = start_serve("--replay", str(folder), "--host", "0.0.0.0", "--port", str(port), "--loop")
     try:
         text = "".join(lines)
         assert "warning" in text and "reachable by other computers" in text
-        assert f"http://127.0.0.1:{port}/" in text
+        assert f"http://127.0.0.1:{port}/?token=" in text  # this computer's address, with the access token
+        lan = [a for a in lan_addresses() if f"http://{a}:{port}/?token=" in text]
+        assert lan or not lan_addresses(), text  # and the LAN's, for phones
+        assert "█" in text  # its QR code in the terminal
     finally:
         code = stop(proc)
     assert code == 0

@@ -6,7 +6,7 @@ from referee.board_squares import square_name
 from referee.errors import RefcamError
 from referee.observation import Observation
 from referee.registry import get_game
-from referee.state_only import NO_ENGINE
+from referee.state_only import NO_ENGINE, StateOnlyGame
 from referee.tornado.standings import parse_weights
 
 from tests.live_helpers import pose
@@ -20,7 +20,7 @@ def test_kang_squares_follow_the_spec_naming(x, y, square):
 
 
 def test_state_only_game_reports_appear_move_leave_without_judging():
-    game = get_game("kang")
+    game = StateOnlyGame("kang", "Kang")  # what a game without a rules engine gets
     state = game.new_state({})
     first = game.step(state, Observation(pieces=(pose("kang/small-1", 0, -193), pose("kang/large-1", 100, -193))), 1.0)
     assert [r.summary for r in first.rulings] == ["kang/large-1 appeared at start zone A (100, -193) mm",

@@ -9,7 +9,7 @@ Config keys (all optional except a source or an engine):
   KEEPALIVE_S   seconds between keep-alive comments on idle streams (default 5)
 
 Routes: /  (the page), /stream.mjpg (MJPEG), /frame.jpg, /events (server-sent events),
-/api/state, POST /api/config, POST /api/settle, /settle/<n>.png.
+/api/state, POST /api/config, POST /api/settle, /settle/<n>.png, /api/phone, /phone-qr.svg.
 Nothing is written to disk here: settle pictures live in memory. The page knows no game:
 its settings form comes from the game's declared options, its state panel from the view's kind.
 """
@@ -64,6 +64,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     _stream_routes(app, engine)
     _config_routes(app, engine, started_with)
     _settle_routes(app, engine)
+    from webui.phone import add_phone_routes
+
+    add_phone_routes(app)  # phones at the table: /api/phone, /phone-qr.svg
 
     @app.errorhandler(404)
     def not_found(_exc):

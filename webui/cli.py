@@ -15,6 +15,7 @@ import sys
 from referee.errors import RefcamError
 from referee.game import Command
 from referee.registry import games
+from webui.catalog_option import add_catalog_option
 from webui.commands import COMMAND_MODULES
 
 EXIT_BAD_INPUT = 2
@@ -28,6 +29,8 @@ class _Parser(argparse.ArgumentParser):
 def _mount(sub, command: Command) -> None:
     p = sub.add_parser(command.name, help=command.help, description=command.help)
     command.add_arguments(p)
+    if "--catalog" not in p._option_string_actions:  # every game command reads the catalog
+        add_catalog_option(p)
 
     def run(args: argparse.Namespace) -> int:
         from webui.tools import CliTools

@@ -148,6 +148,9 @@ class LiveEngine:
         self.source_status = ""
         self.latest_jpeg: bytes | None = None
         self.latest_update: TrackerUpdate | None = None
+        self.latest_labels: list = []  # webui.labels.Box of the newest drawn frame (none overlap)
+        self._now_t: float | None = None
+        self.game_t0: float | None = None  # source time of the first frame of this game: game time starts here
         self.stable_obs: Observation | None = None
         self.stable_image: np.ndarray | None = None
         self.stable_t: float | None = None
@@ -181,6 +184,7 @@ class LiveEngine:
             self.tracker.reset()
             self.stable_obs, self.stable_image, self.stable_t = None, None, None
             self.log.clear()
+            self.game_t0 = None
         self._publish({"type": "config", "config": self.config_json()})
         self._publish({"type": "state", "state": self.state_json()})
 
@@ -217,15 +221,32 @@ class LiveEngine:
                     self.status_event()]
             return [dict(e, seq=0, entry_ms=None) for e in head] + list(self.log)
 
+    def shown_status(self) -> str:
+        """The one status the page shows: error, source ended, camera lost, stable or in play."""
+        if self.error:
+            return "error"
+        if self.done.is_set():
+            return "source ended"
+        if "lost" in self.source_status:
+            return "camera lost"
+        return "stable" if self.status == "stable" else "in play"
+
     def status_event(self) -> dict:
         u = self.latest_update
-        return {"type": "status", "status": self.status, "source_status": self.source_status,
+        return {"type": "status", "status": self.status, "shown": self.shown_status(), "source_status": self.source_status,
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
                 "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
                 "error": self.error}
 
+    def game_time(self, t: float | None) -> float | None:
+        """Seconds since this game (or this pass of a replay) started, for the page's mm:ss."""
+        if t is None or self.game_t0 is None:
+            return None
+        return round(max(0.0, t - self.game_t0), 2)
+
     def _warn(self, message: str, entry_ms: float | None = None) -> None:
-        self._publish({"type": "warning", "message": message}, entry_ms, keep=True)
+        self._publish({"type": "warning", "message": message, "game_t": self.game_time(self._now_t)}, entry_ms,
+                      keep=True)
 
     def _source_warning(self, message: str) -> None:
         self._warn(message)
@@ -286,6 +307,9 @@ class LiveEngine:
             self._restart_pending = False
             self.configure()
             self._publish({"type": "restart", "message": "the replay starts again: a new game"}, entry_ms)
+        if self.game_t0 is None:
+            self.game_t0 = t
+        self._now_t = t
         if self.recorder is not None:
             self._record(image, t)
         with self._lock:
@@ -320,7 +344,7 @@ class LiveEngine:
         if status_changed or update.new_stable is not None:
             self._publish(self.status_event(), entry_ms)
         for r in rulings:
-            self._publish({"type": "ruling", "ruling": r.to_json()}, entry_ms, keep=True)
+            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, entry_ms, keep=True)
         if update.new_stable is not None:
             self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
         if self.live.stream and (self.frames.clients or self.latest_jpeg is None):
@@ -350,7 +374,7 @@ class LiveEngine:
     def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate) -> None:
         import cv2
 
-        from webui.overlay import draw_overlay
+        from webui.overlay import render_overlay
 
         if obs.image_from_game is not None:
             self._mapping = obs.image_from_game
@@ -358,7 +382,8 @@ class LiveEngine:
             self._mapping = None
         with self._lock:
             shapes = self.game.shapes(self.state, obs)
-        annotated = draw_overlay(image, obs, update.pieces, update.hidden, update.status, self._mapping, shapes)
+        drawn = render_overlay(image, obs, update.pieces, update.hidden, update.status, self._mapping, shapes)
+        annotated, self.latest_labels = drawn.image, drawn.boxes
         h, w = annotated.shape[:2]
         if w > self.live.stream_max_width:
             f = self.live.stream_max_width / w

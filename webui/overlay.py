@@ -1,4 +1,4 @@
-"""Drawing what the referee sees over an image: piece outlines, the game's shapes, the status.
+"""Drawing what the referee sees over an image: piece outlines, the game's shapes, labels, a legend.
 
 Everything in game-frame millimetres goes through the observation's one mapping
 (``Observation.image_from_game``); the game says what to draw as Shape values
@@ -9,12 +9,14 @@ This module knows no game: piece outlines come from the catalog's footprints.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from referee.catalog import default_catalog, footprint_polygon
 from referee.observation import ImageFromGame, Observation, PiecePose
+from webui.labels import Box, LabelPlacer, text_scale
 
 GREEN = (60, 200, 60)
 AMBER = (0, 170, 255)
@@ -25,6 +27,7 @@ SMALL_PIECE_MM = 60.0  # pieces this small are movers: drawn last, thicker, and 
 FURNITURE_MM = 300.0  # pieces this large (a board) are furniture: the game's shapes show them
 STEP_MM = 20.0  # long lines are drawn in steps this long, so they follow the lens
 DASH_MM = 25.0
+PIECE_LEGEND = {GREEN: "piece", GREY: "piece hidden (where last seen)"}
 
 
 @dataclass(frozen=True)
@@ -134,8 +137,17 @@ def _line_runs(img, runs, style: Style, thick: int) -> None:
             cv2.polylines(img, [pts.reshape(-1, 1, 2)], False, style.colour, thick, cv2.LINE_AA)
 
 
-def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: float) -> None:
-    """Draw Shape values onto img in place: fills first (blended), then lines, then labels."""
+def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: float | None = None,
+                placer: LabelPlacer | None = None) -> LabelPlacer:
+    """Draw Shape values onto img in place: fills first (blended), then lines, then labels
+    (placed clear of each other); returns the placer holding the label boxes."""
+    draw_shape_lines(img, shapes, view, line_px)
+    placer = placer or LabelPlacer(img, font)
+    place_shape_labels(placer, shapes, view)
+    return placer
+
+
+def _fills(img: np.ndarray, shapes, view: PixelMap) -> None:
     import cv2
 
     fills = [s for s in shapes if s.kind == "polygon" and style_of(s.role).fill > 0]
@@ -147,6 +159,13 @@ def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: flo
                 cv2.fillPoly(layer, [np.round(px).astype(np.int32)], style_of(s.role).colour)
         alpha = max(style_of(s.role).fill for s in fills)
         cv2.addWeighted(layer, alpha, img, 1 - alpha, 0, img)
+
+
+def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> None:
+    """Fills, lines, arrows and circles of the shapes (not their labels)."""
+    import cv2
+
+    _fills(img, shapes, view)
     for s in shapes:
         st = style_of(s.role)
         thick = max(1, int(round(line_px * st.width)))
@@ -166,11 +185,22 @@ def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: flo
                 r = max(3, int(round(s.radius_mm * view.mm_to_px(s.points[0]))))
                 cv2.circle(img, tuple(map(int, np.round(c))), r, BLACK, thick + 2, cv2.LINE_AA)
                 cv2.circle(img, tuple(map(int, np.round(c))), r, st.colour, thick, cv2.LINE_AA)
+
+
+def place_shape_labels(placer: LabelPlacer, shapes, view: PixelMap) -> None:
+    """The shapes' text labels, each near its point and clear of the others."""
     for s in shapes:
         if s.kind == "label" and s.points and s.text:
             c = view.project(s.points[:1], s.z_mm)[0]
-            if np.all(np.isfinite(c)):
-                _text(img, s.text, c, font, style_of(s.role).colour, max(1, line_px // 2))
+            placer.place(short_names(s.text), c, style_of(s.role).colour)
+
+
+def short_names(text: str) -> str:
+    """Piece names without their game's prefix ("boat-2", not "tornado/boat-2"), in any text."""
+    from referee.registry import game_ids
+
+    ids = "|".join(re.escape(g) for g in sorted(game_ids(), key=len, reverse=True))
+    return re.sub(rf"\b(?:{ids})/(?=[A-Za-z0-9])", "", str(text))
 
 
 def piece_to_game(pose: PiecePose, pts) -> list[tuple[float, float]]:
@@ -178,8 +208,9 @@ def piece_to_game(pose: PiecePose, pts) -> list[tuple[float, float]]:
     return [(pose.x_mm + c * x - s * y, pose.y_mm + s * x + c * y) for x, y in pts]
 
 
-def _outlines(img, view: PixelMap, pieces, hidden, status: str, scale: float) -> None:
-    """Each catalog piece's footprint; the small ones (movers) last, thicker and named."""
+def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[str, tuple, tuple]]:
+    """Each catalog piece's footprint; the small ones (movers) last and thicker.
+    Returns the movers' name labels to place: (text, anchor pixel, colour)."""
     cat = default_catalog()
     sized = []
     for p in pieces:
@@ -191,31 +222,50 @@ def _outlines(img, view: PixelMap, pieces, hidden, status: str, scale: float) ->
         if spec.family.startswith("table/") or min(max(xs) - min(xs), max(ys) - min(ys)) >= FURNITURE_MM:
             continue
         sized.append((extent <= SMALL_PIECE_MM, p, spec))
+    labels = []
     for small, p, spec in sorted(sized, key=lambda e: e[0]):
-        colour = GREY if p.name in hidden else (GREEN if status == "stable" else AMBER)
+        # one colour whatever the status: the page shows the status, once, from the server's status event
+        colour = GREY if p.name in hidden else GREEN
         style = Style(colour, 1.5 if small else 1.0)
         outline = piece_to_game(p, footprint_polygon(spec.footprint, 16))
-        _line_runs(img, _runs(view.project(_steps(outline, True))), style, 3 if small else 2)
+        _line_runs(img, _runs(view.project(_steps(outline, True))), style, max(2, int(round(2 * scale))))
         if small:
             c = view.project([(p.x_mm, p.y_mm)])[0]
-            if np.all(np.isfinite(c)):
-                _text(img, p.name.split("/", 1)[-1] + (" (hidden)" if p.name in hidden else ""),
-                      (c[0] + 8 * scale, c[1] - 8 * scale), 0.5 * scale, colour, max(1, int(round(scale))))
+            labels.append((short_names(p.name) + (" (hidden)" if p.name in hidden else ""), tuple(c), colour))
+    return labels
 
 
-def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...], hidden: tuple[str, ...],
-                 status: str, mapping: ImageFromGame | None, shapes=()) -> np.ndarray:
-    """A copy of image (H, W, 3) BGR with the game's shapes, piece outlines and names, and the status.
-    Without a mapping only the detected stickers and the status are drawn."""
+@dataclass
+class OverlayPicture:
+    """The drawn picture and the boxes of its labels and legend (pixels), for tests and the page."""
+
+    image: np.ndarray
+    boxes: list[Box]
+    left_out: list[str]
+
+
+def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...],
+                   hidden: tuple[str, ...], status: str, mapping: ImageFromGame | None, shapes=()) -> OverlayPicture:
+    """A copy of image (H, W, 3) BGR with the game's shapes, piece outlines, names placed clear of
+    each other, and a legend of the lines and colours. Without a mapping only the detected
+    stickers are drawn. The status is not drawn (status is kept for callers): the page shows it,
+    from the server's one status event, so the video cannot disagree with it."""
     import cv2
 
     out = image.copy()
     h, w = out.shape[:2]
     scale = max(0.7, w / 900.0)
+    placer = LabelPlacer(out, text_scale(w, h))
     if mapping is not None:
         view = PixelMap(mapping, (w, h))
-        draw_shapes(out, shapes, view, max(1, int(round(1.5 * scale))), 0.45 * scale)
-        _outlines(out, view, pieces, hidden, status, scale)
+        draw_shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
+        names = _outlines(out, view, pieces, hidden, scale)
+        colours = {c for _, _, c in names}
+        entries = legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
+        placer.legend(entries)
+        for text, anchor, colour in names:  # the pieces' names first: they matter most
+            placer.place(text, anchor, colour)
+        place_shape_labels(placer, shapes, view)
     elif obs is not None:
         for d in obs.extra.get("detections") or []:
             try:
@@ -223,7 +273,10 @@ def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Piece
             except (KeyError, TypeError, ValueError):
                 continue
             cv2.polylines(out, [np.round(q).astype(np.int32).reshape(-1, 1, 2)], True, AMBER, 2, cv2.LINE_AA)
-    badge = "STABLE" if status == "stable" else "IN PLAY..."
-    _text(out, badge, (int(16 * scale), int(40 * scale)), 1.1 * scale, GREEN if status == "stable" else AMBER,
-          max(1, int(round(2.2 * scale))))
-    return out
+    return OverlayPicture(out, placer.boxes, placer.left_out)
+
+
+def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...], hidden: tuple[str, ...],
+                 status: str, mapping: ImageFromGame | None, shapes=()) -> np.ndarray:
+    """render_overlay's picture alone."""
+    return render_overlay(image, obs, pieces, hidden, status, mapping, shapes).image

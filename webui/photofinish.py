@@ -15,7 +15,8 @@ import numpy as np
 from referee.errors import InvalidInputError
 from referee.game import Explanation
 from referee.observation import ImageFromGame, Observation
-from webui.overlay import PixelMap, _text, draw_shapes, legend
+from webui.labels import LabelPlacer
+from webui.overlay import PixelMap, _text, draw_shape_lines, legend, place_shape_labels, short_names
 
 SCHEMATIC_WIDTH = 1400
 TABLE_GREEN = (70, 110, 60)
@@ -38,7 +39,8 @@ def _bounds(explanation: Explanation) -> tuple[float, float, float, float]:
 
 
 def _panel(explanation: Explanation, height: int, unit: float) -> np.ndarray:
-    rows = [(explanation.title, (255, 255, 255), 1.1)] + [(t, (220, 220, 220), 0.7) for t in explanation.lines]
+    rows = [(short_names(explanation.title), (255, 255, 255), 1.1)]
+    rows += [(short_names(t), (220, 220, 220), 0.7) for t in explanation.lines]
     rows += [("- " + words, colour, 0.6) for words, colour in legend(explanation.shapes)]
     line_h, fs, th = int(42 * unit), 0.8 * unit, max(1, int(round(2 * unit)))
     panel = np.full((max(height, line_h * (len(rows) + 2)), int(640 * unit), 3), PANEL_GREY, np.uint8)
@@ -49,20 +51,31 @@ def _panel(explanation: Explanation, height: int, unit: float) -> np.ndarray:
     return panel
 
 
-def _crop(canvas: np.ndarray, explanation: Explanation, view: PixelMap) -> np.ndarray:
-    """The part of the picture around the focus box (all of it when the box is not in view)."""
+def _crop_window(canvas: np.ndarray, explanation: Explanation, view: PixelMap) -> tuple[int, int, int, int]:
+    """The part of the picture around the focus box, (u0, v0, u1, v1) in pixels: all of it when
+    the box is not in view or would be a sliver."""
+    h, w = canvas.shape[:2]
     if explanation.focus is None:
-        return canvas
+        return 0, 0, w, h
     x0, y0, x1, y1 = explanation.focus
     px = view.project([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
     if not np.all(np.isfinite(px)):
-        return canvas
-    h, w = canvas.shape[:2]
+        return 0, 0, w, h
     u0, v0 = max(0, int(px[:, 0].min())), max(0, int(px[:, 1].min()))
     u1, v1 = min(w, int(np.ceil(px[:, 0].max()))), min(h, int(np.ceil(px[:, 1].max())))
     if u1 - u0 < w / 4 or v1 - v0 < h / 4:  # a sliver: show the whole picture rather than a sliver
-        return canvas
-    return canvas[v0:v1, u0:u1].copy()
+        return 0, 0, w, h
+    return u0, v0, u1, v1
+
+
+class _Cropped:
+    """A PixelMap seen through a crop: the same projection, shifted to the crop's corner."""
+
+    def __init__(self, view: PixelMap, u0: int, v0: int):
+        self.view, self.offset = view, np.array([u0, v0], dtype=float)
+
+    def project(self, points, z_mm: float = 0.0) -> np.ndarray:
+        return self.view.project(points, z_mm) - self.offset
 
 
 def render_explanation(explanation: Explanation, image: np.ndarray | None = None,
@@ -79,8 +92,11 @@ def render_explanation(explanation: Explanation, image: np.ndarray | None = None
     h, w = canvas.shape[:2]
     unit = max(w, h) / 1400.0  # text and line sizes follow the picture size
     view = PixelMap(mapping, (w, h), unit)
-    draw_shapes(canvas, explanation.shapes, view, max(1, int(round(2 * unit))), 0.6 * unit)
-    canvas = _crop(canvas, explanation, view)
+    draw_shape_lines(canvas, explanation.shapes, view, max(1, int(round(2 * unit))))
+    u0, v0, u1, v1 = _crop_window(canvas, explanation, view)
+    canvas = canvas[v0:v1, u0:u1].copy()
+    # labels after the crop: sized for the picture as shown, and none cut off at its edges
+    place_shape_labels(LabelPlacer(canvas), explanation.shapes, _Cropped(view, u0, v0))
     h, w = canvas.shape[:2]
     panel = _panel(explanation, h, unit)
     if panel.shape[0] > h:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from tests.bench import accuracy, kayak, live
+from tests.bench import accuracy, kang, kayak, live
 
 
 def main() -> int:
@@ -15,6 +15,8 @@ def main() -> int:
     for game in ("tornado", "kang"):
         print(f"\n=== live page: frames per second to 1 and 5 tabs ({game} session) ===", flush=True)
         code = live.main(["--game", game]) or code
+    print("\n=== Kang: perft to depth 4, explain time, square occupancy on the stills ===", flush=True)
+    code = kang.main([]) or code
     print("\n=== Kayak Chaos: explain time for 3-action turns (vs unpruned search, same run); river and kayak-space errors ===",
           flush=True)
     code = kayak.main([]) or code

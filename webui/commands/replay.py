@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from webui.catalog_option import add_catalog_option
 from webui.game_flags import add_game_arguments
 
 
@@ -19,6 +20,7 @@ def register(subparsers) -> None:
                    help="skip the detector's second look at small stickers (for slow computers)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S", help="calm time before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true", help="print the rulings as one JSON list on stdout")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 
@@ -61,6 +63,8 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     from webui.live import LiveEngine, LiveSettings, pipeline_observe
 
     source = SessionSource(folder, realtime=False)
+    if game:
+        check_pieces_game(folder, game)
     game = game or source.info.game or game_ids()[0]
     settings_for(get_game(game), dict(options or {}))  # refuse bad settings before the long part
     if camera is None and source.info.camera_file is not None:
@@ -98,6 +102,38 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
             progress.update(n)
     drain()  # a bad frame at the very end is reported while the source finishes, after the last process()
     return timeline, game
+
+
+def check_pieces_game(folder, game: str, frames_to_look: int = 3) -> None:
+    """Refuse a --game whose pieces are not on the table: the stickers of the session's first frames
+    say whose pieces these are (a piece's name starts with its game's id)."""
+    import collections
+
+    from referee.catalog import default_catalog
+    from referee.errors import InvalidInputError
+    from referee.registry import game_ids, get_game
+    from vision import detect
+    from vision.imageio import load_image
+    from vision.session import read_session
+
+    catalog = default_catalog()
+    known = set(game_ids())
+    for entry in read_session(folder).frames[:frames_to_look]:
+        found = detect.detect_all(load_image(entry.path), catalog, second_pass=False)
+        owners = collections.Counter()
+        for d in found.detections:
+            sticker = catalog.sticker(d.marker_id)
+            prefix = sticker.piece.split("/", 1)[0] if sticker is not None else ""
+            if prefix in known:  # table stickers ("table/...") belong to no game
+                owners[prefix] += 1
+        if not owners:
+            continue
+        if game in owners:
+            return
+        theirs = owners.most_common(1)[0][0]
+        title = get_game(theirs).title
+        raise InvalidInputError(f"--game {game}: these are {title} pieces (stickers of {theirs}/... in {entry.path.name}); "
+                                f"replay with --game {theirs}, or leave --game out")
 
 
 def run(args: argparse.Namespace) -> int:

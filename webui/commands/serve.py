@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from referee.errors import InvalidInputError, RefcamError
+from webui.catalog_option import add_catalog_option
 from webui.game_flags import add_game_arguments
 
 DEFAULT_HOST = "127.0.0.1"
@@ -21,12 +22,16 @@ def register(subparsers) -> None:
                               description="Serve the live referee page. With no source it replays the bundled "
                                           "sample session in a loop.")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--camera", type=int, metavar="N", help="webcam index (0 = the first camera)")
+    src.add_argument("--camera", metavar="N|URL",
+                     help="webcam index (0 = the first camera) or a phone's / IP camera's stream URL "
+                          "(http://PHONE:8080/video, rtsp://...)")
     src.add_argument("--replay", metavar="DIR", help="replay a recorded session folder")
     src.add_argument("--video", metavar="FILE", help="replay a video file")
     add_game_arguments(p, "the game on the table (default: the source's, else the first game)")
     p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate`")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST}: this computer only)")
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help=f"address to bind (default {DEFAULT_HOST}: this computer only; 0.0.0.0: phones on your "
+                        f"network too, with an access token for changes)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--record", metavar="DIR", help="also record the frames to a new session folder")
     p.add_argument("--fast", action="store_true", help="replay as fast as possible, not in real time")
@@ -37,6 +42,7 @@ def register(subparsers) -> None:
                    help="seconds the table must stay still before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true",
                    help="once listening, print one JSON document (url, game, source) on stdout")
+    add_catalog_option(p)
     p.set_defaults(run=run)
 
 
@@ -66,7 +72,11 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     from vision.tracking import TrackerSettings
     from webui.game_flags import option_texts, settings_for
 
+    from vision.stream import parse_camera
+
     options = option_texts(args)
+    if args.camera is not None:
+        args.camera = parse_camera(args.camera)  # an index or a stream URL; anything else in one line
     if args.game:  # refuse bad settings before a camera or a recording is opened
         settings_for(get_game(args.game), options)
     if args.stable_s is not None and not (0.0 <= args.stable_s <= 30.0):
@@ -91,7 +101,8 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     recorder = None
     if args.record:
         try:
-            recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps)
+            recorder = SessionWriter(args.record, game=game, source=source.info.name, fps=source.info.fps,
+                                     camera_file=args.camera_file or source.info.camera_file)
         except BaseException:  # a refused folder must not leave the camera held
             source.close()
             raise
@@ -134,6 +145,29 @@ def shutdown(engine, server) -> None:
         server.close()
 
 
+def announce(args, app, engine, source, port: int, stderr=None) -> tuple[str, list[str]]:
+    """Say where the page is: this computer's URL, and beyond loopback every LAN URL with the
+    access token, each also as a QR code for a phone's camera. Returns (url, phone urls)."""
+    from webui.phone import beyond_loopback, page_urls, qr_terminal
+
+    stderr = stderr or sys.stderr
+    app.config.update(BIND_HOST=args.host, BIND_PORT=port)
+    token = app.config.get("ACCESS_TOKEN") if beyond_loopback(args.host) else None
+    url = page_url(args.host, port) + (f"?token={token}" if token else "")
+    phones = page_urls(args.host, port, token) if beyond_loopback(args.host) else []
+    if beyond_loopback(args.host):
+        print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on the network; "
+              f"changing settings or settling needs the access token in these addresses", file=stderr)
+        for phone in phones:
+            print(f"refcam: for phones, scan this QR code or type {phone}\n{qr_terminal(phone)}", file=stderr)
+        if not phones:
+            print("refcam: warning: this computer has no network address a phone could reach", file=stderr)
+    where = f"open {phones[0]} on your network, or {url} on this computer" if phones else f"open {url}"
+    print(f"refcam: {engine.game.id} referee on {source.info.name}: {where}  (Ctrl-C to stop)",
+          file=stderr, flush=True)
+    return url, phones
+
+
 def run(args: argparse.Namespace) -> int:
     if not (0 < args.port < 65536):
         raise InvalidInputError(f"--port {args.port} is not a port number (1-65535)")
@@ -144,7 +178,13 @@ def run(args: argparse.Namespace) -> int:
         from waitress.server import create_server
 
         from webui.app import create_app
+        from webui.phone import beyond_loopback
 
+        if beyond_loopback(args.host):
+            import secrets
+
+            # websec's create_app may make its own; this one is used only when it does not
+            config.setdefault("ACCESS_TOKEN", secrets.token_urlsafe(12))
         app = create_app(config)
         engine = app.extensions["refcam_engine"]
         try:
@@ -177,14 +217,9 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _terminate)
     try:
         engine.start()
-        if args.host not in ("127.0.0.1", "localhost", "::1"):
-            print(f"refcam: warning: listening on {args.host}: the page is reachable by other computers on "
-                  f"the network", file=sys.stderr)
-        url = page_url(args.host, server.effective_port)
-        print(f"refcam: {engine.game.id} referee on {source.info.name}: open {url}  (Ctrl-C to stop)",
-              file=sys.stderr, flush=True)
+        url, phones = announce(args, app, engine, source, int(server.effective_port))
         if args.json:
-            print(json.dumps({"url": url, "host": args.host, "port": int(server.effective_port),
+            print(json.dumps({"url": url, "phone_urls": phones, "host": args.host, "port": int(server.effective_port),
                               "game": engine.game.id, "source": source.info.name,
                               "record": str(args.record) if args.record else None}), flush=True)
         server.run()

@@ -1,0 +1,184 @@
+"""Kang's own commands: ``refcam kang state|check|replay|perft`` (SPEC section 4).
+
+They run on what the command line lends them (referee.game.Tools): an Observation from an
+image or an observation file, and a recorded session's stable observations. No cv2 here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import InvalidInputError
+from ..game import Command
+from ..observation import Observation
+from .board import read_board
+from .explain import explain
+from .moves import perft
+from .position import Position, PositionError
+
+
+def _common(p: argparse.ArgumentParser, image: bool = True) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    if image:
+        p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
+
+
+def _print(args, doc: dict, lines: list[str]) -> None:
+    print(json.dumps(doc, indent=1) if args.json else "\n".join(lines))
+
+
+# --- kang state ---------------------------------------------------------------------------------
+def _state_args(p):
+    p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
+    _common(p)
+
+
+def _observe(tools, path: str, camera_file) -> Observation:
+    obs = tools.observe_path(path, camera_file, "kang")
+    if obs.game not in (None, "kang") or obs.piece("kang/board") is None and obs.frame.get("anchor") != "kang/board":
+        raise InvalidInputError(f"{path!r} shows no Kang board (no board-corner sticker found)")
+    return obs
+
+
+def board_table(rows: list[str], zones: dict) -> list[str]:
+    out = [f"  zone B: {_zone(zones['B'])}"]
+    out += [f"{6 - k}  {' '.join(row)}" for k, row in enumerate(rows)]
+    out += ["   a b c d e f", f"  zone A: {_zone(zones['A'])}"]
+    return out
+
+
+def _zone(z: dict) -> str:
+    return " ".join(f"{n}{s}" for s, n in z.items() if n) or "empty"
+
+
+def run_state(args, tools) -> int:
+    read = read_board(_observe(tools, args.image, args.camera_file))
+    doc = read.to_json()
+    lines = board_table(doc["board"], doc["start_zone"])
+    lines += [f"cannot judge: {p}" for p in read.problems()] or ["every kangaroo placed"]
+    _print(args, doc, lines)
+    return 0
+
+
+# --- kang check ---------------------------------------------------------------------------------
+def _check_args(p):
+    p.add_argument("before", metavar="BEFORE", help="image, observation file or Kang JSON position before the move")
+    p.add_argument("after", metavar="AFTER", help="the same after the move")
+    _common(p)
+
+
+def _load_side(tools, path: str, camera_file):
+    """(position or layout, problems, image size) from a JSON position, an observation file or an image."""
+    if path.lower().endswith(".json"):
+        try:
+            doc = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"{path!r} is not valid JSON (line {exc.lineno})") from None
+        if isinstance(doc, dict) and "board" in doc and "pieces" not in doc:
+            try:
+                return Position.from_json(doc), [], None
+            except PositionError as exc:
+                raise PositionError(f"{path}: {exc}") from None
+    obs = _observe(tools, path, camera_file)
+    read = read_board(obs)
+    return read.layout(), read.problems(), obs.image_size
+
+
+def run_check(args, tools) -> int:
+    before, why_b, size_b = _load_side(tools, args.before, args.camera_file)
+    after, why_a, size_a = _load_side(tools, args.after, args.camera_file)
+    if size_b and size_a and tuple(size_b) != tuple(size_a):
+        raise InvalidInputError(f"BEFORE {args.before!r} is {size_b[0]}x{size_b[1]} but AFTER {args.after!r} is "
+                                f"{size_a[0]}x{size_a[1]}: not the same camera view")
+    problems = [f"BEFORE: {p}" for p in why_b] + [f"AFTER: {p}" for p in why_a]
+    if problems:
+        doc = {"verdict": "cannot tell", "legal": None, "problems": problems}
+        _print(args, doc, [f"cannot tell: {p}" for p in problems])
+        return 0
+    if not isinstance(before, Position):
+        before = Position(*before)  # a photo does not say whose turn it is: A unless the move says otherwise
+    verdict = explain(before, after)
+    if verdict.wrong_coach and args.before.lower().endswith((".jpg", ".jpeg", ".png")):
+        verdict = explain(Position(before.cells, before.zones, "B", before.alfalfa, before.no_score), after)
+    doc = verdict.to_json()
+    doc["before"] = str(before)
+    lines = [f"before: {before}", verdict.summary()]
+    if verdict.legal:
+        lines.append(f"whose move: {verdict.coach if not verdict.passed else 'B' if verdict.coach == 'A' else 'A'}")
+    _print(args, doc, lines)
+    return 0
+
+
+# --- kang replay --------------------------------------------------------------------------------
+def _replay_args(p):
+    p.add_argument("folder", metavar="DIR", help="a recorded session folder (manifest.jsonl)")
+    _common(p)
+
+
+def run_replay(args, tools) -> int:
+    from .game import GAME
+
+    state = GAME.new_state({})
+    rulings = []
+    for t, obs in tools.stable_observations(args.folder, args.camera_file, "kang"):
+        step = GAME.step(state, obs, t)
+        state = step.state
+        rulings += step.rulings
+    pos = state.position
+    doc = {"rulings": [r.to_json() for r in rulings], "moves": list(state.moves),
+           "position": str(pos) if pos else None,
+           "alfalfa": dict(zip("AB", pos.alfalfa)) if pos else None, "winner": pos.winner if pos else None}
+    lines = [f"{r.t:7.2f}s  {r.summary}  [{r.rule}]" for r in rulings]
+    lines += ["moves: " + ", ".join(state.moves) if state.moves else "moves: none",
+              f"alfalfa: A {doc['alfalfa']['A']} - B {doc['alfalfa']['B']}" if pos else "no clear board seen",
+              f"winner: {doc['winner'] or 'none yet'}"]
+    _print(args, doc, lines)
+    return 0
+
+
+# --- kang perft ---------------------------------------------------------------------------------
+def _perft_args(p):
+    p.add_argument("position", metavar="POSITION", help="start, a position string, or a JSON position file")
+    p.add_argument("depth", metavar="DEPTH", help="plies to count (0 or more)")
+    _common(p, image=False)
+
+
+def load_position(text: str) -> Position:
+    if text == "start":
+        return Position.start()
+    if text.lower().endswith(".json") and " " not in text:
+        try:
+            doc = json.loads(Path(text).read_text())
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"{text!r} is not valid JSON (line {exc.lineno})") from None
+        return Position.from_json(doc)
+    return Position.parse(text)
+
+
+def run_perft(args, tools) -> int:
+    pos = load_position(args.position)
+    try:
+        depth = int(args.depth)
+    except ValueError:
+        raise InvalidInputError(f"depth {args.depth!r} is not a whole number") from None
+    if depth < 0:
+        raise InvalidInputError(f"depth {args.depth!r} must be 0 or more")
+    memo: dict = {}
+    counts = [perft(pos, d, memo) for d in range(1, depth + 1)] if depth else []
+    total = counts[-1] if counts else 1
+    doc = {"position": str(pos), "depth": depth, "per_depth": counts, "perft": total}
+    lines = [f"position: {pos}"] + [f"depth {d}: {n}" for d, n in enumerate(counts, 1)] + [str(total)]
+    _print(args, doc, lines)
+    return 0
+
+
+COMMANDS = (
+    Command("state", "the Kang board in one image: squares, start zones, what cannot be placed", _state_args,
+            run_state),
+    Command("check", "whether and how a Kang move was legal, from two images or JSON positions", _check_args,
+            run_check),
+    Command("replay", "rule on a whole recorded Kang session: moves, alfalfa, winner", _replay_args, run_replay),
+    Command("perft", "count Kang positions DEPTH turns ahead (SPEC section 3)", _perft_args, run_perft),
+)

@@ -1,0 +1,204 @@
+"""Kang behind the game seam (referee/game.py): state, rulings from stable observations, the
+board diagram, the overlay shapes and the move diagram. The object to register is ``GAME``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from ..game import Explanation, RuleRef, Shape, Step, View
+from ..observation import Observation
+from ..rulings import Ruling
+from .board import BoardRead, Geometry, read_board
+from .explain import RULES, Rule, explain
+from .position import COACHES, FILES, SIZES, Move, Position, other, square_name
+
+GAME_ID = "kang"
+TITLE = "Kang"
+
+
+@dataclass(frozen=True)
+class KangState:
+    """position: the last legally reached position (None before the first clear board);
+    last: the last legal move and who played it; pending: what stops judging right now;
+    illegal: the board of a move ruled illegal, until it is taken back or replaced."""
+
+    position: Position | None = None
+    last: Move | None = None
+    last_coach: str | None = None
+    pending: str = ""
+    illegal: tuple | None = None
+    turn_known: bool = True
+    moves: tuple[str, ...] = ()
+
+
+def rule_ref(rule: Rule) -> RuleRef:
+    return RuleRef(GAME_ID, rule.section, TITLE)
+
+
+class KangGame:
+    """The Game protocol for Kang."""
+
+    id = GAME_ID
+    title = TITLE
+    options: tuple = ()  # Kang has no settings: one board, one rulebook
+
+    def __init__(self):
+        self.geometry = Geometry.from_catalog()
+
+    def new_state(self, settings: Mapping[str, Any]) -> KangState:
+        return KangState()
+
+    # --- rulings --------------------------------------------------------------------------------
+    def step(self, state: KangState, observation: Observation, t: float) -> Step:
+        read = read_board(observation)
+        if not read.complete:
+            why = "; ".join(read.problems())
+            if why == state.pending:
+                return Step(state)
+            ruling = Ruling(t, GAME_ID, "warning", f"cannot tell: {why}", None, str(rule_ref(RULES["components"])),
+                            {"problems": read.problems()})
+            return Step(replace(state, pending=why), (ruling,))
+        layout = read.layout()
+        state = replace(state, pending="")
+        if state.position is None:
+            return self._first_board(state, layout, t)
+        if layout == state.position.layout():
+            if state.illegal is not None:
+                return Step(replace(state, illegal=None), (Ruling(t, GAME_ID, "state", "the illegal move was taken back",
+                                                                  None, str(rule_ref(RULES["legal"]))),))
+            return Step(state)
+        if layout == state.illegal:
+            return Step(state)
+        return self._judge(state, layout, t)
+
+    def _first_board(self, state: KangState, layout, t: float) -> Step:
+        cells, zones = layout
+        start = Position.start()
+        known = layout == start.layout()
+        pos = Position(cells, zones)
+        summary = "start position: A moves first" if known else \
+            "first board seen is not the start: whose turn it is will follow from the first move"
+        return Step(replace(state, position=pos, turn_known=known),
+                    (Ruling(t, GAME_ID, "state", summary, None, str(rule_ref(RULES["legal"])),
+                            {"position": str(pos)}),))
+
+    def _judge(self, state: KangState, layout, t: float) -> Step:
+        pos = state.position
+        verdict = explain(pos, layout)
+        if verdict.wrong_coach and not state.turn_known:  # nobody told us whose turn it was: now we know
+            pos = replace(pos, to_move=other(pos.to_move))
+            verdict = explain(pos, layout)
+        details = verdict.to_json()
+        ruling = Ruling(t, GAME_ID, "move" if verdict.verdict in ("legal", "illegal") else "warning",
+                        verdict.summary(), verdict.legal, str(rule_ref(verdict.rule)), details)
+        if verdict.verdict != "legal":
+            return Step(replace(state, illegal=layout if verdict.verdict == "illegal" else None), (ruling,))
+        move = verdict.moves[0]
+        mover = other(pos.to_move) if verdict.passed else pos.to_move
+        out = [ruling]
+        after = verdict.after
+        if move.exits:
+            out.append(Ruling(t, GAME_ID, "state", f"{mover} scores an alfalfa token ({after.alfalfa[0]}-"
+                              f"{after.alfalfa[1]}) and may not score next turn", None,
+                              str(rule_ref(RULES["no-score"]))))
+        if after.winner:
+            out.append(Ruling(t, GAME_ID, "state", f"{after.winner} wins with 3 alfalfa", None,
+                              str(rule_ref(RULES["game-over"]))))
+        new = replace(state, position=after, last=move, last_coach=mover, illegal=None, turn_known=True,
+                      moves=state.moves + (f"{mover} {move}",))
+        return Step(new, tuple(out))
+
+    # --- what the page shows ----------------------------------------------------------------------
+    def view(self, state: KangState) -> View:
+        pos = state.position
+        data: dict = {"files": list(FILES), "rows": 6, "pending": state.pending, "moves": list(state.moves)}
+        if pos is not None:
+            data.update(board=pos.rows(), start_zone={c: dict(zip(SIZES, z)) for c, z in zip(COACHES, pos.zones)},
+                        alfalfa=dict(zip(COACHES, pos.alfalfa)), to_move=pos.to_move if state.turn_known else None,
+                        no_score=dict(zip(COACHES, pos.no_score)), winner=pos.winner, position=str(pos))
+        if state.last is not None:
+            data["last_move"] = {"notation": str(state.last), "coach": state.last_coach,
+                                 "path": [square_name(sq) for sq in state.last.path],
+                                 "kick": square_name(state.last.kick) if state.last.kick else None,
+                                 "exits": state.last.exits}
+        data["illegal_on_board"] = state.illegal is not None
+        return View("board", data, TITLE)
+
+    def shapes(self, state: KangState, observation: Observation | None) -> tuple[Shape, ...]:
+        out = list(self._grid_shapes())
+        if state.last is not None:
+            out += self._move_shapes(state.last, "path", f"last move {state.last}")
+        if observation is not None:
+            out += self._doubt_shapes(read_board(observation))
+        return tuple(out)
+
+    def _grid_shapes(self) -> list[Shape]:
+        g = self.geometry
+        a = g.square_mm
+        out = []
+        for f in range(g.files):
+            for r in range(1, g.rows + 1):
+                cx, cy = g.square_centre(f, r)
+                out.append(Shape("polygon", ((cx - a / 2, cy - a / 2), (cx + a / 2, cy - a / 2),
+                                             (cx + a / 2, cy + a / 2), (cx - a / 2, cy + a / 2)), "zone",
+                                 z_mm=2.0, legend="board squares"))
+        for f in range(g.files):
+            out.append(Shape("label", (g.square_centre(f, 0),), "info", FILES[f], z_mm=2.0))
+        for r in range(1, g.rows + 1):
+            x, y = g.square_centre(0, r)
+            out.append(Shape("label", ((x - a, y),), "info", str(r), z_mm=2.0))
+        h = g.half_extent_mm
+        for coach, sign in (("A", -1), ("B", 1)):
+            out.append(Shape("label", ((0.0, sign * (h + 15)),), "info", f"start zone {coach}"))
+        return out
+
+    def _move_shapes(self, move: Move, role: str, legend: str) -> list[Shape]:
+        g = self.geometry
+        if move.is_pass:
+            return []
+        pts = tuple(g.square_centre(*sq) for sq in move.path)
+        out = [Shape("arrow", pts, role, str(move), z_mm=4.0, legend=legend)]
+        if move.kick is not None:
+            out.append(Shape("arrow", (g.square_centre(*move.end), g.square_centre(*move.kick)), "highlight",
+                             f"kicked to {square_name(move.kick)}", z_mm=4.0, legend="kicked kangaroo"))
+        for i in move.jumps:
+            out.append(Shape("circle", (g.square_centre(*move.path[i]),), "highlight", "jump", radius_mm=8.0,
+                             z_mm=4.0, legend="jumped from here"))
+        return out
+
+    def _doubt_shapes(self, read: BoardRead) -> list[Shape]:
+        return [Shape("circle", ((p.x_mm, p.y_mm),), "uncertain", f"{p.name}: {p.where}",
+                      radius_mm=2 * p.sigma_mm + self.geometry.margin_mm + self.geometry.square_mm / 4,
+                      z_mm=4.0, legend="cannot place")
+                for p in read.unclear]
+
+    def explain(self, state: KangState, observation: Observation) -> Explanation | None:
+        """The move diagram: the board, the path of the judged move, and the ruling beside it."""
+        if state.position is None:
+            return None
+        read = read_board(observation)
+        g = self.geometry
+        h = g.half_extent_mm
+        focus = (-h, -h - 60, h, h + 60)
+        if not read.complete:
+            return Explanation("cannot tell", tuple(self._grid_shapes() + self._doubt_shapes(read)),
+                               tuple(read.problems()), focus, read.to_json())
+        verdict = explain(state.position, read.layout())
+        shapes = self._grid_shapes()
+        role = "legal" if verdict.legal else "illegal"
+        for m in verdict.moves[:3]:
+            shapes += self._move_shapes(m, role, "judged move")
+        if verdict.nearest is not None and not verdict.legal:
+            shapes += self._move_shapes(verdict.nearest, "info", "nearest legal move")
+        lines = (verdict.summary(), f"rule: {verdict.rule} - {verdict.rule.words}",
+                 f"before: {state.position}")
+        return Explanation(f"Kang: {verdict.verdict}", tuple(shapes), lines, focus, verdict.to_json())
+
+    def commands(self):
+        from .commands import COMMANDS
+
+        return COMMANDS
+
+
+GAME = KangGame()

@@ -1,0 +1,124 @@
+// The state panel: each view kind its own table; an unknown kind as plain rows. Knows no game.
+"use strict";
+(function () {
+  const ui = window.refcamUi;
+  const short = (t) => window.refcamShort(t);
+  const fmt = ui.fmt;
+
+  function table(head, rows, classes) {
+    const t = document.createElement("table");
+    t.className = "rows";
+    const hr = document.createElement("tr");
+    head.forEach((h, i) => hr.appendChild(ui.el("th", h, (classes || [])[i])));
+    t.appendChild(hr);
+    for (const r of rows) {
+      const tr = document.createElement("tr");
+      r.forEach((c, i) => {
+        const td = ui.el("td", c === undefined || c === null ? "" : c, (classes || [])[i]);
+        if (head[i]) td.dataset.label = head[i];  // a phone shows each row as lines "label: value"
+        tr.appendChild(td);
+      });
+      t.appendChild(tr);
+    }
+    return t;
+  }
+
+  function measureText(m) {
+    if (!m) return "";
+    return `${fmt(m.value)} ± ${fmt(m.sigma)} ${m.kind === "angle_deg" ? "°" : "mm"}`;
+  }
+
+  function unit(kind) { return kind === "angle_deg" ? "°" : "mm"; }
+
+  // A pair's call: the difference and its own uncertainty, which is why a confident call can
+  // stand beside wide ± figures (most of each boat's ± is shared and cancels in the difference).
+  function pairLine(c) {
+    const u = unit(c.kind);
+    const ratio = c.sigma > 0 ? ` (${(c.delta / c.sigma).toFixed(1)} σ)` : "";
+    const band = typeof c.band === "number" ? `, band ${fmt(c.band)} ${u}` : "";
+    const what = /equidistant/i.test(c.verdict) ? "equidistant with" : c.verdict === "zone" ? "a zone ahead of" : "ahead of";
+    const diff = c.verdict === "zone" ? "" : `: Δ ${fmt(c.delta)} ${u}, σΔ ${fmt(c.sigma)} ${u}${band}${ratio}`;
+    return `${short(c.ahead)} ${what} ${short(c.behind)}${diff}`;
+  }
+
+  function renderRanking(data, add, para) {
+    const hands = data.hand_size || {};
+    const ranking = data.ranking || [];
+    if (!ranking.length) para("no one ranked yet: waiting for a still table", "waiting");
+    else add(table(["#", "who", "zone", "distance to go", "finished", "hand"], ranking.map((r) => [
+      r.rank === null || r.rank === undefined ? "–" : r.rank, short(r.name),
+      r.zone === null || r.zone === undefined ? (r.status || "") : r.zone,
+      measureText(r.measure) + (r.equidistant_with && r.equidistant_with.length ? "; equidistant with " + r.equidistant_with.map(short).join(", ") : ""),
+      r.finished === true ? "yes" : r.finished === false ? "" : r.finished, hands[r.name]]),
+    ["rank", "name", "zone", "measure", "", "num"]));
+    const pairs = (data.calls || []).filter((c) => c.verdict !== "zone");
+    if (pairs.length) {
+      const box = add(ui.el("div", null, "pairs"));
+      box.appendChild(ui.el("p", "Pairs: a boat's ± is mostly the course's placement, which both boats share; " +
+        "their difference (Δ) is known to σΔ, and the call rests on Δ against σΔ.", "explain"));
+      for (const c of pairs) box.appendChild(ui.el("p", pairLine(c), "pair"));
+    }
+    const facts = [];
+    if (data.course) facts.push("course " + data.course);
+    if (data.round) facts.push("round " + data.round);
+    if (data.crossed && data.crossed.length) facts.push("crossed " + data.crossed.map(short).join(", "));
+    if (data.eliminated && data.eliminated.length) facts.push("eliminated " + data.eliminated.map(short).join(", "));
+    if (data.violations && data.violations.length) facts.push(data.violations.length + " violation(s)");
+    if (facts.length) para(facts.join(" · "), "facts");
+  }
+
+  function renderPieces(data, add, para) {
+    const pieces = data.pieces || [];
+    if (!pieces.length) { para("no pieces seen yet: waiting for a still table", "waiting"); return; }
+    add(table(["piece", "where"], pieces.map((r) => [short(r.name), short(r.where || `(${fmt(r.x_mm)}, ${fmt(r.y_mm)}) mm`)]),
+      ["name", ""]));
+  }
+
+  // A view kind this page has no table for ("board", "river", ...), read generically: plain
+  // entries as "name: value" rows, a multi-line text as itself, each list of records as a table.
+  function flat(v) {
+    if (v === null || v === undefined) return "";
+    if (Array.isArray(v)) return v.map(flat).join(", ");
+    if (typeof v === "object") return Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + " " + flat(x)).join("; ");
+    return short(typeof v === "number" ? fmt(v) : v);
+  }
+
+  function renderKeyValues(data, add, para) {
+    const entries = Object.entries(data).filter(([k]) => k !== "note" && k !== "game");
+    const plain = entries.filter(([, v]) => !(typeof v === "string" && v.includes("\n"))
+      && !(Array.isArray(v) && v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))));
+    add(table(["", ""], plain.map(([k, v]) => [k.replace(/_/g, " "), flat(v)]), ["key", "value"]));
+    for (const [k, v] of entries) {
+      if (typeof v === "string" && v.includes("\n")) add(ui.el("pre", short(v), "view-text"));
+      else if (plain.every(([pk]) => pk !== k)) {
+        para(k.replace(/_/g, " "), "list-title");
+        const cols = [...new Set(v.flatMap((row) => Object.keys(row)))];
+        add(table(cols.map((c) => c.replace(/_/g, " ")), v.map((row) => cols.map((c) => flat(row[c]))),
+          cols.map((c) => (c === "name" ? "name" : ""))));
+      }
+    }
+  }
+
+  const VIEWS = { ranking: renderRanking, pieces: renderPieces };
+
+  function renderState(state, notice) {
+    window.refcam.lastState = state;
+    const box = document.getElementById("state");
+    box.textContent = "";
+    if (!state) return;
+    const add = (e) => { box.appendChild(e); return e; };
+    const para = (text, cls) => add(ui.el("p", text, cls));
+    box.dataset.kind = state.kind || "";
+    if (notice) para(notice, "notice");
+    if (state.error) para(state.error, "note");
+    const data = state.data || {};
+    if (data.note) para(data.note, "note");
+    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(data, add, para);
+    const det = document.createElement("details");
+    det.appendChild(ui.el("summary", "all details"));
+    det.appendChild(ui.el("pre", JSON.stringify(state, null, 1)));
+    add(det);
+  }
+
+  window.refcamViews = { renderState };
+})();
