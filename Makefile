@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test bench bench-accuracy samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,11 +32,26 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# The long fuzz campaign over every loader and every command's file arguments (>= 10,000 inputs;
+# FUZZ_SCALE=2 doubles it). `make test` runs the same tests seeded and short.
+fuzz: $(STAMP)
+	@mkdir -p out
+	@rm -f out/fuzz-report.json
+	HYPOTHESIS_PROFILE=long FUZZ_REPORT=out/fuzz-report.json $(PY) -m pytest -q -p no:cacheprovider tests/test_fuzz_loaders.py; \
+		status=$$?; $(PY) -m tests.test_fuzz_loaders out/fuzz-report.json; exit $$status
+
 bench: $(STAMP)
 	$(PY) -m tests.bench.run_all
 
+bench-memory: $(STAMP)
+	$(PY) -m tests.bench.image_memory
+
 bench-accuracy: $(STAMP)
 	$(PY) -m tests.bench.accuracy
+
+# vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core)
+bench-robust: $(STAMP)
+	$(PY) -m tests.bench.robust --verbose
 
 samples: $(STAMP)
 	$(PY) samples/generate.py

@@ -7,15 +7,19 @@ JSON: {"image_size": [w, h], "camera_matrix": 3x3 rows, "dist_coeffs": [k1, k2, 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from referee import safeload
 from referee.errors import InvalidInputError
 
 MODEL = "pinhole-radtan"
+MAX_IMAGE_SIDE_PX = 100_000
+MAX_FOCAL_SIDES = 100  # fx up to 100x the image side: a 0.6 deg field of view, far beyond any webcam lens
+MAX_DIST_COEFF = 1e4  # rational/radtan fits of wide lenses reach a few hundred
+MAX_RMS_PX = 1e4
 
 
 class CameraFileError(InvalidInputError):
@@ -56,51 +60,52 @@ class CameraModel:
 
     @classmethod
     def from_json(cls, d: object, source: str = "camera file") -> "CameraModel":
-        if not isinstance(d, dict):
-            raise CameraFileError(f"{source}: expected a JSON object")
-        try:
-            size = d["image_size"]
-            K = d["camera_matrix"]
-            dist = d["dist_coeffs"]
-        except KeyError as exc:
-            raise CameraFileError(f"{source}: missing key {exc.args[0]!r}") from None
+        """Validate a camera document: shapes, finite numbers, and ranges a real camera can have
+        (cx 9.6e302 or rms_px [1] used to end in a traceback deep in the table pose)."""
+        d = safeload.mapping(d, source, CameraFileError)
+        for key in ("image_size", "camera_matrix", "dist_coeffs"):
+            if key not in d:
+                raise CameraFileError(f"{source}: missing key {key!r}")
+        size = d["image_size"]
         if (not isinstance(size, list) or len(size) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_IMAGE_SIDE_PX
                            and v == int(v) for v in size)):
-            raise CameraFileError(f"{source}: image_size must be [w, h] in pixels, got {json.dumps(size)}")
-        try:
-            Km = np.array(K, dtype=np.float64)
-            dm = np.array(dist, dtype=np.float64).ravel()
-        except (TypeError, ValueError):
-            raise CameraFileError(f"{source}: camera_matrix and dist_coeffs must be numbers") from None
-        if Km.shape != (3, 3):
-            raise CameraFileError(f"{source}: camera_matrix must be 3x3, got shape {Km.shape}")
-        if dm.shape not in ((4,), (5,), (8,)):
-            raise CameraFileError(f"{source}: dist_coeffs must have 5 values (k1, k2, p1, p2, k3), got {dm.size}")
-        if not np.all(np.isfinite(Km)) or not np.all(np.isfinite(dm)):
-            raise CameraFileError(f"{source}: camera values must be finite")
-        if Km[0, 0] <= 0 or Km[1, 1] <= 0 or abs(Km[2, 2] - 1) > 1e-9 or Km[2, 0] or Km[2, 1]:
+            raise CameraFileError(f"{source}: image_size must be [w, h] in pixels "
+                                  f"(1 to {MAX_IMAGE_SIDE_PX}), got {safeload.show(size)}")
+        w, h = int(size[0]), int(size[1])
+        K = d["camera_matrix"]
+        if not isinstance(K, list) or len(K) != 3 or not all(isinstance(r, list) and len(r) == 3 for r in K):
+            raise CameraFileError(f"{source}: camera_matrix must be 3x3, got {safeload.show(K)}")
+        Km = [safeload.numbers(r, 3, f"{source}: camera_matrix row {i}", CameraFileError) for i, r in enumerate(K)]
+        dist = d["dist_coeffs"]
+        if not isinstance(dist, list) or len(dist) not in (4, 5, 8):
+            count = len(dist) if isinstance(dist, list) else safeload.show(dist)
+            raise CameraFileError(f"{source}: dist_coeffs must have 5 values (k1, k2, p1, p2, k3), got {count}")
+        dm = safeload.numbers(dist, len(dist), f"{source}: dist_coeffs", CameraFileError,
+                              lo=-MAX_DIST_COEFF, hi=MAX_DIST_COEFF)
+        if Km[0][0] <= 0 or Km[1][1] <= 0 or abs(Km[2][2] - 1) > 1e-9 or Km[2][0] or Km[2][1]:
             raise CameraFileError(f"{source}: camera_matrix is not a pinhole matrix [[fx,0,cx],[0,fy,cy],[0,0,1]]")
+        limit = MAX_FOCAL_SIDES * max(w, h)
+        safeload.number(Km[0][0], f"{source}: fx", CameraFileError, hi=limit)
+        safeload.number(Km[1][1], f"{source}: fy", CameraFileError, hi=limit)
+        safeload.number(Km[0][1], f"{source}: skew", CameraFileError, lo=-limit, hi=limit)
+        safeload.number(Km[0][2], f"{source}: cx", CameraFileError, lo=-w, hi=2 * w)
+        safeload.number(Km[1][2], f"{source}: cy", CameraFileError, lo=-h, hi=2 * h)
         model = d.get("model", MODEL)
         if model != MODEL:
-            raise CameraFileError(f"{source}: unsupported model {model!r} (refcam reads {MODEL!r})")
-        if dm.size == 4:
-            dm = np.append(dm, 0.0)
+            raise CameraFileError(f"{source}: unsupported model {safeload.show(model)} (refcam reads {MODEL!r})")
+        rms = safeload.optional(d, "rms_px", safeload.number, f"{source}: rms_px", CameraFileError,
+                                lo=0, hi=MAX_RMS_PX, default=0.0)
+        if len(dm) == 4:
+            dm.append(0.0)
         extra = {k: v for k, v in d.items() if k not in ("image_size", "camera_matrix", "dist_coeffs", "model", "rms_px")}
-        return cls(image_size=(int(size[0]), int(size[1])), camera_matrix=tuple(tuple(r) for r in Km.tolist()),
-                   dist_coeffs=tuple(dm.tolist()), rms_px=float(d.get("rms_px", 0.0) or 0.0), model=model, extra=extra)
+        return cls(image_size=(w, h), camera_matrix=tuple(tuple(float(v) for v in r) for r in Km),
+                   dist_coeffs=tuple(float(v) for v in dm), rms_px=rms, model=model, extra=extra)
 
     @classmethod
     def load(cls, path: str | Path) -> "CameraModel":
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise CameraFileError(f"cannot read camera file {path}: {exc.strerror or exc}") from None
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise CameraFileError(f"camera file {path} is not JSON") from None
+        data = safeload.load_json(path, "camera file", CameraFileError)
         source = f"camera file {path}"
         return replace(cls.from_json(data, source=source), source=source)
 

@@ -10,7 +10,6 @@ it without cv2.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import safeload
 from .errors import CatalogError, UnknownNameError
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -121,9 +121,11 @@ class Catalog:
         self._pieces: dict[str, PieceSpec] = {}
         self._stickers: dict[int, StickerSpec] = {}
         self._families: dict[str, dict] = {}
+        if not isinstance(data, dict):
+            raise CatalogError(f"catalog {source}: the document must be a JSON object")
         try:
             self._build()
-        except (LookupError, TypeError, ValueError, AttributeError) as exc:
+        except (LookupError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             if isinstance(exc, CatalogError):
                 raise
             raise CatalogError(f"catalog {source}: malformed entry ({exc!r})") from None
@@ -234,12 +236,7 @@ class Catalog:
 
 
 def read_catalog_json(path: Path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise CatalogError(f"cannot read catalog {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"catalog {path} is not valid JSON (line {getattr(exc, 'lineno', 1)})") from None
+    data = safeload.load_json(path, "catalog", CatalogError)  # size, depth and number limits
     if not isinstance(data, dict):
         raise CatalogError(f"catalog {path} is not a catalog (a JSON object with families and games)")
     return data

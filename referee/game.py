@@ -104,6 +104,32 @@ class Shape:
         return d
 
 
+def diagram(shapes: Iterable[Shape], caption: Iterable[str] = (), unit_mm: float = 0.0,
+            box: tuple[float, float, float, float] | None = None) -> dict:
+    """A view's drawing for the page, as plain JSON under ``View.data["diagram"]``.
+
+    The shapes are in the game's own diagram coordinates (mm, y up); the page draws them in
+    order (later on top) and styles each by its role. ``legend``: (role, words) for each
+    shape that declares legend words, first seen first, once per words. ``caption``: lines
+    shown under the drawing. ``unit_mm``: the size of the game's typical feature (a square,
+    a space), from which the page sizes its lettering; the page guesses when 0. ``box``:
+    (x0, y0, x1, y1) to show; the page fits the shapes when None.
+    """
+    shapes = tuple(shapes)
+    legend: dict[str, str] = {}
+    for s in shapes:
+        if s.legend and s.legend not in legend:
+            legend[s.legend] = s.role
+    out: dict[str, Any] = {"shapes": [s.to_json() for s in shapes],
+                           "legend": [{"role": role, "text": words} for words, role in legend.items()],
+                           "caption": [str(line) for line in caption]}
+    if unit_mm:
+        out["unit_mm"] = float(unit_mm)
+    if box is not None:
+        out["box"] = [round(float(v), 2) for v in box]
+    return out
+
+
 @dataclass(frozen=True)
 class View:
     """The state as the page shows it: ``kind`` says how ("ranking", "board", "river",

@@ -10,8 +10,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import safeload
 from .catalog import json_ready
 from .errors import InvalidInputError
+
+MAX_OBSERVED_VALUE = 1e7  # mm, degrees and pixels: a table is a few metres
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,16 @@ class PiecePose:
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInputError(f"malformed piece entry {json.dumps(d)[:80]}: {exc}") from None
         # a NaN position would silently fall outside every zone; a negative sigma would narrow every band
-        for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg"):
+        for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg", "size_px"):
             value = getattr(pose, key)
             if not math.isfinite(value) or (key.startswith("sigma") and value < 0):
                 raise InvalidInputError(f"piece {pose.name!r}: {key} {value} must be a finite number"
                                         + (" >= 0" if key.startswith("sigma") else ""))
+            if abs(value) > MAX_OBSERVED_VALUE:  # y_mm 1e308 used to overflow in the geometry
+                raise InvalidInputError(f"piece {pose.name!r}: {key} {value:g} is beyond "
+                                        f"+-{MAX_OBSERVED_VALUE:g} (a table is a few metres)")
+        if "\x00" in pose.name or (pose.face is not None and not isinstance(pose.face, str)):
+            raise InvalidInputError(f"piece {pose.name!r}: name and face must be text without NUL characters")
         return pose
 
 
@@ -104,7 +112,8 @@ class ImageFromGame:
             camera = tuple(float(v) for v in cam) if cam is not None else None
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError("observation 'image_from_game' needs a 'homography' of 9 numbers") from None
-        if len(hom) != 9 or (camera is not None and len(camera) != 26) or not all(map(math.isfinite, hom)):
+        if (len(hom) != 9 or (camera is not None and len(camera) != 26)
+                or not all(math.isfinite(v) and abs(v) < MAX_OBSERVED_VALUE * 1e6 for v in hom + (camera or ()))):
             raise InvalidInputError("observation 'image_from_game' needs a 'homography' of 9 finite numbers")
         return cls(hom, camera)
 
@@ -181,9 +190,15 @@ class Observation:
                                         f"got {json.dumps(d[key])[:40]}")
         known = {"game", "image_size", "frame", "pieces", "unknown_markers", "warnings", "image_from_game"}
         size = d.get("image_size")
+        if size is not None:
+            size = tuple(safeload.integer(v, "observation 'image_size'", lo=1, hi=100_000)
+                         for v in safeload.numbers(size, 2, "observation 'image_size'"))
+        markers = tuple(safeload.integer(i, "observation 'unknown_markers' entry", lo=0, hi=1_000_000)
+                        for i in d.get("unknown_markers") or ())
+        game = safeload.optional(d, "game", safeload.text, "observation 'game'", max_len=64)
         return cls(pieces=tuple(PiecePose.from_json(p) for p in d["pieces"]), frame=d.get("frame") or {},
-                   unknown_markers=tuple(int(i) for i in d.get("unknown_markers", ())),
-                   warnings=tuple(str(w) for w in d.get("warnings", ())), game=d.get("game"),
-                   image_size=tuple(size) if size else None,
+                   unknown_markers=markers,
+                   warnings=tuple(str(w) for w in d.get("warnings") or ()), game=game,
+                   image_size=size,
                    image_from_game=ImageFromGame.from_json(d.get("image_from_game")),
                    extra={k: v for k, v in d.items() if k not in known})

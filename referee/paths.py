@@ -13,8 +13,12 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
     pa, pb = Path(a), Path(b)
     try:
         return os.path.samefile(pa, pb)
-    except OSError:  # one of them does not exist yet
+    except OSError:  # one of them does not exist yet (or is a symlink loop)
+        pass
+    try:
         return pa.resolve() == pb.resolve()
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13): compare as written
+        return pa.absolute() == pb.absolute()
 
 
 def refuse_overwriting_inputs(option: str, out: str | os.PathLike | None,

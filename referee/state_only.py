@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from .board_squares import square_name
-from .catalog import check_game, default_catalog
+from .catalog import default_catalog
 from .game import Command, Explanation, Option, Shape, Step, View
 from .observation import Observation, PiecePose
 from .rulings import Ruling

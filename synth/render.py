@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from calibration.camera import CameraModel
+from referee import safeload
 from referee.catalog import Catalog, PieceSpec, default_catalog, GAMES
 from referee.errors import InvalidInputError, UnknownNameError
 
@@ -40,6 +41,8 @@ DEFAULT_TABLE = {"size_mm": [1600.0, 1000.0], "centre_mm": [0.0, 0.0], "theta_de
 FLOOR_RGB = (70, 62, 58)
 VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left uncovered to call it visible
 IMAGE_MARGIN_PX = 1.0
+MAX_SCENE_NUMBER = 1e10  # mm, degrees, seeds (up to 2**31): a table is a metre or two
+MAX_TABLE_MM = 10_000.0
 
 
 class SceneError(InvalidInputError):
@@ -54,29 +57,27 @@ class DuplicateError(SceneError):
 def load_scene(path: str | os.PathLike) -> dict:
     """Read a scene JSON file and return it validated and completed with defaults."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise SceneError(f"no such scene file: {path}") from None
-    except IsADirectoryError:
-        raise SceneError(f"scene {path} is a folder, not a JSON file") from None
-    except UnicodeDecodeError:
-        raise SceneError(f"scene {path} is not JSON (not even text)") from None
-    try:
-        scene = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SceneError(f"scene {path} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    scene = safeload.load_json(path, "scene file", SceneError)  # size, depth, finite numbers: one line each
     return validate_scene(scene, source=str(path))
 
 
 def _number(value, what: str, positive: bool = False, minimum: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise SceneError(f"{what} must be a number, got {json.dumps(value)}")
+    if abs(value) > MAX_SCENE_NUMBER:  # y_mm 1e308 used to overflow deep in the projection
+        raise SceneError(f"{what} must be within +-{MAX_SCENE_NUMBER:g}, got {json.dumps(value)}")
     if positive and value <= 0:
         raise SceneError(f"{what} must be positive, got {json.dumps(value)}")
     if minimum is not None and value < minimum:
         raise SceneError(f"{what} must be at least {minimum}, got {json.dumps(value)}")
     return float(value)
+
+
+def _list_of(scene: dict, key: str, source: str) -> list:
+    value = scene.get(key) or []
+    if not isinstance(value, list):
+        raise SceneError(f"{source}: {key} must be a list, got {json.dumps(value)[:40]}")
+    return value
 
 
 def _vector(value, n: int, what: str, positive: bool = False) -> list[float]:
@@ -173,9 +174,9 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
 
     out["table"] = _validate_table(scene.get("table", {}), source)
     out["pieces"] = _validate_pieces(scene.get("pieces", []), source, catalog)
-    out["markers"] = _validate_markers(scene.get("markers", []) or [], out["pieces"], source, catalog)
+    out["markers"] = _validate_markers(_list_of(scene, "markers", source), out["pieces"], source, catalog)
     out["effects"] = _validate_effects(scene.get("effects", {}) or {}, source)
-    out["occluders"] = [_validate_occluder(i, o, source) for i, o in enumerate(scene.get("occluders", []) or [])]
+    out["occluders"] = [_validate_occluder(i, o, source) for i, o in enumerate(_list_of(scene, "occluders", source))]
     return out
 
 
@@ -185,10 +186,12 @@ def _validate_table(table_in, source: str) -> dict:
     table = dict(DEFAULT_TABLE)
     table.update(table_in)
     table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True)
+    if max(table["size_mm"]) > MAX_TABLE_MM:  # its texture is drawn at 2 mm a pixel
+        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {json.dumps(table['size_mm'])}")
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
-    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed"))
+    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed", minimum=0))
     return table
 
 
@@ -252,7 +255,10 @@ def _validate_effects(eff_in, source: str) -> dict:
         raise SceneError(f"{source}: effects must be an object")
     eff = json.loads(json.dumps(DEFAULT_EFFECTS))
     light = dict(eff["lighting"])
-    light.update(eff_in.get("lighting", {}) or {})
+    light_in = eff_in.get("lighting", {}) or {}
+    if not isinstance(light_in, dict):
+        raise SceneError(f"{source}: effects lighting must be an object, got {json.dumps(light_in)[:40]}")
+    light.update(light_in)
     eff.update({k: v for k, v in eff_in.items() if k != "lighting"})
     eff["lighting"] = {k: _number(v, f"effects lighting {k}") for k, v in light.items()}
     eff["noise_sigma"] = _number(eff["noise_sigma"], "effects noise_sigma", minimum=0.0)
@@ -262,7 +268,7 @@ def _validate_effects(eff_in, source: str) -> dict:
         raise SceneError(f"effects jpeg_quality must be 1-100, got {json.dumps(eff['jpeg_quality'])}")
     eff["jpeg_quality"] = int(q)
     eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1))
-    eff["seed"] = int(_number(eff["seed"], "effects seed"))
+    eff["seed"] = int(_number(eff["seed"], "effects seed", minimum=0))
     return eff
 
 

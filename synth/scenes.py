@@ -9,13 +9,13 @@ sessions. Everything geometric is read from referee.catalog and the course files
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
+from referee import safeload
 from referee.catalog import Catalog, default_catalog
 from referee.tornado.course import COURSES_DIR, course_ids
 from referee.errors import InvalidInputError, UnknownNameError
@@ -346,7 +346,7 @@ def _course_text(course_id: str) -> str:
 
 
 def load_course(course_id: str) -> dict:
-    return json.loads(_course_text(course_id))
+    return safeload.parse_json(_course_text(course_id), f"course {course_id!r}")
 
 
 class Track:

@@ -99,5 +99,5 @@ def test_every_command_refuses_a_bad_catalog_before_doing_anything(tmp_path, cap
     argv = [str(tmp_path / "out") if a == "OUT" else a for a in command] + ["--catalog", bad]
     code, out, err = run_cli(capsys, argv)
     assert code == 2 and out == ""
-    assert err.startswith("refcam: error: argument --catalog: ") and err.count("\n") == 1 and "not valid JSON" in err
+    assert err.startswith("refcam: error: argument --catalog: ") and err.count("\n") == 1 and "is not JSON" in err
     assert not (tmp_path / "out").exists()

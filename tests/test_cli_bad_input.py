@@ -352,7 +352,7 @@ def _boat(doc) -> dict:
 
 
 @pytest.mark.parametrize("change, quoted", [
-    (lambda d: _boat(d).update(x_mm=float("nan")), "x_mm nan"),  # used to rank the boat "outside"
+    (lambda d: _boat(d).update(x_mm=float("nan")), "holds NaN"),  # used to rank the boat "outside"; now refused as it is read
     (lambda d: _boat(d).update(sigma_mm=-1.0), "sigma_mm -1.0"),  # used to narrow the equidistance band
     (lambda d: d.update(warnings="oops"), "'warnings'"),  # used to print one warning per character
     (lambda d: d.update(pieces={}), "'pieces' list"),

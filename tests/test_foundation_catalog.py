@@ -126,5 +126,5 @@ def test_unknown_names(catalog):
 def test_unreadable_catalog(tmp_path):
     bad = tmp_path / "c.json"
     bad.write_text("{not json")
-    with pytest.raises(CatalogError, match="not valid JSON"):
+    with pytest.raises(CatalogError, match="not JSON"):
         Catalog.load(bad)

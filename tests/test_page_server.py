@@ -102,7 +102,8 @@ def test_serve_record_keeps_the_sources_camera_file(tmp_path):
 
     folder = write_session(tmp_path / "s", 3)
     camera = json.loads((REPO / "samples" / "sessions" / "kang" / "camera.json").read_text())
-    camera["image_size"] = [64, 48]  # the test session's frame size
+    camera["image_size"] = [64, 48]  # the test session's frame size, with intrinsics that fit it
+    camera["camera_matrix"] = [[60.0, 0.0, 32.0], [0.0, 60.0, 24.0], [0.0, 0.0, 1.0]]
     (folder / "camera.json").write_text(json.dumps(camera))
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -101,7 +101,7 @@ def test_negative_or_zero_size(capsys, tmp_path, where, value, needle):
 
 
 def test_malformed_json(capsys, tmp_path):
-    _assert_bad(*_run(capsys, tmp_path, None, raw='{"game": "kang", "pieces": [')[::2], "not valid JSON")
+    _assert_bad(*_run(capsys, tmp_path, None, raw='{"game": "kang", "pieces": [')[::2], "not JSON")
     _assert_bad(*_run(capsys, tmp_path, None, raw="[1, 2]")[::2], "JSON object")
 
 

@@ -108,7 +108,7 @@ def test_second_pass_reads_give_corners_in_marker_order(turn):
             return False, 0, 0
 
     for d in (dic, NoHardRead()):
-        marker_id, corners, rms = detect._decode_quad(gray, np.roll(truth, turn, axis=0), d, detect.DICTIONARY,
+        marker_id, corners, rms, _ = detect._decode_quad(gray, np.roll(truth, turn, axis=0), d, detect.DICTIONARY,
                                                       allowed)
         assert marker_id == 205 and rms > 0
         assert np.abs(corners - truth).max() < 0.5

@@ -39,7 +39,8 @@ class Detection:
     corners: (4, 2) float64 pixel coordinates TL, TR, BR, BL (OpenCV order);
     side_px: mean side length; sharpness: edge contrast per pixel of blur (higher = sharper),
     edge_rms_px: scatter of the edge points about the fitted lines (a blur/noise measure);
-    source: which pass found it ("full" or "second-pass").
+    source: which pass found it ("full" or "second-pass");
+    blur_px: Gaussian-equivalent blur sigma measured across the edges (0: not measured).
     """
 
     marker_id: int
@@ -48,6 +49,7 @@ class Detection:
     edge_rms_px: float = 0.0
     source: str = "full"
     known: bool = True
+    blur_px: float = 0.0
     extra: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -131,34 +133,46 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     gray = to_gray(gray_or_bgr)
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
-    found: list[tuple[int, np.ndarray, str, float]] = []  # id, corners, source, edge rms (-1: not refined)
+    # id, corners, source, edge rms (-1: not refined), blur px
+    found: list[tuple[int, np.ndarray, str, float, float]] = []
     if ids is not None:
         for c, i in zip(corners, ids.ravel()):
-            found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0))
+            found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0, 0.0))
     n_second = 0
     gray_f = gray.astype(np.float32)
     if second_pass and rejected is not None and len(rejected):
         allowed = tuple(sorted(catalog.known_ids())) if catalog is not None else None
-        extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed)
+        if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
+            found = [(i, *_refine_with_source(gray_f, c, src)) for i, c, src, _, _ in found]
+        blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
+        image_blur = float(np.median(blurs)) if blurs else 0.0
+        extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed, image_blur)
         n_second = len(extra)
         found.extend(extra)
     found = _dedupe(found)
     known_ids = catalog.known_ids() if catalog is not None else None
     detections, unknown = [], []
-    for marker_id, c, source, rms in found:
+    for marker_id, c, source, rms, blur in found:
         if known_ids is not None and marker_id not in known_ids:
             unknown.append(marker_id)
             continue
         if rms < 0:
-            c, rms = refine_corners_by_edges(gray_f, c) if edge_refine else (c, 0.0)
+            c, rms, blur = _refine_corners(gray_f, c) if edge_refine else (c, 0.0, 0.0)
         side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
-        detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source))
+        detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
+                                    blur_px=blur))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
 
 
+def _refine_with_source(gray_f: np.ndarray, corners: np.ndarray, source: str):
+    c, rms, blur = _refine_corners(gray_f, corners)
+    return c, source, (rms if rms > 0 else 0.0), blur
+
+
 def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictionary: int,
-                 allowed: tuple | None = None) -> list[tuple[int, np.ndarray, str, float]]:
+                 allowed: tuple | None = None, image_blur_px: float = 0.0
+                 ) -> list[tuple[int, np.ndarray, str, float, float]]:
     """Read small candidates the first pass rejected, from sub-pixel corners.
 
     At 15-22 px a cell is 2-3 px wide, and the first pass samples the bits through the
@@ -185,7 +199,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
-    out: list[tuple[int, np.ndarray, str, float]] = []
+    out: list[tuple[int, np.ndarray, str, float, float]] = []
     done: list[np.ndarray] = []
     tried = 0
     for j in order:
@@ -199,15 +213,16 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
         decoded = None
         for k, scale in enumerate((1.0, 7.0 / 9.0)):  # 7/9: the candidate is the quiet zone's outline
             if decoded is None and ring_score[j, k] > 0:
-                decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed)
+                decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed,
+                                       image_blur_px)
         if decoded is None and halo_score[j] > 0:
             # a blurred halo around the marker: find the dark square inside the candidate again
             inner = _resegment(gray, q)
             if inner is not None and _ring_contrast(gray_f, inner[None], 1.0)[0] > 0:
-                decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed)
+                decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed, image_blur_px)
         if decoded is not None:
             done.append(centre)
-            out.append((decoded[0], decoded[1], "second-pass", decoded[2]))
+            out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
     return out
 
 
@@ -314,8 +329,9 @@ _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.
 
 
 def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DICTIONARY,
-                 allowed: tuple | None = None) -> tuple[int, np.ndarray, float] | None:
-    """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px) if the quad holds a readable marker.
+                 allowed: tuple | None = None, image_blur_px: float = 0.0
+                 ) -> tuple[int, np.ndarray, float, float] | None:
+    """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px, blur px) if the quad holds a readable marker.
 
     First a hard read (cells thresholded half-way between the black border and the white
     quiet zone, as ArUco does); if that fails, a soft read: the 7x7 cells and the quiet-zone
@@ -346,24 +362,52 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
         ok, idx, rot = dic.identify(bits, 0.0)
         if ok and (allowed is None or int(idx) in allowed):
             # identify's rotation: the marker is read after turning the bits `rot` quarter turns
-            return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms
+            return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms, blur
     if rms <= 0 or allowed is None:
         return None
     side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
-    ids, rots, templates = _templates(dictionary, allowed, blur / (side / n), n)
     m = np.concatenate([cells.ravel(), ring])
     m = m - m.mean()
     norm = np.linalg.norm(m)
     if norm < 1e-6:
         return None
-    score = templates @ (m / norm)
+    # the edge blur is measured within a cell of the border, so it saturates for blurs of
+    # half a cell and more; the stickers read in the first pass measure the picture's blur
+    # better (image_blur_px). When that says the picture is blurred at this size, the drawings
+    # are tried at every stronger blur too; never on a sharp picture, where stronger blurs
+    # would forgive the cells of another dictionary's marker
+    measured = blur / (side / n)
+    nearest = min(_BLUR_LEVELS, key=lambda b: abs(b - measured))
+    image_cells = image_blur_px / (side / n)
+    read = None
+    for level in _BLUR_LEVELS:
+        if level != nearest and (image_cells < SOFT_BLURRED_CELLS or level < measured):
+            continue
+        got = _soft_read(m / norm, dictionary, allowed, level, n)
+        if got is not None and (read is None or got[0] > read[0]):
+            read = got
+    if read is None:
+        return None
+    _, marker_id, rot, level = read
+    # the blur of the drawing it matched is the better measure of a strongly blurred marker
+    return marker_id, (np.roll(q, rot, axis=0) if rot else q), rms, max(blur, level * side / n)
+
+
+def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: int):
+    """(score, id, rotation) of the allowed marker drawn at blur `level` (cells) that the unit
+    zero-mean samples m match, or None: it must match well, lead every other id clearly and
+    lead every near-identical marker of another dictionary."""
+    ids, rots, templates = _templates(dictionary, allowed, level, n)
+    score = templates @ m
     best = int(np.argmax(score))
     others = score[ids != ids[best]]
     second = float(others.max()) if len(others) else -1.0
     if score[best] < SOFT_MIN_SCORE or score[best] - second < SOFT_MIN_MARGIN:
         return None
-    rot = int(rots[best])
-    return int(ids[best]), (np.roll(q, rot, axis=0) if rot else q), rms
+    foreign = _foreign_templates(dictionary, allowed, level, n)
+    if len(foreign) and float((foreign @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
+        return None  # as like a marker of another dictionary that differs in a cell or two
+    return float(score[best]), int(ids[best]), int(rots[best]), level
 
 
 # Soft reads: normalised correlation with the best marker drawing, and its lead over the best
@@ -371,6 +415,8 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
 # (wood grain, card art) by at most 0.015, whatever their raw score.
 SOFT_MIN_SCORE = 0.85
 SOFT_MIN_MARGIN = 0.04
+SOFT_FOREIGN_MARGIN = 0.02  # lead over a near-identical marker of another dictionary
+SOFT_BLURRED_CELLS = 0.42  # measured edge blur (cells) from which stronger blurs are tried too
 _BLUR_LEVELS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.65, 0.8)  # blur sigma in cells
 _TEMPLATE_CACHE: dict = {}
 
@@ -419,6 +465,51 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
     return out
 
 
+# Other dictionaries drawn on the same 5x5-bit grid: their markers can differ from a refcam
+# code in one or two cells, which a soft read of a blurred candidate would forgive.
+FOREIGN_DICTIONARIES = (cv2.aruco.DICT_ARUCO_ORIGINAL, cv2.aruco.DICT_APRILTAG_25h9)
+FOREIGN_MAX_DISTANCE = 4  # bits: foreign codes further from every allowed code are not mistaken for one
+
+
+def _inner_bits(dic, marker_id: int, n: int) -> np.ndarray:
+    return (dic.generateImageMarker(int(marker_id), n, borderBits=1)[1:-1, 1:-1] > 127).astype(np.uint8)
+
+
+def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7) -> np.ndarray:
+    """(F, n*n + 4n) unit zero-mean drawings (4 turns each) of the foreign dictionaries' markers
+    within FOREIGN_MAX_DISTANCE bits of an allowed code, at the nearest blur level."""
+    level = min(_BLUR_LEVELS, key=lambda b: abs(b - blur_cells))
+    key = ("foreign", dictionary, allowed, level, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    own = cv2.aruco.getPredefinedDictionary(dictionary)
+    if own.markerSize != n - 2:
+        _TEMPLATE_CACHE[key] = np.zeros((0, n * n + 4 * n))
+        return _TEMPLATE_CACHE[key]
+    mine = np.array([_inner_bits(own, i, n).ravel() for i in allowed if i < len(own.bytesList)])
+    patterns = []
+    for fd in FOREIGN_DICTIONARIES:
+        dic = cv2.aruco.getPredefinedDictionary(fd)
+        if dic.markerSize != own.markerSize:
+            continue
+        for mid in range(len(dic.bytesList)):
+            bits = _inner_bits(dic, mid, n)
+            turns = [np.rot90(bits, r) for r in range(4)]
+            dist = min(int((mine != t.ravel()[None, :]).sum(axis=1).min()) for t in turns)
+            if 0 < dist <= FOREIGN_MAX_DISTANCE:
+                for t in turns:
+                    pattern = np.ones((n + 2, n + 2), np.float32)
+                    pattern[2:n, 2:n] = t
+                    pattern[1, 1:n + 1] = pattern[n, 1:n + 1] = pattern[1:n + 1, 1] = pattern[1:n + 1, n] = 0
+                    patterns.append(pattern.ravel())
+    B = _cell_response(n, level)
+    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    _TEMPLATE_CACHE[key] = T
+    return T
+
+
 def _cell_response(n: int, level: float) -> np.ndarray:
     """((n+2)^2, n*n + 4n): the sampled values (cells averaged over their 3x3 points, then the
     quiet-zone ring) of a drawing that is white in one cell only, blurred by `level` cells."""
@@ -461,12 +552,18 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.n
     corners, rms px of edge points about their lines); the input corners and rms 0 when an
     edge cannot be measured (occluded, off-image).
     """
-    c, rms, _ = _refine_edges(gray, corners)
-    if rms > 0 and np.abs(c - corners).max() > 0.3:
-        c2, rms2, _ = _refine_edges(gray, c)
-        if rms2 > 0:
-            return c2, rms2
+    c, rms, _ = _refine_corners(gray, corners)
     return c, rms
+
+
+def _refine_corners(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """refine_corners_by_edges, also giving the blur sigma px measured across the edges."""
+    c, rms, blur = _refine_edges(gray, corners)
+    if rms > 0 and np.abs(c - corners).max() > 0.3:
+        c2, rms2, blur2 = _refine_edges(gray, c)
+        if rms2 > 0:
+            return c2, rms2, blur2
+    return c, rms, blur
 
 
 def _refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:
@@ -505,7 +602,9 @@ def _refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, fl
     half = n_across // 2
     black = prof[:, :half].min(axis=1)
     white = prof[:, half + 1:].max(axis=1)
-    level = (black + white) / 2.0
+    # one level per edge: under blur the bits behind the black border lift its darkest sample
+    # where they are white; a per-profile level would then bend the edge with the bit pattern
+    level = np.repeat(np.median(((black + white) / 2.0).reshape(4, n_along), axis=1), n_along)
     cross = (prof[:, :-1] < level[:, None]) & (prof[:, 1:] >= level[:, None])
     mid = (offsets[:-1] + offsets[1:]) / 2
     dist = np.where(cross, np.abs(mid)[None, :], np.inf)

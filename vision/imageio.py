@@ -7,6 +7,14 @@ truncated file is refused rather than half-read.
 
 from __future__ import annotations
 
+import io
+import os
+import re
+import struct
+import sys
+import tempfile
+import threading
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,25 +31,32 @@ _JPEG_EOI = b"\xff\xd9"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _PNG_IEND = b"IEND"
 
+MAX_IMAGE_PIXELS = 50_000_000  # a 50 MP phone photo; an 8K camera frame is 33 Mpx
+MAX_DECODE_BYTES = 320_000_000  # decoded pixels + 8-bit and BGR copies, counted before decoding
+MAX_FILE_BYTES = 200_000_000
+
+# libjpeg and libpng write these to file descriptor 2 themselves; refcam reads them as the
+# decoder's own verdict and says it in its own line instead.
+_TRUNCATED = re.compile(r"Premature end of JPEG file|premature end of data segment|Read Error|"
+                        r"Not enough image data|IDAT: Too much|incorrect data check", re.IGNORECASE)
+_HARMLESS = re.compile(r"extraneous bytes before marker|libpng warning", re.IGNORECASE)
+_DECODER_LINE = re.compile(r"^(Corrupt JPEG data|Premature end of JPEG|Invalid |Unsupported |Bogus |"
+                           r"Warning: |libpng |JPEG |\[ ?(WARN|ERROR|INFO)|imread_|Quantization|Huffman|"
+                           r"Application transferred|Inconsistent)")
+_STDERR_LOCK = threading.Lock()
+
 
 def load_image(path: str | Path) -> np.ndarray:
     """Read an image file as (H, W, 3) BGR uint8.
 
     Raises ImageReadError (one line, quoting the path) for a missing or unreadable
-    file, zero bytes, a file that is not an image, or a truncated JPEG/PNG.
+    file, zero bytes, a file that is not an image, a picture too large to decode, or
+    a truncated or damaged JPEG/PNG. Nothing else reaches stderr.
     """
-    import cv2
+    from referee import safeload
 
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ImageReadError(f"no such image file: {path}") from None
-    except IsADirectoryError:
-        raise ImageReadError(f"{path} is a directory, not an image") from None
-    except OSError as exc:
-        raise ImageReadError(f"cannot read image {path}: {exc.strerror or exc}") from None
-    return decode_image(data, str(path), cv2)
+    data = safeload.read_bytes(path, "image file", ImageReadError, max_bytes=MAX_FILE_BYTES)
+    return decode_image(data, str(path))
 
 
 def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
@@ -50,24 +65,21 @@ def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
         import cv2
     if len(data) == 0:
         raise ImageReadError(f"{source} is empty (0 bytes)")
-    if data.startswith(_JPEG_SOI):
-        # A whole JPEG ends with the EOI marker (some writers pad a few bytes after it).
-        if _JPEG_EOI not in data[-64:]:
-            raise ImageReadError(f"{source} is a truncated JPEG (no end-of-image marker)")
-    elif data.startswith(_PNG_MAGIC):
-        if _PNG_IEND not in data[-16:]:
-            raise ImageReadError(f"{source} is a truncated PNG (no IEND chunk)")
-    _refuse_huge(data, source)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    image = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
+    if data.startswith(_PNG_MAGIC) and _PNG_IEND not in data[-4096:]:
+        raise ImageReadError(f"{source} is a truncated PNG (no IEND chunk)")
+    width, height = _check_decoded_size(data, source)
+    image, messages = _decode_quietly(cv2, data)
+    _judge_decoder_messages(data, messages, source, decoded=image is not None)
     if image is None:
-        if _looks_like_text(data):
-            raise ImageReadError(f"{source} is a text file, not an image")
+        if data.startswith(_JPEG_SOI):  # libjpeg gave up without a line of its own
+            whole = _JPEG_EOI in data
+            raise ImageReadError(f"{source} is a {'damaged' if whole else 'truncated'} JPEG"
+                                 f"{'' if whole else ' (no end-of-image marker)'}")
         raise ImageReadError(f"{source} is not an image OpenCV can decode")
-    if image.dtype != np.uint8:
-        # 16-bit PNG/TIFF: scale down to 8 bits
-        image = (image.astype(np.float64) / np.iinfo(image.dtype).max * 255.0).round().astype(np.uint8) \
-            if np.issubdtype(image.dtype, np.integer) else np.clip(image, 0, 255).astype(np.uint8)
+    if image.shape[:2] != (height, width):  # the header lied about the size it would decode to
+        raise ImageReadError(f"{source} decodes to {image.shape[1]}x{image.shape[0]}, "
+                             f"not the {width}x{height} its header says")
+    image = _to_uint8(image, source)
     if image.ndim == 2:
         image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     elif image.shape[2] == 4:
@@ -79,28 +91,109 @@ def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
-def _refuse_huge(data: bytes, source: str) -> None:
-    """Refuse a picture larger than any camera takes before decoding it: a 1 MB PNG of
-    30000x30000 pixels otherwise takes 7 GB of memory and half a minute to find nothing.
-    Pillow reads only the header and calls anything over 2 x Image.MAX_IMAGE_PIXELS
-    (about 179 Mpx) a decompression bomb."""
-    import io
-    import warnings
+def _to_uint8(image: np.ndarray, source: str) -> np.ndarray:
+    """16-bit samples to 8 by keeping the high byte (an integer shift in place: no float copy)."""
+    if image.dtype == np.uint8:
+        return image
+    if image.dtype == np.uint16:
+        np.right_shift(image, 8, out=image)
+        return image.astype(np.uint8)
+    raise ImageReadError(f"{source} holds {image.dtype} samples; refcam reads 8- and 16-bit pictures")
 
+
+def decoded_size(data: bytes) -> tuple[int, int, int, int] | None:
+    """(width, height, channels, bytes per sample) the decoder will produce, from the header
+    alone; None when no known header is found."""
+    if data.startswith(_PNG_MAGIC) and len(data) >= 26 and data[12:16] == b"IHDR":
+        width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+        channels = {0: 1, 2: 3, 3: 4, 4: 4, 6: 4}.get(colour, 4)  # OpenCV expands palette and grey+alpha
+        return width, height, channels, 2 if depth == 16 else 1
     from PIL import Image
 
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # 89-179 Mpx: read it
-            with Image.open(io.BytesIO(data)):
-                pass
-    except Image.DecompressionBombError:
-        limit = 2 * Image.MAX_IMAGE_PIXELS / 1e6
-        raise ImageReadError(f"{source} has more pixels than refcam reads ({limit:.0f} Mpx): scale it down") from None
-    except Exception:  # a format Pillow does not know, or a broken header: OpenCV decides below
+            warnings.simplefilter("ignore")  # Pillow's own decompression-bomb warning: refcam decides below
+            with Image.open(io.BytesIO(data)) as im:
+                mode, (width, height) = im.mode, im.size
+    except Image.DecompressionBombError as exc:
+        found = re.findall(r"\d+", str(exc))
+        return (int(found[0]), 1, 1, 1) if found else (MAX_IMAGE_PIXELS + 1, 1, 1, 1)
+    except Exception:  # noqa: BLE001 - any broken header: not a picture refcam reads
+        return None
+    sample = 2 if mode.startswith("I;16") else 4 if mode in ("I", "F") else 1
+    channels = 4 if mode in ("P", "PA", "LA") else Image.getmodebands(mode)  # OpenCV expands palettes to colour
+    return width, height, channels, sample
+
+
+def _check_decoded_size(data: bytes, source: str) -> tuple[int, int]:
+    """Refuse, from the header, a picture whose decoded pixels would not fit the memory cap:
+    a 0.8 MB 16-bit PNG of 12000x12000 used to take 7.6 GB and 30 s before being refused."""
+    size = decoded_size(data)
+    if size is None:
+        if _looks_like_text(data):
+            raise ImageReadError(f"{source} is a text file, not an image")
+        raise ImageReadError(f"{source} is not an image refcam can decode (JPEG, PNG, BMP, TIFF, WebP)")
+    width, height, channels, sample = size
+    pixels = width * height
+    if width == 0 or height == 0:
+        raise ImageReadError(f"{source} is only {width}x{height} pixels")
+    if pixels > MAX_IMAGE_PIXELS:
+        raise ImageReadError(f"{source} has more pixels than refcam reads ({width}x{height}; "
+                             f"at most {MAX_IMAGE_PIXELS / 1e6:.0f} Mpx): scale it down")
+    need = pixels * channels * sample  # what the decoder allocates
+    if sample > 1:
+        need += pixels * channels  # the 8-bit copy
+    if channels != 3:
+        need += pixels * 3  # the BGR copy
+    if need > MAX_DECODE_BYTES:
+        raise ImageReadError(f"{source} needs {need / 1e6:.0f} MB to decode ({width}x{height}, {channels} channels "
+                             f"of {8 * sample} bits); refcam decodes at most {MAX_DECODE_BYTES / 1e6:.0f} MB: "
+                             f"save it as an 8-bit picture or scale it down")
+    return width, height
+
+
+def _decode_quietly(cv2, data: bytes) -> tuple[np.ndarray | None, list[str]]:
+    """cv2.imdecode with file descriptor 2 caught: libjpeg's and libpng's own lines come back as
+    a list, so refcam judges them and the user sees one line. Lines from other threads that
+    happen to be written meanwhile are passed on to stderr unchanged."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    with _STDERR_LOCK, tempfile.TemporaryFile() as caught:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+        saved = os.dup(2)
+        try:
+            os.dup2(caught.fileno(), 2)
+            try:
+                image = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
+            except cv2.error:
+                image = None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        caught.seek(0)
+        text = caught.read().decode("utf-8", "replace")
+    decoder, other = [], []
+    for line in text.splitlines():
+        (decoder if _DECODER_LINE.search(line) or "libjpeg" in line or "libpng" in line else other).append(line)
+    if other:
+        os.write(2, ("\n".join(other) + "\n").encode())
+    return image, decoder
+
+
+def _judge_decoder_messages(data: bytes, messages: list[str], source: str, decoded: bool) -> None:
+    """The decoder's own corrupt-data signal: a JPEG that ends before its pixels do (even with an
+    end marker added) is truncated; a whole JPEG with bytes after its end is fine."""
+    kind = "JPEG" if data.startswith(_JPEG_SOI) else "PNG" if data.startswith(_PNG_MAGIC) else "image"
+    serious = [m for m in messages if not _HARMLESS.search(m)]
+    if not serious:
         return
-
-
+    if any(_TRUNCATED.search(m) for m in serious):
+        raise ImageReadError(f"{source} is a truncated {kind} (the decoder ran out of data: {serious[0].strip()})")
+    if decoded and not any("error" in m.lower() or "corrupt" in m.lower() for m in serious):
+        return  # an informational line (an odd but whole file)
+    raise ImageReadError(f"{source} is a damaged {kind} ({serious[0].strip()})")
 def _looks_like_text(data: bytes) -> bool:
     head = data[:4096]
     if b"\x00" in head:

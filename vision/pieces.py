@@ -24,20 +24,28 @@ import numpy as np
 
 from .table_pose import StickerObs, TablePose, fit_rigid_2d, intersect_plane
 
-# Corner noise model (px): sqrt(base^2 + (k_small / side)^2 + (k_blur * edge_rms)^2),
-# fitted on synthetic and rendered pictures (see tests/bench/accuracy.py).
+# Corner noise model (px): sqrt(base^2 + (k_small / side)^2 + (k_blur * edge_rms)^2
+# + (k_defocus * max(0, blur / cell - onset))^2), fitted on synthetic and rendered pictures (see
+# tests/bench/accuracy.py and tests/bench/robust.py). The last term: once the blur
+# passes ~1/6 of a cell, the bits next to the black border pull its edges and the
+# rounded corners bend them; measured corner errors then grow about linearly with
+# blur / cell, not with the scatter of the edge points, which stays small.
 CORNER_SIGMA_BASE_PX = 0.05
 CORNER_SIGMA_SMALL = 1.2
 CORNER_SIGMA_BLUR = 0.25
+CORNER_SIGMA_DEFOCUS = 2.6
+CORNER_DEFOCUS_ONSET = 0.16  # blur sigma / cell
 # Position floor (mm): printed sticker scale and placement on the piece.
 POSITION_FLOOR_MM = 0.05
 THETA_FLOOR_DEG = 0.05
 
 
-def corner_sigma_px(side_px: float, edge_rms_px: float = 0.0, source: str = "full") -> float:
-    """Standard uncertainty of one detected corner coordinate, in pixels."""
+def corner_sigma_px(side_px: float, edge_rms_px: float = 0.0, source: str = "full", blur_px: float = 0.0) -> float:
+    """Standard uncertainty of one detected corner coordinate, in pixels (blur_px: the blur
+    sigma measured across the marker's edges)."""
+    blur_cells = blur_px / max(side_px / 7.0, 0.5)
     s = math.sqrt(CORNER_SIGMA_BASE_PX ** 2 + (CORNER_SIGMA_SMALL / max(side_px, 4.0)) ** 2
-                  + (CORNER_SIGMA_BLUR * edge_rms_px) ** 2)
+                  + (CORNER_SIGMA_BLUR * edge_rms_px) ** 2 + (CORNER_SIGMA_DEFOCUS * max(0.0, blur_cells - CORNER_DEFOCUS_ONSET)) ** 2)
     if edge_rms_px == 0.0:
         s *= 2.0  # edge refinement failed: OpenCV's own corners are coarser
     return s
@@ -110,11 +118,33 @@ def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | Non
     A_inv = np.linalg.inv(A + 1e-12 * np.eye(3))
     dof = max(1, len(r) - 3)
     chi2 = float(r @ r) / dof
-    cov_own = A_inv * max(1.0, chi2)
+    # the image's measured noise level (table fit), or this piece's own when it fits worse
+    cov_own = A_inv * max(getattr(tp, "noise_factor", 1.0) ** 2, chi2)
     S = -A_inv @ Jp.T @ Jc
     cov = cov_own + S @ tp.camera_cov @ S.T
     return PieceFit(pose=(float(pose[0]), float(pose[1]), float(pose[2])), cov=cov,
                     rms_sigma=float(math.sqrt(chi2)))
+
+
+def fit_by_centres(stickers: list[StickerObs], tp: TablePose) -> PieceFit:
+    """Pose of a piece whose stickers are not as far apart as its catalog says: the midpoint and
+    direction of its sticker centres on the table (a reprojection fit would lean toward the
+    nearer, larger sticker). Its covariance is fit_piece's at the image's noise level (the
+    layout misfit does not move the midpoint), doubled in sigma for using centres only."""
+    fit = fit_piece(stickers, tp)
+    K = tp.K()
+    local = np.array([s.local_mm.mean(axis=0) for s in stickers])
+    world = np.array([intersect_plane(s.ideal_px, s.z_mm, tp.rvec, tp.tvec, K).mean(axis=0) for s in stickers])
+    noise = getattr(tp, "noise_factor", 1.0) ** 2
+    cov = fit.cov * (4.0 * noise / max(noise, fit.rms_sigma ** 2))
+    return PieceFit(fit_rigid_2d(local, world), cov, fit.rms_sigma)
+
+
+def with_frame_uncertainty(pose, cov: np.ndarray, frame_pose, frame_cov: np.ndarray) -> np.ndarray:
+    """A pose's covariance plus that of the frame it will be expressed in (the frame's position
+    and, through the lever arm to the pose, its heading), both in the current frame."""
+    J = np.array([[1.0, 0.0, -(pose[1] - frame_pose[1])], [0.0, 1.0, pose[0] - frame_pose[0]], [0.0, 0.0, 1.0]])
+    return cov + J @ frame_cov @ J.T
 
 
 def sigma_from_cov(cov: np.ndarray) -> tuple[float, float]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -21,8 +23,10 @@ from referee.errors import RefcamError
 from referee.observation import ImageFromGame, Observation, PiecePose
 
 from . import detect
-from .pieces import PieceFit, corner_sigma_px, fit_piece, sigma_from_cov, transform_pose, wrap_deg
-from .table_pose import Intrinsics, StickerObs, TablePoseError, solve_table_pose
+from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
+                     with_frame_uncertainty, wrap_deg)
+from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches,
+                         solve_table_pose, unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -72,10 +76,11 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     warnings: list[str] = []
     game, by_piece = _detect(result, catalog, game, w, h, warnings)
     intr, obs_by_piece = _undistort(by_piece, catalog, camera, w, h, warnings)
-    tp, reference, frame_kind, plane_from_tops = _plane(obs_by_piece, catalog, game, intr, camera, w, h, warnings)
-    frame_pose, frame_info = _frame(tp, reference, frame_kind, camera, w, h)
-    poses = [_piece_pose(name, obs_by_piece[name], tp, frame_pose, frame_kind, plane_from_tops, camera, catalog,
-                         warnings) for name in sorted(obs_by_piece)]
+    plane = _plane(obs_by_piece, catalog, game, intr, camera, w, h, warnings)
+    tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
+    frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
+    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings)
+             for name in sorted(obs_by_piece)]
     warnings.extend(_closing_warnings(poses, tp, camera, catalog))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
                        warnings=tuple(warnings), game=game, image_size=(w, h),
@@ -148,9 +153,9 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
                 ideal = d.corners.copy()
             lst.append(StickerObs(marker_id=d.marker_id, piece=name, ideal_px=ideal,
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
-                                  sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source),
+                                  sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
                                                       calib_px), size_mm=st.size_mm,
-                                  side_px=d.side_px))
+                                  side_px=d.side_px, blur_px=d.blur_px))
         obs_by_piece[name] = lst
     return intr, obs_by_piece
 
@@ -159,7 +164,9 @@ def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: st
            camera, w: int, h: int, warnings: list[str]):
     """Stage 3: the table plane (camera pose) from the flat stickers, held at a reference piece.
 
-    Returns (TablePose, reference piece, frame kind, whether the plane came from piece tops)."""
+    A piece whose stickers disagree with its catalog layout is named and kept out of the fit
+    (it would bend the plane for every piece); the camera file is checked against the
+    stickers; the tone curve's edge bias the fit measures is taken out of every sticker."""
     flat = {n: o for n, o in obs_by_piece.items() if catalog.piece(n).flat}
     plane_from_tops = False
     if not flat:
@@ -183,24 +190,55 @@ def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: st
                             + ("frame of " + reference if frame_kind == "table-corner" else
                                "camera-plane frame (origin under the image centre, +x to the image right)")
                             + ", not the game frame")
+    mismatched = layout_mismatches(flat, intr.K())
+    for n, (seen, cat) in sorted(mismatched.items()):
+        warnings.append(f"{n}: stickers {seen:.0f} mm apart, catalog {cat:.0f} mm: edit the catalog or re-stick "
+                        "(left out of the table-plane estimate)")
+    solve_flat = {n: o for n, o in flat.items() if n not in mismatched} or flat
+    solve_ref = reference if reference in solve_flat else max(
+        solve_flat, key=lambda n: sum(s.side_px for s in solve_flat[n]) * (1 + len(solve_flat[n])))
     try:
-        tp = _solve(flat, reference, intr, camera is None, w, h)
+        tp = _solve(solve_flat, solve_ref, intr, camera is None, w, h)
     except (np.linalg.LinAlgError, cv2.error, FloatingPointError) as exc:
         raise TablePoseError(f"cannot find the table plane from the {sum(map(len, flat.values()))} flat "
                              f"sticker(s) in view ({type(exc).__name__})") from None
+    tp, camera_warning = check_camera_file(solve_flat, solve_ref, intr, tp)
+    if camera_warning:
+        warnings.append(camera_warning)
+    unbiased = {n: [unbias_sticker(s, tp.edge_bias_px, tp.edge_bias_blur_px) for s in sts]
+                for n, sts in obs_by_piece.items()}
     if camera is not None and tp.rms_sigma > MISMATCH_SIGMA:
         warnings.append(f"the stickers fit the camera model poorly ({tp.rms_sigma:.1f} sigma rms): is the camera "
                         f"file for this camera and zoom? sigma is widened to match")
     for n in tp.outliers:
         warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
                         f"table-plane estimate, its pose is less certain")
-    return tp, reference, frame_kind, plane_from_tops
+    return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased)
 
 
-def _frame(tp, reference: str, frame_kind: str, camera, w: int, h: int) -> tuple[tuple[float, float, float], dict]:
-    """Stage 4, the frame poses are reported in: (x0, y0, phi) of it in the reference frame, and
-    Observation.frame."""
-    frame_pose = _camera_plane_frame(tp, w, h) if frame_kind == "camera-plane" else (0.0, 0.0, 0.0)
+@dataclass(frozen=True)
+class Plane:
+    """What stage 3 found: the table pose, the frame's reference piece, and how it was fixed."""
+
+    tp: Any  # table_pose.TablePose
+    reference: str  # the piece the frame is anchored on
+    frame_kind: str  # "piece", "table-corner" or "camera-plane"
+    plane_from_tops: bool  # no flat sticker: the plane came from the piece tops
+    mismatched: dict  # piece -> (stickers apart, catalog) mm: kept out of the plane fit
+    solve_ref: str  # the piece the fit was held at (the reference unless it is mismatched)
+    obs_by_piece: dict  # every piece's stickers, corrected for the edge bias
+
+
+def _frame(plane: Plane, camera, w: int, h: int):
+    """Stage 4, the frame poses are reported in: (x0, y0, phi) of it in the reference frame,
+    its covariance (None when the plane fit holds it fixed), and Observation.frame."""
+    tp, reference, frame_kind = plane.tp, plane.reference, plane.frame_kind
+    frame_pose, frame_cov = (0.0, 0.0, 0.0), None
+    if frame_kind == "camera-plane":
+        frame_pose = _camera_plane_frame(tp, w, h)
+    elif plane.solve_ref != reference:  # the anchor is mismatched: its own best fit still defines the frame
+        anchor_fit = fit_by_centres(plane.obs_by_piece[reference], tp)
+        frame_pose, frame_cov = anchor_fit.pose, anchor_fit.cov
     frame_info = {"kind": frame_kind, "anchor": reference if frame_kind != "camera-plane" else None,
                   "game_frame": frame_kind == "piece", "camera_file": camera is not None,
                   "focal_px": round(tp.f, 1), "tilt_deg": round(tp.tilt_deg(), 1),
@@ -209,16 +247,19 @@ def _frame(tp, reference: str, frame_kind: str, camera, w: int, h: int) -> tuple
     if frame_kind == "camera-plane":
         frame_info["description"] = "camera-plane frame: origin where the optical axis meets the table"
     frame_info.update(_camera_in_frame(tp, frame_pose, camera))
-    return frame_pose, frame_info
+    return frame_pose, frame_cov, frame_info
 
 
-def _piece_pose(name: str, sts: list[StickerObs], tp, frame_pose, frame_kind: str, plane_from_tops: bool,
-                camera, catalog: Catalog, warnings: list[str]) -> PiecePose:
+def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
+                warnings: list[str]) -> PiecePose:
     """Stage 5: one piece's parallax-correct pose and sigma in the reported frame."""
+    tp, frame_kind = plane.tp, plane.frame_kind
     spec = catalog.piece(name)
     z_used = sts[0].z_mm
-    if name in tp.piece_poses and name not in tp.outliers and not plane_from_tops:
+    if name in tp.piece_poses and name not in tp.outliers and not plane.plane_from_tops:
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
+    elif name in plane.mismatched:
+        fit = fit_by_centres(sts, tp)
     else:
         fit = fit_piece(sts, tp)
         if spec.family == "kang/kangaroo":
@@ -232,7 +273,9 @@ def _piece_pose(name: str, sts: list[StickerObs], tp, frame_pose, frame_kind: st
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
             warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
                             f"bent, restuck, or two copies? its sigma is widened to match")
-    pose, cov = transform_pose(fit.pose, fit.cov, frame_pose)
+    cov = fit.cov if frame_cov is None or name == plane.reference else with_frame_uncertainty(
+        fit.pose, fit.cov, frame_pose, frame_cov)
+    pose, cov = transform_pose(fit.pose, cov, frame_pose)
     sigma_mm, sigma_th = sigma_from_cov(cov)
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])

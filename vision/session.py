@@ -23,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from referee import safeload
 from referee.errors import InvalidInputError
 
 MANIFEST = "manifest.jsonl"
 FORMAT_VERSION = 1
+MAX_FPS = 1000.0
+MAX_SESSION_S = 1e7  # about 116 days
 
 
 class SessionError(InvalidInputError):
@@ -61,7 +64,8 @@ class Session:
         p = self.folder / "truth.jsonl"
         if not p.exists():
             return None
-        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+        text = safeload.read_text(p, "truth file", SessionError)
+        return [value for _, value in safeload.parse_json_lines(text, f"truth file {p}", SessionError)]
 
 
 def read_session(folder: str | os.PathLike) -> Session:
@@ -70,35 +74,33 @@ def read_session(folder: str | os.PathLike) -> Session:
     if not folder.is_dir():
         raise SessionError(f"session folder {folder} does not exist")
     manifest = folder / MANIFEST
-    try:
-        lines = manifest.read_text().splitlines()
-    except OSError:
-        raise SessionError(f"session folder {folder} has no readable {MANIFEST}") from None
-    except UnicodeDecodeError:
-        raise SessionError(f"manifest {manifest} is not JSON (not even text)") from None
+    if not manifest.exists() and not manifest.is_symlink():
+        raise SessionError(f"session folder {folder} has no readable {MANIFEST}")
+    text = safeload.read_text(manifest, "manifest", SessionError)
+    lines = safeload.parse_json_lines(text, f"manifest {manifest}", SessionError)
     if not lines:
         raise SessionError(f"manifest {manifest} is empty")
-    try:
-        header = json.loads(lines[0])
-    except json.JSONDecodeError:
-        raise SessionError(f"manifest {manifest} is not JSON (line 1)") from None
-    if not isinstance(header, dict) or "refcam_session" not in header:
+    n, header = lines[0]
+    if header is None:  # a manifest of one line that is not JSON: say why
+        safeload.parse_json(text.splitlines()[n - 1], f"manifest {manifest} line {n}", SessionError)
+    if n != 1 or not isinstance(header, dict) or "refcam_session" not in header:
         raise SessionError(f"manifest {manifest} line 1 is not a refcam session header")
+    _check_header(header, f"manifest {manifest} line 1")
     frames: list[FrameEntry] = []
     warnings: list[str] = []
-    for n, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+    root = folder.resolve()
+    for n, entry in lines[1:]:
+        if entry is None:  # torn last line after a crash
+            warnings.append(f"manifest line {n} is incomplete (recording cut off); ignored")
             continue
-        try:
-            entry = json.loads(line)
-            rel, t = entry["frame"], float(entry["t"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            if n == len(lines):  # torn last line after a crash
-                warnings.append(f"manifest line {n} is incomplete (recording cut off); ignored")
-                continue
-            raise SessionError(f"manifest {manifest} is not JSON (line {n})") from None
+        rel, t = _frame_line(entry, f"manifest {manifest} line {n}")
         path = folder / rel
-        if not path.resolve().is_relative_to(folder.resolve()):  # a shared session must not read the user's files
+        try:
+            inside = path.resolve().is_relative_to(root)
+        except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+            warnings.append(f"frame {rel} is a symlink loop; skipped")
+            continue
+        if not inside:  # a shared session must not read the user's files
             warnings.append(f"frame {rel} lies outside the session folder; skipped")
             continue
         if not path.is_file():
@@ -106,6 +108,24 @@ def read_session(folder: str | os.PathLike) -> Session:
             continue
         frames.append(FrameEntry(index=len(frames), t=t, path=path))
     return Session(folder=folder, header=header, frames=tuple(frames), warnings=tuple(warnings))
+
+
+def _check_header(header: dict, where: str) -> None:
+    """The header fields refcam uses: a game name and the frame rate, typed and in range."""
+    safeload.optional(header, "game", safeload.text, f"{where}: game", SessionError, max_len=64)
+    safeload.optional(header, "fps", safeload.number, f"{where}: fps", SessionError, lo=0, hi=MAX_FPS, lo_open=True)
+
+
+def _frame_line(entry, where: str) -> tuple[str, float]:
+    """(relative frame path, t) of one manifest line, or one line saying what is wrong with it."""
+    entry = safeload.mapping(entry, where, SessionError)
+    if "frame" not in entry or "t" not in entry:
+        raise SessionError(f"{where} needs \"frame\" and \"t\", got {safeload.show(entry)}")
+    rel = safeload.text(entry["frame"], f"{where}: frame", SessionError, max_len=1024)
+    if os.path.isabs(rel):
+        raise SessionError(f"{where}: frame {rel!r} must be a path inside the session folder")
+    t = safeload.number(entry["t"], f"{where}: t", SessionError, lo=-MAX_SESSION_S, hi=MAX_SESSION_S)
+    return rel, t
 
 
 class SessionWriter:

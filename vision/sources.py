@@ -2,8 +2,19 @@
 
 Iterating a source yields ``(t, image)``: t in seconds from the start of the source,
 image (H, W, 3) BGR uint8. ``source.info`` tells what it is; ``source.status`` is a
-short line for the page ("camera 0 lost; retrying"); warnings (skipped frames) go to
+short line for the page ("camera lost: camera 0 ..."); warnings (skipped frames) go to
 ``source.on_warning`` as they happen and are kept in ``source.warnings``.
+
+``source.state`` is one of STATES, with ``source.state_message`` saying why; every change
+goes to ``source.on_state(state, message)`` and, as the status line, to ``on_status``:
+
+* "running": frames are coming (or about to).
+* "ended":   a replay or video reached its end (not looping); iteration stops.
+* "lost":    the camera stopped delivering; the source retries with growing pauses
+             (1, 2, 4, 8 s) and goes back to "running" when frames return.
+* "error":   the source cannot go on (its session folder or video file vanished, or a
+             whole pass read no frame); iteration raises SourceError with the same message,
+             so a looping replay never spins on nothing.
 
 * CameraSource: a grabber thread reads the camera continuously and keeps only the
   newest frame, so the consumer never works through a backlog of stale frames. A
@@ -48,11 +59,17 @@ class SourceInfo:
     extra: dict = field(default_factory=dict)
 
 
+STATES = ("running", "ended", "lost", "error")
+
+
 class FrameSource:
     info: SourceInfo
 
     def __init__(self) -> None:
         self.status = ""
+        self.state = "running"
+        self.state_message = ""
+        self.on_state: Callable[[str, str], None] | None = None
         self.warnings: list[str] = []
         self.on_warning: Callable[[str], None] | None = None
         self.on_status: Callable[[str], None] | None = None
@@ -72,6 +89,20 @@ class FrameSource:
             self.status = message
             if self.on_status:
                 self.on_status(message)
+
+    def set_state(self, state: str, message: str) -> None:
+        """Enter one of STATES; the message becomes the status line too."""
+        assert state in STATES, state
+        changed = (state, message) != (self.state, self.state_message)
+        self.state, self.state_message = state, message
+        if changed and self.on_state:
+            self.on_state(state, message)
+        self.set_status(message)
+
+    def fail(self, message: str) -> SourceError:
+        """Enter "error" and return the SourceError to raise (one line, for the page and the CLI)."""
+        self.set_state("error", message)
+        return SourceError(message)
 
     def close(self) -> None:
         self._closed.set()
@@ -135,8 +166,10 @@ class SessionSource(FrameSource):
         t_first = frames[0].t
         period = (frames[-1].t - t_first) + (1.0 / self.info.fps if self.info.fps else 0.1)
         lap = 0
+        reported: set[int] = set()  # frames already warned about: one warning each, not one per lap
         while not self.closed:
             wall0 = time.monotonic()
+            yielded, skipped_before = 0, self.frames_skipped
             for k, entry in enumerate(frames):
                 if self.closed:
                     return
@@ -152,23 +185,39 @@ class SessionSource(FrameSource):
                 try:
                     img = _decode_file(entry.path)
                 except InvalidInputError as exc:
-                    if lap == 0:
-                        self.warn(f"{exc}; frame skipped")
+                    self._frame_failed(entry, exc, reported)
                     continue
                 self.index = entry.index
                 self.frame_name = entry.path.name
                 first = not self.started
                 self.started = True
+                yielded += 1
                 yield t + lap * period, img
                 if first:
                     # The consumer's first frame includes its warm-up (imports, detector set-up):
                     # start the clock after it, so the replay does not begin by skipping frames.
                     wall0 = time.monotonic() - t / self.speed
+            if yielded == 0 and self.frames_skipped == skipped_before:  # every frame failed: never spin
+                raise self.fail(f"replay of {self.info.name} stopped: none of its {len(frames)} frames "
+                                f"could be read")
             if not self.loop:
+                self.set_state("ended", f"replay of {self.info.name} finished")
                 return
             lap += 1
             if self.on_restart:
                 self.on_restart()
+
+    def _frame_failed(self, entry, exc: Exception, reported: set[int]) -> None:
+        """A frame that cannot be read: a vanished session stops the replay with an error; a
+        single bad or deleted frame is skipped with one warning."""
+        folder = self.session.folder
+        if not folder.is_dir() or not (folder / "manifest.jsonl").exists():
+            raise self.fail(f"session folder {self.info.name} vanished during the replay (deleted or moved)")
+        if entry.index not in reported:
+            reported.add(entry.index)
+            gone = not entry.path.exists() and self.started
+            self.warn(f"frame {entry.path.name} vanished during the replay; skipped" if gone
+                      else f"{exc}; frame skipped")
 
 
 class VideoSource(FrameSource):
@@ -204,6 +253,8 @@ class VideoSource(FrameSource):
         fps = self.info.fps or 30.0
         lap_offset = 0.0
         while not self.closed:
+            if not self.path.is_file():
+                raise self.fail(f"video file {self.path} vanished during the replay (deleted or moved)")
             cap = cv2.VideoCapture(str(self.path))
             wall0 = time.monotonic()
             n = 0
@@ -222,7 +273,12 @@ class VideoSource(FrameSource):
                     yield lap_offset + t, img
             finally:
                 cap.release()
-            if not self.loop or n == 0:
+            if self.closed:
+                return
+            if n == 0:  # opened at start, now unreadable: never loop on nothing
+                raise self.fail(f"video file {self.path} yields no frames any more")
+            if not self.loop:
+                self.set_state("ended", f"video {self.path} finished")
                 return
             lap_offset += t + 1.0 / fps
             if self.on_restart:
@@ -254,7 +310,8 @@ class CameraSource(FrameSource):
     release() (cv2.VideoCapture by default; tests pass a fake).
     """
 
-    RETRY_S = 1.0
+    RETRY_S = 1.0  # first pause before reopening a lost camera; doubles up to MAX_RETRY_S
+    MAX_RETRY_S = 8.0
     READ_FAILS_BEFORE_LOST = 5
 
     def __init__(self, index: int, capture_factory: Callable[[int], object] = _open_capture,
@@ -311,26 +368,31 @@ class CameraSource(FrameSource):
     def _grab_loop(self) -> None:
         fails = 0
         cap = self._cap
-        self.set_status(f"camera {self.index} live")
+        pause = self.RETRY_S
+        self.set_state("running", f"camera {self.index} live")
         while not self.closed:
             if cap is None:
-                if self._closed.wait(self.RETRY_S):
+                if self._closed.wait(pause):
                     break
-                cap = self._factory(self.index)
-                if not cap.isOpened():
-                    cap.release()
-                    cap = None
+                cap = self._reopen()
+                if cap is None:
+                    pause = min(pause * 2, max(self.MAX_RETRY_S, self.RETRY_S))
+                    self.set_state("lost", self._lost_message(pause))
                     continue
-                fails = 0
-                self.set_status(f"camera {self.index} back")
-            ok, img = cap.read()
+                fails, pause = 0, self.RETRY_S
+                self.set_state("running", f"camera {self.index} back")
+            try:
+                ok, img = cap.read()
+            except Exception:  # noqa: BLE001 - a driver that raises instead of returning False
+                ok, img = False, None
             if not ok or img is None:
                 fails += 1
                 if fails >= self.READ_FAILS_BEFORE_LOST:
-                    cap.release()
+                    self._release(cap)
                     cap = None
-                    self.warn(f"camera {self.index} lost; retrying every {self.RETRY_S:g} s")
-                    self.set_status(f"camera {self.index} lost; retrying")
+                    self.warn(f"camera {self.index} lost; retrying every {self.RETRY_S:g} s, "
+                              f"then less often (up to every {self.MAX_RETRY_S:g} s)")
+                    self.set_state("lost", self._lost_message(pause))
                 else:
                     time.sleep(0.01)
                 continue
@@ -343,9 +405,30 @@ class CameraSource(FrameSource):
                 self.frames_grabbed += 1
                 self._cond.notify_all()
         if cap is not None:
-            cap.release()
+            self._release(cap)
         with self._cond:
             self._cond.notify_all()
+
+    def _lost_message(self, pause: float) -> str:
+        return f"camera lost: camera {self.index} stopped delivering frames; retrying in {pause:g} s"
+
+    def _reopen(self):
+        """A fresh capture of this camera, or None while it is still away."""
+        try:
+            cap = self._factory(self.index)
+            if cap.isOpened():
+                return cap
+        except Exception:  # noqa: BLE001 - an unplugged device can make the backend raise
+            return None
+        self._release(cap)
+        return None
+
+    @staticmethod
+    def _release(cap) -> None:
+        try:
+            cap.release()
+        except Exception:  # noqa: BLE001 - releasing a vanished device must not stop the retries
+            pass
 
     def __iter__(self) -> Iterator[tuple[float, np.ndarray]]:
         self.start()

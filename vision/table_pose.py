@@ -13,13 +13,20 @@ Without a camera file the focal length joins the unknowns (principal point at th
 image centre, no distortion assumed): flat stickers of known size on one plane fix
 it only loosely, so callers widen sigma.
 
+Edge bias: a camera's tone curve (and, less, blur and sharpening) moves every black
+square's edges in or out by about the same fraction of a pixel, which reads as a change of
+scale and tilt. Sticker centres do not move, sticker sizes do, and every sticker's true size
+is in the catalog: so the fit carries one more unknown, the edge bias (px, > 0: squares read
+small) at the image's median blur, with a weak prior. Each sticker's share of it scales with
+its own measured blur (a tone curve moves an edge by a fixed fraction of its blur width).
+
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -66,6 +73,7 @@ class StickerObs:
     sigma_px: float
     size_mm: float
     side_px: float
+    blur_px: float = 0.0  # blur sigma measured across its edges (0: unknown)
 
 
 @dataclass
@@ -84,6 +92,10 @@ class TablePose:
     rms_sigma: float = 0.0  # rms whitened residual of the plane fit
     cost: float = 0.0  # robust cost at the solution
     used_pieces: list = field(default_factory=list)
+    noise_factor: float = 1.0  # measured corner noise / modelled corner noise (floored)
+    edge_bias_px: float = 0.0  # squares' edges read this far inside their true place (at edge_bias_blur_px)
+    edge_bias_blur_px: float = 0.0  # the blur the bias refers to (median of the plane's stickers)
+    edge_bias_sigma_px: float = 0.0
 
     @property
     def R(self) -> np.ndarray:
@@ -98,6 +110,47 @@ class TablePose:
     def tilt_deg(self) -> float:
         """Angle between the optical axis and the table normal (0 = looking straight down)."""
         return math.degrees(math.acos(abs(float(self.R[2, 2]))))
+
+
+NOISE_FACTOR_FLOOR = 0.35
+BIASED_NOISE_FLOOR = 0.6  # the same when a tone curve's edge bias was removed
+# prior on the edge bias (px): tone curves move edges by up to ~0.3 blur sigma
+EDGE_BIAS_PRIOR_PX = 0.5
+
+
+def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
+    """(4, 2): how each corner of a square moves when all four edges move out by 1 px
+    (the sum of the two adjacent edges' outward unit normals)."""
+    c = np.asarray(ideal_px, dtype=np.float64)
+    e = np.roll(c, -1, axis=0) - c
+    n = np.stack([e[:, 1], -e[:, 0]], axis=1) / np.maximum(np.linalg.norm(e, axis=1), 1e-9)[:, None]
+    mids = c + e / 2
+    n *= np.where(np.einsum("ij,ij->i", n, mids - c.mean(axis=0)) < 0, -1.0, 1.0)[:, None]
+    return n + np.roll(n, 1, axis=0)  # corner k: edge k-1 (into it) and edge k (out of it)
+
+
+# the edge bias is not quite the same on every sticker (it scales with each one's blur and
+# black/white levels): per corner, this fraction of it is left as noise once it is removed
+EDGE_BIAS_SPREAD = 0.8
+EDGE_BIAS_NEGLIGIBLE_PX = 0.03
+
+
+def bias_share(s: StickerObs, blur_ref_px: float) -> float:
+    """How much of the image's edge bias (given at blur blur_ref_px) this sticker carries."""
+    if s.blur_px <= 0 or blur_ref_px <= 0:
+        return 1.0
+    # blurs read from a matched drawing (strongly blurred stickers) are coarse: bounded share
+    return float(np.clip(s.blur_px / blur_ref_px, 0.5, 1.5))
+
+
+def unbias_sticker(s: StickerObs, bias_px: float, blur_ref_px: float = 0.0) -> StickerObs:
+    """The sticker with its corners moved out by its share of the image's edge bias, its corner
+    sigma widened by the bias's sticker-to-sticker spread."""
+    if abs(bias_px) < EDGE_BIAS_NEGLIGIBLE_PX:
+        return s
+    bias = bias_px * bias_share(s, blur_ref_px)
+    return replace(s, ideal_px=s.ideal_px + bias * corner_outward(s.ideal_px),
+                   sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * bias))
 
 
 def rot_z(theta: float) -> np.ndarray:
@@ -220,10 +273,26 @@ def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrin
     groups: piece name -> its detected stickers (all flat, or used as flat); reference: the
     piece held at the identity (must be in groups).
     """
+    tp = _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma)
+    if abs(tp.edge_bias_px) < EDGE_BIAS_NEGLIGIBLE_PX:
+        return tp
+    # a tone curve moved the edges: solve again with every corner's sigma widened by the
+    # bias's spread (the corners stay where they were seen: the fit removes the bias itself)
+    ref = tp.edge_bias_blur_px
+    wider = {n: [replace(s, sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * tp.edge_bias_px * bias_share(s, ref)))
+                 for s in sts] for n, sts in groups.items()}
+    # the bias's spread is systematic per sticker and hides in the piece poses more than in the
+    # residuals: here sigma is scaled down less (measured in tests/bench/robust.py)
+    return _solve_with_outliers(wider, reference, intrinsics, f_init, outlier_sigma, noise_floor=BIASED_NOISE_FLOOR)
+
+
+def _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma,
+                         noise_floor: float = NOISE_FACTOR_FLOOR) -> TablePose:
     names = [reference] + sorted(n for n in groups if n != reference)
     outliers: list[str] = []
     while True:
-        pose = _solve_once({n: groups[n] for n in names if n not in outliers}, reference, intrinsics, f_init)
+        pose = _solve_once({n: groups[n] for n in names if n not in outliers}, reference, intrinsics, f_init,
+                           noise_floor)
         # per-piece rms whitened residual; drop the worst clear outlier and refit
         worst, worst_rms = None, 0.0
         for n, rms in pose.extra_rms.items():
@@ -243,7 +312,7 @@ class _Solve:
     extra_rms: dict
 
 
-def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
+def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: float = NOISE_FACTOR_FLOOR):
     names = [reference] + sorted(n for n in groups if n != reference)
     f0 = f_init if intrinsics.focal_free and f_init else intrinsics.fx
     K0 = intrinsics.K(f0 if intrinsics.focal_free else None)
@@ -258,9 +327,12 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
     nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
     # flattened observations
-    loc, zs, obs, sig, owner = [], [], [], [], []
+    loc, zs, obs, sig, owner, out_dirs = [], [], [], [], [], []
+    blurs = [s.blur_px for n in names for s in groups[n] if s.blur_px > 0]
+    blur_ref = float(np.median(blurs)) if blurs else 0.0
     for k, n in enumerate(names):
         for s in groups[n]:
+            out_dirs.append(corner_outward(s.ideal_px) * bias_share(s, blur_ref))
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
@@ -268,7 +340,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
             owner.append(np.full(4, k))
     loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
     sig, owner = np.concatenate(sig), np.concatenate(owner)
-    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf)
+    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, np.concatenate(out_dirs))
     R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
     state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
                    np.array([poses[n] for n in names], dtype=np.float64))
@@ -285,7 +357,11 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
     rw = r * np.sqrt(np.repeat(wts, 2))
     dof = max(1, len(r) - npar)
     chi2 = float(rw @ rw) / dof
-    cov *= max(1.0, chi2)
+    # the corner noise model is a prior scale: the fit's own residuals say how noisy this image
+    # really is (sharp renders: a third of the model; noisy webcams: more), never below a floor
+    # that keeps room for what residuals cannot show (blur's pull on edges, print scale)
+    noise_factor = math.sqrt(max(noise_floor ** 2, chi2))
+    cov *= noise_factor ** 2
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = {}
     for k, n in enumerate(names):
@@ -302,7 +378,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init):
                    intrinsics=intrinsics,
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
-                   rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names))
+                   rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names),
+                   noise_factor=noise_factor, edge_bias_px=float(state.bias), edge_bias_blur_px=blur_ref, edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
     tp._ncam = ncam
     return _Solve(tp, per_piece_rms)
 
@@ -337,13 +414,15 @@ class _State:
     poses: np.ndarray  # (n_pieces, 3); row 0 = reference, held at 0
     k1: float = 0.0
     k2: float = 0.0
+    bias: float = 0.0  # edge bias px (module docstring)
 
 
 class _PlaneModel:
     """Reprojection residuals (whitened) and their analytic Jacobian for the joint plane fit."""
 
-    def __init__(self, loc, zs, obs, sig, owner, n_pieces, intr: Intrinsics, nf: int):
+    def __init__(self, loc, zs, obs, sig, owner, n_pieces, intr: Intrinsics, nf: int, out_dirs: np.ndarray):
         self.loc, self.zs, self.obs, self.sig, self.owner = loc, zs, obs, sig, owner
+        self.out_dirs = out_dirs
         self.n_pieces, self.intr, self.nf = n_pieces, intr, nf
         self.ratio = intr.fy / intr.fx
 
@@ -370,9 +449,11 @@ class _PlaneModel:
         kk = 2.0 * (k1 + 2.0 * k2 * r2)  # dg/d(xn) = kk xn
         u = fx * xn * g + self.intr.cx
         v = fy * yn * g + self.intr.cy
-        r = ((np.stack([u, v], axis=1) - self.obs) / self.sig[:, None]).ravel()
+        seen = self.obs + st.bias * self.out_dirs  # corners where they would be without the bias
+        r = ((np.stack([u, v], axis=1) - seen) / self.sig[:, None]).ravel()
         if self.nf:
             r = np.concatenate([r, self._prior(st)])
+        r = np.concatenate([r, [st.bias / EDGE_BIAS_PRIOR_PX, 0.0]])
         if not with_jac:
             return r, None
         n = len(X)
@@ -389,8 +470,9 @@ class _PlaneModel:
         B[:, 1, 2] = -yn * iz
         D = (A @ B) / self.sig[:, None, None]
         ncam = 6 + self.nf
-        npar = ncam + 3 * (self.n_pieces - 1)
+        npar = ncam + 3 * (self.n_pieces - 1) + 1  # the last: edge bias
         J = np.zeros((n, 2, npar))
+        J[:, :, -1] = -self.out_dirs / self.sig[:, None]
         # rotation (left increment): dXc/d(delta) = -[RX]x
         a = RX
         skew = np.zeros((n, 3, 3))
@@ -406,6 +488,13 @@ class _PlaneModel:
             J[:, 1, 7] = fy * yn * r2 / self.sig
             J[:, 0, 8] = fx * xn * r2 * r2 / self.sig
             J[:, 1, 8] = fy * yn * r2 * r2 / self.sig
+        return r, self._pose_and_prior_jacobian(st, J, D, (c, s, lx, ly), ncam, npar)
+
+    def _pose_and_prior_jacobian(self, st: _State, J: np.ndarray, D: np.ndarray, rot_loc, ncam: int,
+                                 npar: int) -> np.ndarray:
+        """The piece-pose columns of the Jacobian, then the prior rows (focal, distortion, edge bias)."""
+        c, s, lx, ly = rot_loc
+        n = len(D)
         # piece pose: dX/dx = e1, dX/dy = e2, dX/dtheta = (-s lx - c ly, c lx - s ly, 0)
         dX = np.zeros((n, 3, 3))
         dX[:, 0, 0] = 1.0
@@ -424,7 +513,9 @@ class _PlaneModel:
             Jprior[1, 7] = 1.0 / self.intr.prior_k1_sigma
             Jprior[2, 8] = 1.0 / self.intr.prior_k2_sigma
             J = np.concatenate([J, Jprior])
-        return r, J
+        Jbias = np.zeros((2, npar))
+        Jbias[0, -1] = 1.0 / EDGE_BIAS_PRIOR_PX
+        return np.concatenate([J, Jbias])
 
     def _prior(self, st: _State) -> np.ndarray:
         f0 = self.intr.prior_f or self.intr.fx
@@ -438,14 +529,13 @@ class _PlaneModel:
         k1 = st.k1 + (delta[7] if self.nf else 0.0)
         k2 = st.k2 + (delta[8] if self.nf else 0.0)
         poses = st.poses.copy()
-        poses[1:] += delta[6 + self.nf:].reshape(-1, 3)
-        return _State(R, t, f, poses, k1, k2)
+        poses[1:] += delta[6 + self.nf:-1].reshape(-1, 3)
+        return _State(R, t, f, poses, k1, k2, st.bias + delta[-1])
 
     def weights(self, r: np.ndarray) -> np.ndarray:
         d = np.sqrt((r.reshape(-1, 2) ** 2).sum(axis=1))
         w = np.where(d <= HUBER_K, 1.0, HUBER_K / np.maximum(d, 1e-12))
-        if self.nf:
-            w[-2:] = 1.0  # the priors are not outliers
+        w[-(3 if self.nf else 1):] = 1.0  # the priors are not outliers
         return w
 
     def levenberg_marquardt(self, st: _State, iterations: int = 40):
@@ -481,3 +571,78 @@ class _PlaneModel:
             if old - cost < 1e-8 * max(1.0, old):
                 break
         return st, r, J, wts
+
+
+# A multi-sticker piece whose stickers are this much further apart or closer than the catalog
+# says (relative) is not as catalogued; measured per sticker, sizes and spacing agree within
+# ~3 % even under blur and tone curves (tests/bench/robust.py); small stickers' own depths
+# are less certain: LAYOUT_TOLERANCE_PX / side px more
+LAYOUT_TOLERANCE = 0.08
+LAYOUT_TOLERANCE_PX = 1.5
+# below this side, one sticker's own depth is too loose to judge a layout (the plane fit's
+# per-piece misfit still flags such a piece)
+LAYOUT_MIN_SIDE_PX = 24.0
+
+
+def layout_mismatches(groups: dict[str, list[StickerObs]], K: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Pieces whose sticker-to-sticker distance disagrees with the catalog: name -> (seen mm, catalog mm).
+
+    Each sticker's own pose (IPPE, from its catalog size) gives its centre in camera
+    coordinates without any table pose, so one wrong piece cannot hide behind the others.
+    """
+    out = {}
+    for name, sts in groups.items():
+        if len(sts) < 2 or min(s.side_px for s in sts) < LAYOUT_MIN_SIDE_PX:
+            continue
+        centres = []
+        for s in sts:
+            sols = ippe_square(s.ideal_px, s.size_mm, K)
+            if not sols:
+                break
+            centres.append(np.mean([t for _, t, _ in sols], axis=0))
+        if len(centres) != len(sts):
+            continue
+        local = [np.append(s.local_mm.mean(axis=0), s.z_mm) for s in sts]
+        worst = None
+        tolerance = LAYOUT_TOLERANCE + LAYOUT_TOLERANCE_PX / max(min(s.side_px for s in sts), 1.0)
+        for i in range(len(sts)):
+            for j in range(i + 1, len(sts)):
+                seen = float(np.linalg.norm(centres[i] - centres[j]))
+                cat = float(np.linalg.norm(local[i] - local[j]))
+                if cat > 0 and abs(seen - cat) > tolerance * cat and (
+                        worst is None or abs(seen - cat) > abs(worst[0] - worst[1])):
+                    worst = (seen, cat)
+        if worst is not None:
+            out[name] = worst
+    return out
+
+
+# camera-file plausibility: refit with the focal length free when the stickers fit worse than
+# this (rms, in corner sigmas) and believe the stickers when they disagree by more than
+# FOCAL_DISAGREE_SIGMA of their own estimate and FOCAL_DISAGREE_REL of the focal length
+FOCAL_CHECK_RMS_SIGMA = 0.8
+FOCAL_DISAGREE_SIGMA = 4.0
+FOCAL_DISAGREE_REL = 0.02
+
+
+def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
+                      tp: TablePose) -> tuple[TablePose, str | None]:
+    """(the table pose to use, a warning or None): do the stickers agree with the camera file's
+    focal length? A file from another camera at the same resolution fits them with a
+    systematic misfit that no corner noise explains: refit with the focal length (and radial
+    distortion) free, and when the stickers clearly say another focal length, use that fit,
+    whose covariance carries the focal length's uncertainty."""
+    if intrinsics.focal_free or tp.rms_sigma < FOCAL_CHECK_RMS_SIGMA:
+        return tp, None
+    free = replace(intrinsics, focal_free=True, prior_f=intrinsics.fx)
+    try:
+        alt = solve_table_pose(groups, reference, free, f_init=intrinsics.fx)
+    except (TablePoseError, np.linalg.LinAlgError, ValueError):
+        return tp, None
+    sigma_f = math.sqrt(max(float(alt.camera_cov[6, 6]), 1e-12))
+    gap = abs(alt.f - intrinsics.fx)
+    if gap < FOCAL_DISAGREE_SIGMA * sigma_f or gap < FOCAL_DISAGREE_REL * intrinsics.fx:
+        return tp, None
+    return alt, (f"the stickers disagree with the camera file (focal length {intrinsics.fx:.0f} px, the stickers "
+                 f"say {alt.f:.0f} +- {sigma_f:.0f} px): is the camera file for this camera and zoom? positions use "
+                 f"the stickers' estimate and sigma is widened to match")

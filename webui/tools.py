@@ -4,7 +4,8 @@ explanation picture. The games' folders stay free of cv2."""
 
 from __future__ import annotations
 
-import json
+
+from referee import safeload
 from pathlib import Path
 
 from referee.errors import InvalidInputError
@@ -22,10 +23,7 @@ def _camera(camera_file: str | None):
 
 def load_observation_file(path: str) -> Observation:
     """An observation JSON file (`refcam observe --json`, or a document holding one under "observation")."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"observation file {path!r} is not valid JSON (line {exc.lineno})") from None
+    doc = safeload.load_json(Path(path), "observation file")  # size, depth and number limits
     if isinstance(doc, dict) and "observation" in doc and "pieces" not in doc:
         doc = doc["observation"]
     if not isinstance(doc, dict) or "pieces" not in doc:

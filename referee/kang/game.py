@@ -10,6 +10,7 @@ from ..game import Explanation, RuleRef, Shape, Step, View
 from ..observation import Observation
 from ..rulings import Ruling
 from .board import BoardRead, Geometry, read_board
+from .diagram import board_diagram
 from .explain import RULES, Rule, explain
 from .position import COACHES, FILES, SIZES, Move, Position, other, square_name
 
@@ -123,6 +124,7 @@ class KangGame:
                                  "kick": square_name(state.last.kick) if state.last.kick else None,
                                  "exits": state.last.exits}
         data["illegal_on_board"] = state.illegal is not None
+        data["diagram"] = board_diagram(data, self.geometry.square_mm)
         return View("board", data, TITLE)
 
     def shapes(self, state: KangState, observation: Observation | None) -> tuple[Shape, ...]:

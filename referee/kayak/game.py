@@ -16,6 +16,7 @@ from ..game import Explanation, Option, Shape, Step, View
 from ..observation import Observation
 from ..rulings import Ruling
 from .errors import GAME_ID, GAME_TITLE, rule
+from .diagram import river_diagram
 from .explain import Explained, explain
 from .position import Position, pawn_name, winners
 from .river import RiverReading, read_river, space_centre
@@ -163,6 +164,7 @@ class KayakGame:
                               for p, s in pos.kayaks]
         if state.last is not None:
             data["last_turn"] = {**state.last.to_json(), "arrows": self._arrows(state.last)}
+        data["diagram"] = river_diagram(book, pos, state.last, _caption(state))
         return View("river", data, f"{GAME_TITLE}: the river")
 
     def _arrows(self, verdict: Explained) -> list[dict]:
@@ -210,6 +212,20 @@ class KayakGame:
         from .commands import kayak_commands
 
         return kayak_commands(self)
+
+
+def _caption(state: KayakState) -> tuple[str, ...]:
+    """The lines under the river diagram: the turn, the last turn's verdict, the winner, what blocks judging."""
+    if state.position is None:
+        return (f"cannot tell: {state.cannot_tell}",) if state.cannot_tell else ("no river seen yet",)
+    lines = [f"turn {state.turns}" if state.turns else "no turn played yet"]
+    if state.last is not None:
+        lines.append(("last turn: " if state.last.legal else "last turn, ") + state.last.summary())
+    if state.winner:
+        lines.append(f"winner: {pawn_name(state.winner)}")
+    if state.cannot_tell:
+        lines.append(f"cannot tell: {state.cannot_tell}")
+    return tuple(lines)
 
 
 def _card_section(kind: str) -> str:

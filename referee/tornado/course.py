@@ -13,12 +13,12 @@ card ids (SPEC section 2).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee import safeload
 from referee.catalog import DATA_DIR, Catalog, default_catalog
 from referee.observation import Observation, PiecePose
 
@@ -105,13 +105,7 @@ def load_course(name_or_path: str | os.PathLike | None = None) -> CourseSpec:
 
 
 def _read_course_file(path: Path) -> CourseSpec:
-    try:
-        doc = json.loads(path.read_text())
-    except OSError as exc:
-        raise CourseFileError(f"cannot read course file {str(path)!r}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" (line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise CourseFileError(f"course file {str(path)!r} is not valid JSON{where}") from None
+    doc = safeload.load_json(path, "course file", CourseFileError)  # size, depth, finite numbers
     return parse_course(doc, str(path))
 
 

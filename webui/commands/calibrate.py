@@ -50,6 +50,22 @@ def check_out_file(path: str) -> Path:
     return out
 
 
+def _refuse_overwriting_views(out: str, folder: str) -> None:
+    """`--out views/view-00.png` would replace a picture of the board with JSON: refused, as the
+    other commands refuse an output that names one of their inputs."""
+    from calibration.charuco import IMAGE_SUFFIXES
+    from referee.paths import refuse_overwriting_inputs
+
+    views = Path(folder)
+    if not views.is_dir():
+        return  # calibrate_folder says what is wrong with the folder
+    try:
+        pictures = [p for p in views.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
+    except OSError:
+        return
+    refuse_overwriting_inputs("--out", out, [("the calibration picture", str(p)) for p in pictures])
+
+
 def write_atomically(camera, out: Path) -> None:
     tmp = out.with_name(out.name + ".tmp")
     camera.save(tmp)
@@ -63,6 +79,7 @@ def run(args) -> int:
 
     if args.images is not None:
         out = check_out_file(args.out)
+        _refuse_overwriting_views(args.out, args.images)
         initial = CameraModel.load(args.camera_file) if args.camera_file else None
         result = charuco.calibrate_folder(args.images, initial=initial)
     else:

@@ -80,11 +80,13 @@
     if (v === null || v === undefined) return "";
     if (Array.isArray(v)) return v.map(flat).join(", ");
     if (typeof v === "object") return Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + " " + flat(x)).join("; ");
-    return short(typeof v === "number" ? fmt(v) : v);
+    return short(typeof v === "number" ? (Number.isInteger(v) ? String(v) : fmt(v)) : v);
   }
 
   function renderKeyValues(data, add, para) {
-    const entries = Object.entries(data).filter(([k]) => k !== "note" && k !== "game");
+    // a long nested record reads badly as one row: it stays in "all details" below
+    const tooLong = (v) => v && typeof v === "object" && !Array.isArray(v) && flat(v).length > 160;
+    const entries = Object.entries(data).filter(([k, v]) => k !== "note" && k !== "game" && !tooLong(v));
     const plain = entries.filter(([, v]) => !(typeof v === "string" && v.includes("\n"))
       && !(Array.isArray(v) && v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))));
     add(table(["", ""], plain.map(([k, v]) => [k.replace(/_/g, " "), flat(v)]), ["key", "value"]));
@@ -113,7 +115,8 @@
     if (state.error) para(state.error, "note");
     const data = state.data || {};
     if (data.note) para(data.note, "note");
-    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(data, add, para);
+    const rest = window.refcamDiagram ? window.refcamDiagram.show(data, add) : data;  // the view's diagram, if any (diagram.js)
+    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(rest, add, para);
     const det = document.createElement("details");
     det.appendChild(ui.el("summary", "all details"));
     det.appendChild(ui.el("pre", JSON.stringify(state, null, 1)));

@@ -1,0 +1,251 @@
+"""One safe way to read every JSON and session file refcam is handed.
+
+A file from a user (a camera file, a scene, an observation, a course, a session
+manifest, a catalog) may be huge, nested a hundred thousand levels deep, hold NaN,
+Infinity or a 400-digit number, a NUL inside a path, or be a symlink loop or a
+folder. Each of those used to end in a traceback (RecursionError, OverflowError,
+TypeError) far from the file; here each ends in one line naming the file, raised as
+the caller's own RefcamError subclass.
+
+Reading:
+    read_bytes(path, what, error=..., max_bytes=...)  -> bytes
+    read_text(path, what, ...)                         -> str (UTF-8)
+    load_json(path, what, ...)                         -> the parsed value
+    parse_json(text, source, ...)                      -> the parsed value
+    parse_json_lines(text, source, ...)                -> [(line number, value or None)]
+
+Typed fields (each raises `error` with a message quoting the field):
+    mapping(value, what), number(value, what, lo=, hi=), integer(value, what, lo=, hi=),
+    numbers(value, n, what, lo=, hi=), text(value, what, max_len=), optional(doc, key, check, ...)
+
+Pure Python: no numpy, no cv2, so referee/, vision/, calibration/ and webui/ can all use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any, Callable
+
+from referee.errors import InvalidInputError
+
+MAX_JSON_BYTES = 32_000_000  # a session manifest of a long evening is a few MB
+MAX_JSON_DEPTH = 64  # the deepest legitimate file (a catalog) nests 6 levels
+MAX_INT_DIGITS = 18  # larger integers lose precision as floats; nothing refcam reads needs them
+MAX_TEXT_CHARS = 4096
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_AS_PARENS = str.maketrans("[{]}", "(())")
+
+
+def _raise(error: type[Exception], message: str) -> None:
+    raise error(message)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
+
+
+# --- files ---------------------------------------------------------------------------------
+def read_bytes(path: str | os.PathLike, what: str = "file", error: type[Exception] = InvalidInputError,
+               max_bytes: int | None = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a regular file, or one line: missing, a folder, a symlink loop, too big, unreadable."""
+    name = os.fspath(path)
+    if isinstance(name, str) and "\x00" in name:
+        _raise(error, f"{what} name {name!r} holds a NUL character")
+    path = Path(name)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode):
+            _raise(error, f"{what} {path} is not a regular file")  # a FIFO would block the open forever
+        with open(path, "rb") as fh:
+            if max_bytes is not None:
+                size = os.fstat(fh.fileno()).st_size
+                if size > max_bytes:
+                    _raise(error, f"{what} {path} is {_size(size)}; refcam reads at most {_size(max_bytes)}")
+                data = fh.read(max_bytes + 1)
+                if len(data) > max_bytes:  # a pipe or a file that grew while being read
+                    _raise(error, f"{what} {path} is larger than {_size(max_bytes)}")
+                return data
+            return fh.read()
+    except error:
+        raise
+    except FileNotFoundError:
+        _raise(error, f"no such {what}: {path}")
+    except IsADirectoryError:
+        _raise(error, f"{what} {path} is a folder, not a file")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            _raise(error, f"{what} {path} is a symlink loop")
+        _raise(error, f"cannot read {what} {path}: {exc.strerror or exc}")
+    except ValueError as exc:  # an embedded NUL in bytes paths, a name too odd for the OS
+        _raise(error, f"cannot read {what} {path}: {exc}")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_text(path: str | os.PathLike, what: str = "file", error: type[Exception] = InvalidInputError,
+              max_bytes: int | None = MAX_JSON_BYTES) -> str:
+    data = read_bytes(path, what, error, max_bytes)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        _raise(error, f"{what} {path} is not text (not UTF-8)")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def load_json(path: str | os.PathLike, what: str = "JSON file", error: type[Exception] = InvalidInputError,
+              max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """Read and parse a JSON file within the limits; every failure is one line of `error`."""
+    data = read_bytes(path, what, error, max_bytes)
+    return parse_json(data, f"{what} {path}", error, max_bytes=max_bytes, max_depth=max_depth)
+
+
+# --- parsing -------------------------------------------------------------------------------
+def json_depth_exceeds(text: str, max_depth: int) -> bool:
+    """True when brackets nest deeper than max_depth, found without recursion: strings are
+    blanked, only the brackets are kept, and each pass (str.replace, in C) folds the innermost
+    pairs away; a document within the limit is empty after max_depth passes."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_AS_PARENS)
+    for _ in range(max_depth):
+        if "()" not in brackets:
+            return False  # folded away (or unbalanced: the parser says so)
+        brackets = brackets.replace("()", "")
+    return "()" in brackets
+
+
+def parse_json(text: str | bytes, source: str = "JSON", error: type[Exception] = InvalidInputError,
+               max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """json.loads within limits: size, nesting depth, finite numbers of sane magnitude."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError:
+            _raise(error, f"{source} is not JSON (not even text)")
+    if len(text) > max_bytes:
+        _raise(error, f"{source} is larger than {_size(max_bytes)}")
+    if json_depth_exceeds(text, max_depth):
+        _raise(error, f"{source} nests deeper than {max_depth} levels")
+
+    def bad_constant(name: str):
+        _raise(error, f"{source} holds {name}; refcam reads finite numbers only")
+
+    def checked_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+            _raise(error, f"{source} holds a {len(digits.lstrip('-'))}-digit integer; "
+                          f"refcam reads at most {MAX_INT_DIGITS} digits")
+        return int(digits)
+
+    def checked_float(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            _raise(error, f"{source} holds {literal[:20]}{'...' if len(literal) > 20 else ''}, "
+                          f"beyond the range of a number")
+        return value
+
+    try:
+        return json.loads(text, parse_constant=bad_constant, parse_int=checked_int, parse_float=checked_float)
+    except json.JSONDecodeError as exc:
+        _raise(error, f"{source} is not JSON (line {exc.lineno}: {exc.msg})")
+    except RecursionError:  # unbalanced input the depth scan could not fold: still one line
+        _raise(error, f"{source} nests deeper than {max_depth} levels")
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def parse_json_lines(text: str, source: str = "JSON lines", error: type[Exception] = InvalidInputError,
+                     max_depth: int = MAX_JSON_DEPTH) -> list[tuple[int, Any]]:
+    """Each non-blank line parsed on its own: (1-based line number, value). A line that is not
+    JSON within the limits raises `error` (one line), except the last line, which gives (n, None):
+    the caller decides whether a torn last line (a recording cut off by a crash) is tolerable."""
+    out: list[tuple[int, Any]] = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, parse_json(line, f"{source} line {n}", error, max_depth=max_depth)))
+        except error:
+            if n != len(lines):
+                raise
+            out.append((n, None))  # the torn last line of a recording cut off by a crash
+    return out
+
+
+# --- typed fields --------------------------------------------------------------------------
+def show(value: Any) -> str:
+    """A JSON value for a one-line message, cut to 60 characters."""
+    try:
+        shown = json.dumps(value)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def mapping(value: Any, what: str, error: type[Exception] = InvalidInputError) -> dict:
+    if not isinstance(value, dict):
+        _raise(error, f"{what} must be a JSON object, got {show(value)}")
+    return value
+
+
+def number(value: Any, what: str, error: type[Exception] = InvalidInputError, lo: float | None = None,
+           hi: float | None = None, lo_open: bool = False) -> float:
+    """A finite JSON number (not a bool, not a string) within [lo, hi] (or (lo, hi] with lo_open)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _raise(error, f"{what} must be a number, got {show(value)}")
+    try:
+        out = float(value)
+    except OverflowError:
+        _raise(error, f"{what} is beyond the range of a number")
+    if not math.isfinite(out):
+        _raise(error, f"{what} must be a finite number, got {show(value)}")
+    if lo is not None and (out < lo or (lo_open and out == lo)):
+        _raise(error, f"{what} must be {'above' if lo_open else 'at least'} {lo:g}, got {show(value)}")
+    if hi is not None and out > hi:
+        _raise(error, f"{what} must be at most {hi:g}, got {show(value)}")
+    return out
+
+
+def integer(value: Any, what: str, error: type[Exception] = InvalidInputError, lo: int | None = None,
+            hi: int | None = None) -> int:
+    """A whole JSON number (3 or 3.0) within [lo, hi]."""
+    out = number(value, what, error, lo, hi)
+    if out != int(out):
+        _raise(error, f"{what} must be a whole number, got {show(value)}")
+    return int(out)
+
+
+def numbers(value: Any, n: int | tuple[int, ...], what: str, error: type[Exception] = InvalidInputError,
+            lo: float | None = None, hi: float | None = None) -> list[float]:
+    """A list of n finite numbers (n may be a tuple of allowed lengths), each within [lo, hi]."""
+    lengths = (n,) if isinstance(n, int) else tuple(n)
+    if not isinstance(value, (list, tuple)) or len(value) not in lengths:
+        count = " or ".join(str(k) for k in lengths)
+        _raise(error, f"{what} must be a list of {count} numbers, got {show(value)}")
+    return [number(v, f"{what}[{i}]", error, lo, hi) for i, v in enumerate(value)]
+
+
+def text(value: Any, what: str, error: type[Exception] = InvalidInputError, max_len: int = MAX_TEXT_CHARS,
+         allow_empty: bool = False) -> str:
+    """A JSON string without NUL characters, at most max_len characters."""
+    if not isinstance(value, str):
+        _raise(error, f"{what} must be text, got {show(value)}")
+    if "\x00" in value:
+        _raise(error, f"{what} holds a NUL character: {show(value)}")
+    if len(value) > max_len:
+        _raise(error, f"{what} is {len(value)} characters long; at most {max_len}")
+    if not value and not allow_empty:
+        _raise(error, f"{what} is empty")
+    return value
+
+
+def optional(doc: dict, key: str, check: Callable[..., Any], what: str, *args, default: Any = None,
+             **kwargs) -> Any:
+    """doc[key] through check(value, what, *args, **kwargs), or default when absent or null."""
+    value = doc.get(key)
+    if value is None:
+        return default
+    return check(value, what, *args, **kwargs)
