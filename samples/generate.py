@@ -31,6 +31,9 @@ from synth.scenes import (RESOLUTIONS, build_scene, course_layout_pieces, course
                            relevant_points, table_for, tile_layout_as_lying)
 from vision.session import SessionWriter  # noqa: E402
 
+from samples.tornado_race import (dump_stable_observations, race_session, slim_truth, write_finish_stills,  # noqa: E402
+                                  write_race_course)
+
 GAMES = ("kang", "kayak", "tornado")
 STILLS_PER_GAME = 15
 STILL_JPEG = {"1080p": 88, "4k": 82}
@@ -177,10 +180,12 @@ class SessionScript:
         self.positions: list[list[dict]] = []
         self.events: list[dict | None] = [None]
         self.moved: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        self.resting: list[list[dict]] = []  # occluders that stay through a stable position
 
     def add_position(self, pieces: list[dict], event: dict | None = None,
-                     move_from=None, move_to=None) -> None:
+                     move_from=None, move_to=None, resting: list[dict] | None = None) -> None:
         self.positions.append([dict(p) for p in pieces])
+        self.resting.append(list(resting or []))
         if self.positions[:-1]:
             self.events.append(event)
             self.moved.append((move_from, move_to))
@@ -201,8 +206,8 @@ class SessionScript:
                     hand = {"kind": "hand", "x_mm": x, "y_mm": y, "theta_deg": heading + float(rng.uniform(-10, 10)),
                             "z_mm": float(rng.uniform(90, 140)), "scale": 1.0, "arm_length_mm": 900.0}
                     yield self._scene(shown, [hand]), False, None, k - 1
-            for j in range(self.stable_frames):
-                yield self._scene(pieces, []), True, (self.events[k] if j == 0 else None), k
+            for j in range(self.stable_frames + (4 if self.resting[k] else 0)):
+                yield self._scene(pieces, self.resting[k]), True, (self.events[k] if j == 0 else None), k
 
     def _scene(self, pieces, occluders):
         scene = json.loads(json.dumps(self.base))
@@ -211,7 +216,7 @@ class SessionScript:
         return scene
 
 
-def write_session(script: SessionScript, folder: Path, note: str) -> dict:
+def write_session(script: SessionScript, folder: Path, note: str, jpeg_quality: int | None = None) -> dict:
     if folder.exists():
         shutil.rmtree(folder)
     count = stable = 0
@@ -223,7 +228,7 @@ def write_session(script: SessionScript, folder: Path, note: str) -> dict:
             scene["effects"]["seed"] = 50_000 + n  # fresh sensor noise per frame
             image, truth = render_scene(scene)
             t = n / SESSION_FPS
-            rel = writer.add_encoded(encode_jpeg(image, script.jpeg).tobytes(), t)
+            rel = writer.add_encoded(encode_jpeg(image, jpeg_quality or script.jpeg).tobytes(), t)
             camera = truth["camera"]
             truth_lines.append({"frame": str(rel.relative_to(folder)), "t": round(t, 4), "stable": is_stable,
                                 "position": position, "event": event, "occluders": truth["occluders"],
@@ -625,6 +630,22 @@ def generate_sessions(games) -> list:
     return out
 
 
+def generate_race() -> dict:
+    """The Tornado full-race session (samples/tornado_race.py) with its course file."""
+    script = race_session(SessionScript, _session_base)
+    for pieces in script.positions:
+        validate_scene(dict(script.base, pieces=pieces))
+    folder = HERE / "sessions" / "tornado-race"
+    entry = write_session(script, folder, "Tornado Splash: a full race of four rounds on the sprint course",
+                          jpeg_quality=64)
+    write_race_course(folder)
+    slim_truth(folder / "truth.jsonl")
+    entry["stable_states"] = dump_stable_observations(folder)
+    entry["course"] = "sessions/tornado-race/course.json"
+    entry["events"] = [e for e in script.events if e]
+    return entry
+
+
 ONLY_SESSION = None  # --session NAME: regenerate that one session folder only
 
 
@@ -638,7 +659,8 @@ def render_session(make, folder: str, note: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("stills", "sessions"))
+    ap.add_argument("--only", choices=("stills", "sessions", "race", "finish"),
+                    help="race: the Tornado full-race session; finish: the Tornado finish-line stills")
     ap.add_argument("--games", default=",".join(GAMES))
     ap.add_argument("--session", help="regenerate only this session folder (e.g. kayak-rules)")
     args = ap.parse_args(argv)
@@ -647,13 +669,18 @@ def main(argv=None) -> int:
     games = [g for g in args.games.split(",") if g]
     index_path = HERE / "index.json"
     index = json.loads(index_path.read_text()) if index_path.exists() else {"stills": [], "sessions": []}
-    if args.only != "sessions":
+    if args.only in (None, "stills"):
         stills: list = []
         generate_stills(games, stills)
         if "kang" in games:
             generate_straddle_stills(stills)
         index["stills"] = [s for s in index.get("stills", []) if s["game"] not in games] + stills
-    if args.only != "stills":
+    if args.only in (None, "race") and "tornado" in games:
+        index["race"] = generate_race()
+    if args.only in (None, "finish") and "tornado" in games:
+        index["finish_stills"] = write_finish_stills(HERE / "tornado-finish", fit_camera, table_for, random_effects,
+                                                     camera_file_of, _dump)
+    if args.only in (None, "sessions"):
         sessions = generate_sessions(games)
         redone = {s["folder"] for s in sessions}
         index["sessions"] = [s for s in index.get("sessions", [])

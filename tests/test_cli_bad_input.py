@@ -530,10 +530,27 @@ def test_serve_accepts_a_course_file(tmp_path):
         config["SOURCE"].close()
 
 
-def test_rank_without_course_on_another_course_suggests_course(capsys):
-    # samples/tornado/000.jpg is Raindrop Road; the default course is Tornado Circuit
-    code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg"])
-    assert_one_line_error(code, err, "'tornado-circuit'", "--course C", "--assume-layout")
+def test_rank_strict_on_another_course_names_the_missing_pieces(capsys):
+    # samples/tornado/000.jpg is Raindrop Road; --strict refuses pieces out of view, as rank used to
+    code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg", "--course", "tornado-circuit",
+                                    "--strict"])
+    assert_one_line_error(code, err, "'tornado-circuit'", "needs pieces not found", "--strict")
+
+
+def test_rank_without_course_identifies_it_from_the_pieces_in_view(capsys):
+    code, out, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg", "--camera-file",
+                                      SAMPLES / "tornado" / "000.camera.json", "--json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["course"] == "raindrop-road"
+    assert any(w.startswith("no --course given: the pieces in view fit only raindrop-road") for w in doc["warnings"])
+
+
+def test_rank_without_course_and_nothing_to_tell_lists_the_courses(capsys, tmp_path):
+    path = tmp_path / "obs.json"
+    path.write_text(json.dumps({"game": "tornado", "frame": {}, "pieces": [
+        {"name": "tornado/boat-1", "x_mm": 0, "y_mm": 0, "theta_deg": 0, "sigma_mm": 0.5}]}))
+    code, _, err = run_cli(capsys, ["rank", path])
+    assert_one_line_error(code, err, "fit 4 courses", "raindrop-road", "splashway", "pass --course")
 
 
 @pytest.mark.parametrize("weights,needle", [("boat-1=-3", ">= 0"), ("boat-2=1,boat-2=5", "two weights")])

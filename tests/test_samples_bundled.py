@@ -44,9 +44,10 @@ def test_index_covers_games_resolutions_tilts_occlusion_and_courses():
 
 
 @needs_samples
-def test_samples_folder_stays_under_40_mb():
+def test_samples_folder_stays_under_50_mb():
+    # 40 MB until issue 11 added the Tornado full-race session (at most 10 MB, 9.2 now)
     total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file())
-    assert total < 40 * 1024 * 1024, f"samples/ is {total / 2**20:.1f} MB"
+    assert total < 50 * 1024 * 1024, f"samples/ is {total / 2**20:.1f} MB"
 
 
 @needs_samples

@@ -150,7 +150,8 @@ def test_first_card_starts_at_the_gate(gap, legal):
     m = moves(out, 1)[0]
     assert m.legal is legal and m.details["spaces"] == 3
     if not legal:
-        assert str(m.rule) == "Tornado Splash, Racing Card Placement Methods" and "gap 40.0 mm" in m.summary
+        # Method 3: the first card continues the line from the boat's gate space
+        assert str(m.rule).startswith("Tornado Splash, Racing Card Placement Methods") and "gap of 40.0 mm" in m.summary
 
 
 def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
@@ -161,7 +162,8 @@ def test_a_card_of_another_boats_deck_does_not_count_for_the_boat_it_touches():
     out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2, stray]), 3.0)
     assert ref.state_json()["routes"]["tornado/boat-2"][-1] == "tornado/card-2-01"
     faults = [r for r in out if r.kind == "violation"]
-    assert faults and str(faults[0].rule) == "Tornado Splash, Avoid Obstacles (cards must touch)"
+    # Method 1: it must meet boat 2's front-most card edge to edge (cards must touch)
+    assert faults and str(faults[0].rule) == "Tornado Splash, Racing Card Placement Methods, Method 1: Accelerate"
     assert "boat-2" in faults[0].details["boat"]
 
 
@@ -204,7 +206,9 @@ def test_boost_allows_four_spaces_on_that_turn_only():
     assert m.legal is False and m.details["allowance"] == 3 and ref.rounds.round == 2
 
 
-def test_moving_out_of_turn_is_noted_not_illegal():
+def test_moving_out_of_turn_is_a_violation():
+    # Action Phase (issue 11): players act in ranking order. Boat 2 going first is not
+    # yet wrong (boat 1 may pass); boat 1 acting after it in the same round is.
     ref = TornadoReferee(COURSE)
     c2 = card("2-11", GATE_FRONT, Y2)
     ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)  # First Round Ranking: boat 1 (lighter) first
@@ -213,7 +217,8 @@ def test_moving_out_of_turn_is_noted_not_illegal():
     assert m.legal is True and "moved before boat-1" in m.details["turn_order"]
     c1 = card("1-11", GATE_FRONT, Y1)
     out = ref.observe_stable(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [c2, c1]), 2.0)
-    assert moves(out, 1)[0].legal is True and ref.rounds.round == 1  # the slow player's turn, same round
+    m = moves(out, 1)[0]
+    assert m.legal is False and [v["rule"] for v in m.details["violations"]] == ["Tornado Splash, Action Phase"]
 
 
 def test_a_slow_token_move_after_the_next_player_went_is_the_same_turn():
@@ -320,7 +325,9 @@ def test_session_every_move_event_gets_a_legal_move_ruling(session_replay):
         near = [r for r in timeline if r["kind"] == "move" and r["details"].get("action") == "move"
                 and r["details"]["boat"] == ev["piece"] and t <= r["t"] <= t + 1.0]
         assert len(near) == 1, (t, ev, [r["summary"] for r in timeline])
-        assert near[0]["legal"] is True, near[0]["summary"]
+        # the script's round 2 lets boat 1 go before boat 2, who ranks first then (Action Phase)
+        faults = [v["rule"] for v in near[0]["details"].get("violations", [])]
+        assert near[0]["legal"] is True or faults == ["Tornado Splash, Action Phase"], near[0]["summary"]
         assert near[0]["details"]["spaces"] == ev["spaces"]
         assert near[0]["details"]["cards_laid"] == [ev["card"]]
         matched += 1
@@ -330,7 +337,9 @@ def test_session_every_move_event_gets_a_legal_move_ruling(session_replay):
 
 def test_session_has_no_illegal_ruling_and_rounds_follow_the_ranking(session_replay):
     timeline, events, _ = session_replay
-    assert not [r for r in timeline if r["legal"] is False]
+    # the only fault: in round 2 boat 2 (ranked first) acts after boat 1 (Action Phase)
+    bad = [r for r in timeline if r["legal"] is False]
+    assert len(bad) == 1 and "boat-2 acted after tornado/boat-1" in bad[0]["summary"]
     rounds = [r for r in timeline if r["kind"] == "ranking" and "Ranking Phase: turn order" in r["summary"]]
     assert [r["details"]["round"] for r in rounds] == [1, 2]
     assert all(r["summary"].startswith("ranking: 1. boat-") for r in rounds)
@@ -354,7 +363,9 @@ def test_session_with_stable_states_missed_gives_no_false_violation(session_repl
             for i, (obs, t) in enumerate(stable):
                 if i not in dropped:
                     out += ref.observe_stable(obs, t)
-            assert not illegal(out), (dropped, [r.summary for r in illegal(out)])
+            # the session's own round 2 is out of order (see above); nothing else is illegal
+            wrong = [r for r in illegal(out) if "acted after" not in r.summary]
+            assert not wrong, (dropped, [r.summary for r in wrong])
             assert ref.rounds.round == 2, dropped
             # every boat's spaces are still all counted, whatever was merged
             total = {}

@@ -128,8 +128,12 @@ def test_equidistant_within_measurement_goes_to_the_lighter_boat(zone_kind, boat
 
 
 def test_boats_either_side_of_a_boundary_within_sigma_are_equidistant():
+    # Judging Line Crossings: boat-1's centre is 0.2 mm short of curve 1's entry line but,
+    # with no card under it, its footprint stands in for the movement space and touches
+    # the line: both boats count in the curve, where they are equidistant.
     res = rank(_obs("splashway", {1: (499.8, 0.0, 0), 2: (500.2, 30.0, 0)}), weights="boat-1=1,boat-2=2")
-    assert [b.zone_index for b in res.boats] == [0, 1] or [b.zone_index for b in res.boats] == [1, 0]
+    assert [b.zone_index for b in res.boats] == [1, 1]
+    assert "footprint" in res.boat("tornado/boat-1").how
     assert res.calls[0].verdict == EQUIDISTANT
     assert res.ranking()[0] == "tornado/boat-1"
 
@@ -362,6 +366,7 @@ def test_cli_bad_input_one_line_exit_2(tmp_path, capsys, case, message):
     elif case == "missing":
         obs = Observation(tuple(p for p in obs.pieces
                                 if p.name not in ("tornado/curve-marker-2", "tornado/curve-card-1")))
+        args = ["--course", "tornado-circuit", "--strict"]  # the layout fills them in without --strict
     elif case == "weights":
         args = ["--weights", "boat-1=2,boat-8=3"]
     elif case == "duplicate":

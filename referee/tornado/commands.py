@@ -8,6 +8,7 @@ Tools (referee/game.py), so nothing here needs cv2.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from referee.errors import InvalidInputError
@@ -15,8 +16,10 @@ from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
 
 from . import picture
+from .dispute import course_for, hidden_boat_notes
 from .errors import MissingPiecesError
 from .referee import TornadoReferee
+from .standings import parse_weights
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 GAME_ID = "tornado"
@@ -25,19 +28,22 @@ GAME_ID = "tornado"
 def add_arguments(p) -> None:
     p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
     p.add_argument("--course", default=None, metavar="C",
-                   help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file")
+                   help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file; "
+                        "without it the course is identified from the pieces in view, or the fitting ones are listed")
     p.add_argument("--weights", default=None, metavar="boat-1=3,...", help="boat weights (default: boat k weighs k)")
     p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
     p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
                    help="earlier images / observation files of the same race, oldest first, or a folder of them")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse an image whose course pieces are not all in view (by default pieces out of view "
+                        "come from the course file's layout, with a wider sigma and a warning naming each)")
     p.add_argument("--assume-layout", action="store_true",
-                   help="take course pieces that are out of view from the course file's nominal layout "
-                        "(with a wider sigma) instead of refusing the image")
+                   help="the default now (kept for old scripts): course pieces out of view come from the layout")
     p.add_argument("--json", action="store_true", help="print the rank document as JSON")
 
 
-def _history_states(entries: list[str], camera_file: str | None, tools: Tools):
+def _history_states(entries: list[str], camera_file: str | None, tools: Tools, progress=None):
     """Earlier stable states, oldest first, as (label, t, Observation).
 
     A session folder (manifest.jsonl) goes through the stable-state tracker, as on
@@ -49,8 +55,10 @@ def _history_states(entries: list[str], camera_file: str | None, tools: Tools):
         p = Path(e)
         if p.is_dir() and (p / "manifest.jsonl").exists():
             last = 0.0
-            for ts, obs in tools.stable_observations(str(p), camera_file, GAME_ID):
+            for k, (ts, obs) in enumerate(tools.stable_observations(str(p), camera_file, GAME_ID)):
                 last = ts
+                if progress is not None:
+                    progress(f"reading history {p.name}: stable state {k + 1} at {ts:.1f} s")
                 yield f"{p.name} at {ts:.1f} s", t + ts, obs
             t += last + 1.0
             continue
@@ -72,34 +80,34 @@ def _history_states(entries: list[str], camera_file: str | None, tools: Tools):
 def run(args, tools: Tools) -> int:
     if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
+    if args.strict and args.assume_layout:
+        raise InvalidInputError("--strict and --assume-layout contradict each other: pick one")
     refuse_overwriting_inputs("--annotate", args.annotate,
                               [("the image", args.image), ("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
-    # validates course and weights first; every course piece must be in the image
-    referee = TornadoReferee(args.course, args.weights, nominal_fallback=args.assume_layout)
-    obs = tools.observe_path(args.image, args.camera_file, GAME_ID)
-    history_warnings = []
-    states = 0
-    for label, t, hobs in _history_states(args.history or [], args.camera_file, tools):
-        states += 1
-        for r in referee.observe_stable(hobs, t):
-            if r.kind == "warning" and not any(r.summary in w for w in history_warnings):
-                history_warnings.append(f"history {label}: {r.summary}")
+    for e in args.history or []:  # refused before any long work
+        if not Path(e).exists():
+            raise InvalidInputError(f"history entry {e!r} does not exist")
+    referee, obs, notes = _referee_for(args, tools)
+    # Check the course on the image itself before the (possibly long) history is read.
     try:
-        result = referee.assess(obs)
+        referee.assess(obs)
     except MissingPiecesError as exc:
-        if args.assume_layout:
-            raise
-        other = "" if args.course else "another course on the table? say which with --course C; "
-        raise MissingPiecesError(f"{exc} ({other}--assume-layout takes pieces out of view from the course file)") from None
+        raise MissingPiecesError(f"{exc} (--strict refuses pieces out of view; without it they come from the "
+                                 "course file's layout)") from None
+    history_warnings, states, seen_before = _read_history(referee, args, tools)
+    result = referee.assess(obs)
     doc = result.to_json()
     if args.history:
         doc["history_states"] = states
         doc["round"] = referee.rounds.round
-    doc["warnings"] = list(obs.warnings) + history_warnings + doc["warnings"]
+    hidden = hidden_boat_notes(obs, seen_before, list(referee.memory.crossed) + list(referee.memory.eliminated))
+    doc["complete"] = not any(n.startswith("ranking incomplete") for n in hidden)
+    doc["warnings"] = notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
     if args.annotate:
         image = None if Path(args.image).suffix.lower() == ".json" else args.image
-        note = tools.draw_explanation(picture.photo_finish(result), image, obs, args.annotate, args.camera_file)
+        note = tools.draw_explanation(picture.photo_finish(result, extra_warnings=hidden), image, obs,
+                                      args.annotate, args.camera_file)
         if note:
             doc["warnings"].append(note)
         doc["annotated"] = str(args.annotate)
@@ -107,11 +115,51 @@ def run(args, tools: Tools) -> int:
     return 0
 
 
+def _referee_for(args, tools: Tools):
+    """(referee, observation, notes): the course from --course, or the one the pieces in
+    view fit; course pieces out of view from its layout unless --strict."""
+    parse_weights(args.weights)  # refuse bad weights, and a bad course, before reading any image
+    if args.course:
+        TornadoReferee(args.course, args.weights, nominal_fallback=not args.strict)
+    obs = tools.observe_path(args.image, args.camera_file, GAME_ID)
+    spec, notes = course_for(args.course, obs)
+    return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, notes
+
+
+def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
+    warnings: list[str] = []
+    states = 0
+    seen: set[str] = set()
+
+    def progress(message: str) -> None:
+        print(f"refcam: {message}", file=sys.stderr, flush=True)
+
+    for label, t, hobs in _history_states(args.history or [], args.camera_file, tools, progress):
+        states += 1
+        seen |= {p.name for p in hobs.pieces if p.name.startswith("tornado/boat-")}
+        for r in referee.observe_stable(hobs, t):
+            if r.kind == "warning" and not any(r.summary in w for w in warnings):
+                warnings.append(f"history {label}: {r.summary}")
+    return warnings, states, seen
+
+
 def format_table(doc: dict) -> str:
     lines = [f"Tornado Splash ranking, course {doc['course']}" + (" (first round: by boat weight)" if doc.get("first_round") else "")]
     head = f"{'rank':>4}  {'boat':<7} {'zone':<24} {'measure':>22}  {'finished':<17} notes"
     lines += [head, "-" * len(head)]
     lines += [_table_row(b) for b in doc["ranking"]]
+    if doc.get("pairs"):
+        lines.append("why this order (D: measured difference, sD: its sigma, band = 2 sD):")
+        for p in doc["pairs"]:
+            a, b = p["ahead"].split("/")[-1], p["behind"].split("/")[-1]
+            if p["kind"] in ("zone", "start gate"):
+                lines.append(f"  {a} before {b}: {p['reason']}")
+            else:
+                unit = "mm" if p["kind"] == "distance_mm" else "deg"
+                lines.append(f"  {a} before {b}: D {p['delta']:+.2f} {unit}, sD {p['sigma_delta']:.2f}, "
+                             f"band {p['band']:.2f}: {p['reason']}")
+    if doc.get("complete") is False:
+        lines.append("ranking INCOMPLETE: a boat still in the race is not in view (see the warnings)")
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
     if doc.get("game_over"):

@@ -470,7 +470,8 @@ def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> t
         nominal, rms, n = fitted
         added.append(nominal[START_GATE])
         warnings.append(f"{START_GATE} is not in view: the course file's layout, fitted to {n} pieces seen "
-                        f"(rms {rms:.0f} mm), places it; positions are not in the start-gate frame")
+                        f"(rms {rms:.0f} mm), places it (+-{math.hypot(NOMINAL_SIGMA_MM, rms):.0f} mm); positions "
+                        "are not in the start-gate frame")
     if obs.piece(FINISH_LINE) is None and FINISH_LINE in nominal:
         added.append(nominal[FINISH_LINE])
         warnings.append(f"{FINISH_LINE} is not in view: the course file's nominal place stands in for it "
@@ -502,6 +503,8 @@ def _fill_curve(c: CurveSpec, nominal: dict[str, PiecePose], obs: Observation, s
     nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
                     and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
     seen_marker = obs.piece(marker)
+    # the layout lists a curve's entry card before its exit card (layout.layout_poses)
+    nominal_entry = nominal_rays[0] if nominal_rays else None
     centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
     reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
     here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
@@ -514,10 +517,10 @@ def _fill_curve(c: CurveSpec, nominal: dict[str, PiecePose], obs: Observation, s
             ay = sum(p.y_mm for p in here) / len(here)
             sig = min(p.sigma_mm for p in here)
             vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
-            notes.append("the marker is placed at its curve cards' apex")
+            notes.append(f"{marker} is placed at its curve cards' apex")
         else:
             vertex_pose = nominal[marker]
-            notes.append("the marker takes its nominal place")
+            notes.append(f"{marker} takes its nominal place")
         added.append(vertex_pose)
     else:
         vertex_pose = seen_marker
@@ -533,7 +536,8 @@ def _fill_curve(c: CurveSpec, nominal: dict[str, PiecePose], obs: Observation, s
         face = "left-turn" if c.turn == "left" else "right-turn"
         added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
                                face=face))
-        notes.append(f"a curve card takes its nominal direction {ang:.0f} deg")
+        role = "entry" if nominal_entry is not None and abs(g.wrap180(ang - nominal_entry)) < 1e-6 else "exit"
+        notes.append(f"its {role} curve card takes its nominal direction {ang:.0f} deg")
     return notes
 
 def _fit_layout(nominal: dict[str, PiecePose], obs: Observation) -> tuple[dict, float, int] | None:

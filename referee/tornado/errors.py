@@ -31,3 +31,7 @@ class DuplicateBoatError(InvalidInputError):
 
 class HistoryError(InvalidInputError):
     """A --history entry that cannot be read."""
+
+
+class CourseNotIdentifiedError(RefcamError):
+    """No --course given and the pieces in view fit several courses, or none."""

@@ -16,6 +16,7 @@ from referee.observation import Observation
 from . import picture
 from .course import course_ids, load_course
 from .referee import TornadoReferee, TornadoState
+from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights
 
 TITLE = "Tornado Splash"
@@ -27,11 +28,25 @@ def parse_course(text: str) -> str:
     return text
 
 
+def parse_grand_prix_setting(text: str) -> GrandPrix:
+    """'new' (a grand prix's first race) or the earlier races (rounds.parse_grand_prix)."""
+    return GrandPrix() if text.strip().lower() == "new" else parse_grand_prix(text)
+
+
+def format_grand_prix_setting(gp: GrandPrix) -> str:
+    return format_grand_prix(gp) if gp.races else "new"
+
+
 OPTIONS = (
     Option("course", "course id (e.g. tornado-circuit) or a course file", parse_course,
            choices=tuple(course_ids()), metavar="C"),
     Option("weights", "boat weights, e.g. boat-1=3,boat-2=1 (default: boat k weighs k)", parse_weights,
            format=format_weights, metavar="W"),
+    # Grand Prix Mode: three races, points added up. The view of a finished race offers
+    # the value of this setting that starts the next race with the totals kept.
+    Option("grand_prix", "Grand Prix Mode: 'new' for the first race, or the earlier races' places, e.g. "
+           "boat-2=1,boat-1=2;boat-1=1,boat-2=2 (the page offers the next race's value when a race ends)",
+           parse_grand_prix_setting, format=format_grand_prix_setting, metavar="RACES"),
 )
 
 
@@ -43,7 +58,9 @@ class TornadoSplash:
     options = OPTIONS
 
     def new_state(self, settings: Mapping[str, Any]) -> TornadoState:
-        return TornadoReferee(settings.get("course"), settings.get("weights")).to_state()
+        work = TornadoReferee(settings.get("course"), settings.get("weights"))
+        work.grand_prix = settings.get("grand_prix")
+        return work.to_state()
 
     def step(self, state: TornadoState, observation: Observation, t: float) -> Step:
         work = TornadoReferee.from_state(state)
@@ -59,18 +76,20 @@ class TornadoSplash:
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
         course = state.last_result.course if state.last_result is not None else None
+        hidden = picture.hidden_boat_shapes(state.turnlog)
         if course is not None:
-            return picture.course_shapes(course)
+            return tuple(picture.course_shapes(course)) + hidden
         pieces = list(observation.pieces) if observation is not None else list((state.last_pieces or {}).values())
-        return picture.piece_lines(pieces)
+        return tuple(picture.piece_lines(pieces)) + hidden
 
     def explain(self, state: TornadoState, observation: Observation) -> Explanation | None:
         return picture.photo_finish(self.assess(state, observation))
 
     def commands(self) -> tuple[Command, ...]:
+        from .check_command import CHECK
         from .commands import RANK
 
-        return (RANK,)
+        return (RANK, CHECK)
 
 
 GAME = TornadoSplash()

@@ -6,18 +6,22 @@ Only plain values here (referee.game.Shape); webui draws them without knowing th
 
 from __future__ import annotations
 
+import textwrap
+
 from referee.catalog import default_catalog
 from referee.game import Explanation, Shape
 from referee.observation import PiecePose
 
 from . import geometry as g
 from .course import Course
+from .dispute import pair_panel_lines
 from .standings import RankResult
 
 ZONE_ROLES = 6  # zone colours cycle through roles "zone-1" .. "zone-6"
 BOAT_ROLES = 6  # boat k is drawn in role "player-k"
 EXTEND_MM = 4000.0  # a boundary line counts as endless: the photo finish draws this much of it
 BOAT_RING_MM = 17.0
+FOCUS_MARGIN_MM = 150.0  # around the boats in question: enough for their lines and labels
 
 
 def zone_role(index: int) -> str:
@@ -93,9 +97,11 @@ def _at(p: PiecePose, x: float, y: float) -> g.Point:
 
 
 # ---------------------------------------------------------------- the photo finish
-def photo_finish(result: RankResult) -> Explanation:
+def photo_finish(result: RankResult, extra_warnings=()) -> Explanation:
     """Zones, every boundary line extended without end with its physical part solid, the
-    finish segment, each boat's measure with its sigma, and the ranking panel."""
+    finish segment, each boat's measure with its sigma, and the ranking panel (with the
+    numbers behind each adjacent pair). focus: the boats in question, so that a phone-width
+    picture can show the crop large and the panel beside or below it."""
     shapes = []
     if result.course is not None:
         shapes += _course_measured(result.course)
@@ -103,7 +109,7 @@ def photo_finish(result: RankResult) -> Explanation:
         if b.position is not None:
             shapes += _boat_shapes(b, result.course)
     shapes += _equidistant_links(result)
-    return Explanation(title=f"Ranking - {result.course_id}", shapes=tuple(shapes), lines=tuple(panel_lines(result)),
+    return Explanation(title=f"Ranking - {result.course_id}", shapes=tuple(shapes), lines=tuple(panel_lines(result, extra_warnings)),
                        focus=_focus(result), measures=result.to_json())
 
 
@@ -140,8 +146,8 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
     if m is not None and course is not None:
         if m.kind == "distance_mm" and m.foot is not None:
             out.append(Shape("line", (b.position, m.foot), role=role))
-            at = g.add(b.position, g.scale(g.sub(m.foot, b.position), 0.5))
-            out.append(Shape("label", (at,), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} mm"))
+            # the measure's label sits on the boat's other diagonal from its name tag, so the two never overlap
+            out.append(Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} mm"))
         elif m.kind == "angle_deg" and b.zone_index is not None and b.zone_index < len(course.zones):
             z = course.zones[b.zone_index]
             rho = g.dist(b.position, z.vertex)
@@ -150,7 +156,7 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
             arc = tuple(g.add(z.vertex, g.scale(g.direction(start + z.turn * m.value * i / steps), rho))
                         for i in range(steps + 1))
             out += [Shape("polyline", arc, role=role), Shape("line", (z.vertex, b.position), role=role),
-                    Shape("label", (arc[len(arc) // 2],), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} deg")]
+                    Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} deg")]
     if b.finish is not None:
         kind = "polyline" if b.standing_on is not None else "polygon"
         out.append(Shape(kind, tuple(b.finish.front), role="highlight", legend="finish-line reach"))
@@ -158,6 +164,11 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
     out += [Shape("circle", (b.position,), role=role, radius_mm=BOAT_RING_MM),
             Shape("label", (g.add(b.position, (BOAT_RING_MM, BOAT_RING_MM)),), role=role, text=tag)]
     return out
+
+
+def _measure_anchor(p: g.Point) -> g.Point:
+    """Opposite the name tag (which sits at +ring, +ring from the boat)."""
+    return g.add(p, (-2.5 * BOAT_RING_MM, -2.0 * BOAT_RING_MM))
 
 
 def _equidistant_links(result: RankResult) -> list[Shape]:
@@ -172,8 +183,18 @@ def _equidistant_links(result: RankResult) -> list[Shape]:
 
 
 def _focus(result: RankResult) -> tuple[float, float, float, float]:
-    """The game-frame box worth showing: the course and the boats, with a margin."""
+    """The game-frame box worth enlarging: the boats in question and where their measures
+    end, with a margin; the whole course when no boat is placed."""
     pts: list[g.Point] = []
+    for b in result.boats:
+        if b.position is not None:
+            pts.append(b.position)
+            if b.measure is not None and b.measure.foot is not None:
+                pts.append(b.measure.foot)
+    if pts:
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        return (min(xs) - FOCUS_MARGIN_MM, min(ys) - FOCUS_MARGIN_MM, max(xs) + FOCUS_MARGIN_MM,
+                max(ys) + FOCUS_MARGIN_MM)
     course = result.course
     if course is not None:
         for z in course.zones:
@@ -188,8 +209,12 @@ def _focus(result: RankResult) -> tuple[float, float, float, float]:
     return (min(xs) - margin, min(ys) - margin, max(xs) + margin, max(ys) + margin)
 
 
-def panel_lines(result: RankResult) -> list[str]:
-    """The text beside the picture: the ranking, and why each boat is ahead of the next."""
+PANEL_WIDTH = 46  # characters a line: a 390 px wide phone screen shows about this many
+
+
+def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
+    """The text beside the picture: the ranking, and why each boat is ahead of the next,
+    every line short enough for a phone; warnings wrapped, never cut off."""
     rows = []
     if result.first_round:
         rows.append("first round: all on the start gate, by weight")
@@ -208,11 +233,22 @@ def panel_lines(result: RankResult) -> list[str]:
         if b.equidistant_with:
             rows.append("     = equidistant within measurement with " + ", ".join(map(_short, b.equidistant_with))
                         + ": lower weight first")
-    rows += _call_lines(result)
+    rows += pair_panel_lines(result.pairs) if result.pairs else _call_lines(result)
     if result.hand_size:
         rows.append("hand size: " + ", ".join(f"{_short(k)} {v}" for k, v in result.hand_size.items()))
-    rows += ["! " + (w if len(w) < 70 else w[:67] + "...") for w in result.warnings[:4]]
-    return rows
+    rows += ["! " + w for w in list(result.warnings) + list(extra_warnings)]
+    return _fit(rows)
+
+
+def _fit(rows: list[str]) -> list[str]:
+    """Every row at most PANEL_WIDTH characters: longer ones wrap under their own indent
+    (nothing is cut off)."""
+    out = []
+    for row in rows:
+        indent = " " * min(len(row) - len(row.lstrip(" !=")), 6)
+        wrapped = textwrap.wrap(row, PANEL_WIDTH, subsequent_indent=indent + "  ") or [row]
+        out += wrapped
+    return out
 
 
 def _call_lines(result: RankResult) -> list[str]:
@@ -234,3 +270,16 @@ def _call_lines(result: RankResult) -> list[str]:
         else:
             rows.append(f"{na} = {nb}: {c.delta:.1f} {unit} apart < band {2 * c.sigma:.1f}: lighter first")
     return rows
+
+
+def hidden_boat_shapes(turnlog) -> tuple[Shape, ...]:
+    """Ranking Phase: a boat out of sight stays drawn at its last stable position, flagged."""
+    out = []
+    for name in turnlog.hidden:
+        p = turnlog.last_seen.get(name)
+        if p is not None:
+            at = (p.x_mm, p.y_mm)
+            out += [Shape("circle", (at,), role="uncertain", radius_mm=BOAT_RING_MM, legend="boat not seen (last place)"),
+                    Shape("label", (g.add(at, (BOAT_RING_MM, BOAT_RING_MM)),), role="uncertain",
+                          text=f"{_short(name)} not seen: under a hand?")]
+    return tuple(out)

@@ -96,7 +96,12 @@ def measure(course: Course, zone: int, p: g.Point, sigma_boat: float) -> Measure
         z = course.zones[zone]
         if z.kind == "curve":
             rho = g.dist(p, z.vertex)
-            value = z.sweep_deg - z.sector_offset_deg(p)
+            offset = z.sector_offset_deg(p)
+            if offset > (z.sweep_deg + 360.0) / 2:
+                # Still behind the entry ray, counted in the curve because its movement
+                # space touches that ray (Judging Line Crossings): the angle grows past the sweep.
+                offset -= 360.0
+            value = z.sweep_deg - offset
             pos = math.hypot(sigma_boat, z.sigma_vertex) / max(rho, 1.0)
             sigma = math.degrees(math.hypot(pos, z.exit.sigma_direction_rad))
             return Measure("angle_deg", value, sigma, z.exit.name)
@@ -170,39 +175,33 @@ class Ordering:
     order: tuple[str, ...]
     calls: tuple[Call, ...]
     equidistant: dict  # name -> tuple of names it is equidistant with
+    groups: tuple[tuple[str, ...], ...] = ()  # pairs.GROUPING: equidistant groups, front first
+    pairs: tuple = ()  # pairs.PairRecord for each adjacent pair of ``order``
 
 
-def order_racers(course: Course, racers: list[Racer], all_equal: bool = False) -> Ordering:
-    """Order located boats, first place first.
+def order_racers(course: Course, racers: list[Racer], all_equal: bool = False,
+                 on_gate: frozenset[str] | set[str] = frozenset()) -> Ordering:
+    """Order located boats, first place first, by the grouping rule of referee/tornado/pairs.py.
 
-    Confident calls are never overturned; among boats that no remaining boat is
-    confidently ahead of (these are pairwise equidistant), the lower weight goes
-    first (When Equidistant). all_equal: every boat is on the start gate at the
-    first round, so weight alone decides (First Round Ranking).
+    Confident calls are never overturned; boats equidistant with every boat of their
+    group go by weight (When Equidistant). all_equal: every boat is on the start gate
+    at the first round (First Round Ranking); on_gate: boats standing in their
+    start-gate spaces, equal by the rules in every round (When Equidistant), so weight
+    alone decides between any two of them.
     """
-    calls: list[Call] = []
-    ahead_of: dict[str, set[str]] = {r.name: set() for r in racers}  # who is confidently ahead of a boat
+    from .pairs import consistent_order, gate_call, pair_records
+
+    calls: dict[frozenset, Call] = {}
     equi: dict[str, list[str]] = {r.name: [] for r in racers}
     for i, a in enumerate(racers):
         for b in racers[i + 1:]:
-            if all_equal:
-                c = Call(a.name, b.name, EQUIDISTANT, 0.0, 0.0, "start gate")
-            else:
-                c = compare(course, a, b)
-            calls.append(c)
+            both_on_gate = a.name in on_gate and b.name in on_gate
+            c = gate_call(a.name, b.name) if all_equal or both_on_gate else compare(course, a, b)
+            calls[frozenset((a.name, b.name))] = c
             if c.verdict == EQUIDISTANT:
                 equi[a.name].append(b.name)
                 equi[b.name].append(a.name)
-            else:
-                ahead_of[c.behind].add(c.ahead)
-    by_name = {r.name: r for r in racers}
-    placed: list[str] = []
-    remaining = set(by_name)
-    while remaining:
-        free = [n for n in remaining if not (ahead_of[n] & remaining)]
-        if not free:  # cannot happen with a consistent measure; fall back to the zone/measure order
-            free = list(remaining)
-        best = min(free, key=lambda n: (by_name[n].weight, -by_name[n].zone, by_name[n].measure.value, n))
-        placed.append(best)
-        remaining.remove(best)
-    return Ordering(tuple(placed), tuple(calls), {k: tuple(sorted(v)) for k, v in equi.items()})
+    order, groups = consistent_order(racers, calls)
+    pairs = pair_records(order, groups, calls, {r.name: r.weight for r in racers})
+    return Ordering(tuple(order), tuple(calls.values()), {k: tuple(sorted(v)) for k, v in equi.items()},
+                    tuple(tuple(grp) for grp in groups), tuple(pairs))

@@ -33,9 +33,10 @@ from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMEN
 from .course import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
-from .rounds import RoundTracker
+from .rounds import GrandPrix, RoundTracker, grand_prix_view
 from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
+from .turnlog import TurnLog, advance, as_rulings
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
@@ -121,7 +122,7 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
                "violations")
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
-                               "gate_depth_mm")
+                               "gate_depth_mm", "turnlog", "grand_prix")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +151,8 @@ class TornadoState:
     table_warned: bool
     t: float
     gate_depth_mm: float
+    turnlog: TurnLog = TurnLog()  # issue 11's turn rules (turnlog.py), frozen itself
+    grand_prix: GrandPrix | None = None  # Grand Prix Mode: the earlier races (never changed in place)
 
 
 class TornadoReferee:
@@ -184,6 +187,8 @@ class TornadoReferee:
         self.last_result: RankResult | None = None
         self.game_over_announced = False
         self.table_warned = False
+        self.turnlog = TurnLog()
+        self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
         self.gate_depth_mm = float(gate[0])
@@ -221,8 +226,33 @@ class TornadoReferee:
             "routes": {k: list(v) for k, v in self.routes.cards.items()},
             "decks": {str(d): b for d, b in sorted(self.routes.deck_owner.items())},
             "turn_spaces": {b: {"round": tr.round, "spaces": tr.spaces} for b, tr in self.turns.items()},
+            "turn_rules": self.turnlog.to_json(),
+            "ranking_incomplete": self.turnlog.incomplete,
         })
+        res["violations"] += [dict(r.to_json(), t=self.t) for r in self.turnlog.standing]
+        if self.grand_prix is not None:
+            res["grand_prix"] = self._grand_prix_json()
+        res["open_violations"] = [o.ruling.to_json() for o in self.turnlog.open]
+        # Ranking Phase: a boat out of sight keeps its last stable position, flagged, unranked.
+        for name in self.turnlog.hidden:
+            p = self.turnlog.last_seen.get(name)
+            if p is not None and all(b.get("name") != name for b in res["ranking"]):
+                res["ranking"].append({"name": name, "rank": None, "status": "not seen", "flag": "under a hand?",
+                                       "position": {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1),
+                                                    "sigma_mm": round(p.sigma_mm, 3)}})
         return res
+
+    def _grand_prix_json(self) -> dict:
+        """Grand Prix Mode: points and totals; once this race is over, the setting for the
+        next race (totals kept). A result with two boats in one place is refused, not scored."""
+        result = self.last_result
+        places = dict(result.final_places) if result is not None and result.game_over else None
+        try:
+            return grand_prix_view(self.grand_prix, places, list(self.memory.eliminated))
+        except RefcamError as exc:
+            view = grand_prix_view(self.grand_prix)
+            view["refused"] = f"this race's result is not scored: {exc}"
+            return view
 
     # ------------------------------------------------------------------ updates
     def observe_stable(self, observation: Observation, t: float) -> list[Ruling]:
@@ -239,11 +269,12 @@ class TornadoReferee:
                 self.memory.seen_boats.append(n)
         first_state = self.last_pieces is None
         seen = self._see_cards(observation, boats, result.course, first_state)
+        found, turn_warnings = self._turn_rules(observation, t)
         if first_state:
             rulings = self._character_cards(observation, [], t)
             rulings += self._finish_and_ranking(observation, result, [], t, first=True)
             self._remember(observation, boats)
-            return rulings
+            return rulings + as_rulings(found, turn_warnings, t, rule)
 
         rulings = self._piece_changes(observation, boats, seen.now, t)
         for c in seen.again:
@@ -252,11 +283,39 @@ class TornadoReferee:
         actions = self._actions(seen, boats, result.course)
         rulings += self._turns_and_rounds(observation, actions, t)
         rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
-        rulings += self._judge_all(observation, seen, actions, t)
+        # a boat that moved gets the turn rules' violations in its move ruling
+        moved_now = {a.boat for a in actions if a.moved}
+        folded = {b: [r for r in found if r.boat == b and r.verdict == "violation"] for b in moved_now}
+        rulings += self._judge_all(observation, seen, actions, t, folded)
+        turn_rulings = as_rulings([r for r in found if not (r.boat in moved_now and r.verdict == "violation")],
+                                  turn_warnings, t, rule) + self._eliminations(t)
         movers = [a.boat for a in actions if a.moved]
+        # a card replaced before its token moved was not picked up (FAQ): drop that note
+        replaced = {c for r in turn_rulings if "withdrawn" in r.summary for c in r.details.get("cards", ())}
+        rulings = [r for r in rulings if not (r.rule == RULE_DECK_EMPTY and r.details.get("card") in replaced)]
+        rulings += turn_rulings
         rulings += self._finish_and_ranking(observation, result, movers, t)
         self._remember(observation, boats)
         return rulings
+
+    def _turn_rules(self, observation: Observation, t: float) -> tuple[list, list[str]]:
+        """Issue 11's rules over the whole turn (turnlog.py): placement methods, turn order,
+        replacing cards until the token moves, out of bounds once it moved, the boost once,
+        the empty deck, hidden boats. Returns its rulings (turnlog values) and warnings."""
+        ranking = self._racing(self.last_result) if self.last_result is not None else []
+        self.turnlog, found, warnings = advance(self.turnlog, observation, ranking, list(self.memory.crossed),
+                                                owners=self.routes.deck_owner)
+        return found, warnings
+
+    def _eliminations(self, t: float) -> list[Ruling]:
+        """Out of Bounds: a boat the turn rules eliminated leaves the race."""
+        out = []
+        for boat in self.turnlog.eliminated:
+            if boat not in self.memory.eliminated:
+                self.memory.eliminated.append(boat)
+                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
+                                  rule=RULE_OUT, details={"boat": boat}))
+        return out
 
     # ------------------------------------------------------------------ stages of a stable state
     def _see_cards(self, observation: Observation, boats: dict[str, PiecePose], course,
@@ -365,7 +424,7 @@ class TornadoReferee:
         return rulings
 
     def _judge_all(self, observation: Observation, seen: "_SeenCards", actions: list[_Action],
-                   t: float) -> list[Ruling]:
+                   t: float, folded: dict | None = None) -> list[Ruling]:
         """Each boat's action judged against the table edge and the start gate; cards nobody laid."""
         rulings: list[Ruling] = []
         table = table_polygon(observation)
@@ -378,7 +437,8 @@ class TornadoReferee:
         previous_cards = [c for c in seen.stack if c.name in seen.old]
         self.acting_now = [a.boat for a in actions if a.acts]
         for a in actions:
-            rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t)
+            rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t,
+                                   (folded or {}).get(a.boat, ()))
         for c in seen.unassigned:
             rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} ({c.kind}) was laid; it continues no boat's "
                                   "route and its deck colour is nobody's yet, so whose card it is cannot be told",
@@ -462,7 +522,7 @@ class TornadoReferee:
         return out
 
     def _judge(self, a: _Action, previous_cards: list[Card], cards_now: dict[str, Card], covered: set,
-               table: Polygon | None, gate_outline: Polygon | None, t: float) -> list[Ruling]:
+               table: Polygon | None, gate_outline: Polygon | None, t: float, folded=()) -> list[Ruling]:
         """One boat's action: the cards it laid (state) and its move (move ruling)."""
         out: list[Ruling] = []
         boat = a.boat
@@ -483,6 +543,9 @@ class TornadoReferee:
             merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
             over = []
         violations += over
+        # the turn rules' findings for this boat (turnlog.py) belong to its move
+        violations += [Violation(boat, rule(r.section), r.summary, eliminates=r.section == RULE_OUT.section,
+                                 cards=r.cards) for r in folded]
 
         for v in violations:
             self.violations.append((t, v))
@@ -514,10 +577,14 @@ class TornadoReferee:
                               details={"boat": boat, "cards": [c.name for c in a.chain],
                                        "deck": a.chain[0].deck}))
             checked += [RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT]
-            return checked, check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
-                                       gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
-                                       catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
-                                       check_token=a.moved)
+            faults = check_turn(boat, before, a.after, None, previous_cards, a.chain, table=table,
+                                gate_outline=gate_outline if a.tip.card is None and a.tip.gate else None,
+                                catalog=self.facts.catalog, tip=a.tip.card, ordered=True, check_limit=False,
+                                check_token=a.moved)
+            # Where a card may go and Out of Bounds are judged over the whole turn by the
+            # turn rules (turnlog.py: Placement Methods 1-3, Avoid Obstacles, and cards
+            # replaceable until the token moves), not card by card here.
+            return checked, [v for v in faults if v.rule not in (RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT)]
         if a.moved:
             return checked, check_turn(boat, before, a.after, None, list(cards_now.values()), [], table=None,
                                        catalog=self.facts.catalog, check_limit=False, check_token=True)

@@ -67,6 +67,24 @@ def grand_prix_points(place: int, n_players: int) -> int:
     return {1: 5, 2: 3, 3: 2}.get(place, 0)
 
 
+def check_race_result(places: dict[str, int], eliminated=()) -> None:
+    """Final Rankings: every boat has its own place, 1..n, except that the eliminated
+    boats (Out of Bounds) share the last place. Raises InvalidInputError naming the clash."""
+    by_place: dict[int, list[str]] = {}
+    for name, place in places.items():
+        if not isinstance(place, int) or isinstance(place, bool) or not 1 <= place <= len(places):
+            raise InvalidInputError(f"race result: {name} has place {place!r} (places run 1 to {len(places)})")
+        by_place.setdefault(place, []).append(name)
+    last = len(places)
+    for place, names in sorted(by_place.items()):
+        if len(names) < 2:
+            continue
+        if place == last and all(n in eliminated for n in names):
+            continue
+        raise InvalidInputError(f"race result puts {' and '.join(sorted(names))} both in place {place}: "
+                                "two boats cannot share a place (only eliminated boats share the last)")
+
+
 @dataclass
 class GrandPrix:
     """Grand Prix Mode: three races, points added up, most points wins."""
@@ -74,9 +92,13 @@ class GrandPrix:
     races: list[dict[str, int]] = field(default_factory=list)
     RACES = 3
 
-    def add_race(self, places: dict[str, int]) -> None:
+    def add_race(self, places: dict[str, int], eliminated: tuple[str, ...] | list[str] = ()) -> None:
+        """Grand Prix Mode: one more race's final places. Refused: a fourth race, and a
+        result with two boats in one place (Final Rankings: places follow the crossing
+        order), except the boats eliminated for going out of bounds, who share last place."""
         if len(self.races) >= self.RACES:
             raise InvalidInputError(f"a grand prix has {self.RACES} races; race {len(self.races) + 1} given")
+        check_race_result(places, eliminated)
         self.races.append(dict(places))
 
     def totals(self) -> dict[str, int]:
@@ -144,3 +166,61 @@ class RoundTracker:
 
     def complete(self, racing: list[str]) -> bool:
         return bool(racing) and all(b in self.acted for b in racing)
+
+
+# ---------------------------------------------------------------- Grand Prix as a declared setting
+def parse_grand_prix(text: str | None) -> GrandPrix:
+    """The earlier races of a grand prix as a user types them (a declared game option):
+    races separated by ';', each 'boat-2=1,boat-1=2,...' (boat=place), eliminated boats
+    marked with a trailing '*' (they share the last place). '' is a fresh grand prix."""
+    gp = GrandPrix()
+    for race_text in (text or "").split(";"):
+        if not race_text.strip():
+            continue
+        places: dict[str, int] = {}
+        out: list[str] = []
+        for item in race_text.split(","):
+            name, sep, place = item.strip().partition("=")
+            name = name.strip()
+            if not sep or not name:
+                raise InvalidInputError(f"grand prix race {race_text.strip()!r}: expected boat=place, e.g. boat-2=1")
+            if place.strip().endswith("*"):
+                place = place.strip()[:-1]
+                out.append(_boat(name))
+            try:
+                places[_boat(name)] = int(place)
+            except ValueError:
+                raise InvalidInputError(f"grand prix race {race_text.strip()!r}: place {place.strip()!r} "
+                                        "is not a whole number") from None
+        gp.add_race(places, out)
+    return gp
+
+
+def format_grand_prix(gp: GrandPrix, eliminated: list[list[str]] | None = None) -> str:
+    """The text parse_grand_prix reads back (eliminated boats, when known per race, get '*')."""
+    races = []
+    for k, places in enumerate(gp.races):
+        out = set((eliminated or [])[k]) if eliminated and k < len(eliminated) else set()
+        races.append(",".join(f"{n.split('/')[-1]}={p}{'*' if n in out else ''}"
+                              for n, p in sorted(places.items(), key=lambda kv: (kv[1], kv[0]))))
+    return ";".join(races)
+
+
+def _boat(name: str) -> str:
+    return name if name.startswith("tornado/") else f"tornado/{name}"
+
+
+def grand_prix_view(gp: GrandPrix, this_race: dict[str, int] | None = None, eliminated=()) -> dict:
+    """Grand Prix Mode for the page: each race's points, the totals, and the setting that
+    starts the next race with the totals kept ("next race")."""
+    races = [{"places": dict(r), "points": {n: grand_prix_points(p, len(r)) for n, p in r.items()}}
+             for r in gp.races]
+    view = {"races": races, "totals": gp.totals(), "races_left": GrandPrix.RACES - len(gp.races)}
+    if this_race is not None and not gp.over:
+        nxt = gp.clone()
+        nxt.add_race(this_race, eliminated)
+        view["this_race"] = {"places": dict(this_race),
+                             "points": {n: grand_prix_points(p, len(this_race)) for n, p in this_race.items()}}
+        view["next_race_setting"] = format_grand_prix(nxt, [[]] * len(gp.races) + [list(eliminated)])
+        view["totals_after_this_race"] = nxt.totals()
+    return view

@@ -17,7 +17,9 @@ from . import geometry as g
 from .cards import BOAT_PREFIX, Card, StandingOn, card_under, cards_in, covered_spaces
 from .course import Course, CourseSpec, build_course, load_course
 from .errors import DuplicateBoatError, WeightsError
+from .crossing import zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
+from .pairs import GROUPING_RULE
 from .ranking import EQUIDISTANT, Call, Measure, Racer, measure, order_racers
 from .rounds import final_places, hand_sizes
 from .zones import Location, is_on_start_gate, locate
@@ -151,6 +153,7 @@ class RankResult:
     boats: tuple[BoatResult, ...]
     hand_size: Mapping[str, int]
     calls: tuple[Call, ...] = ()
+    pairs: tuple = ()  # pairs.PairRecord per adjacent pair of the racing order
     first_round: bool = False
     game_over: bool = False
     final_places: Mapping[str, int] | None = None
@@ -178,6 +181,8 @@ class RankResult:
             "first_round": self.first_round, "game_over": self.game_over,
             "final_places": dict(self.final_places) if self.final_places is not None else None,
             "calls": [c.to_json() for c in self.calls],
+            "pairs": [p.to_json() for p in self.pairs],
+            "grouping": GROUPING_RULE,
             "zones": [z.to_json() for z in self.course.zones] if self.course else [],
             "warnings": list(self.warnings),
         })
@@ -248,14 +253,18 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
         if r.finished is True:
             crossing_now.append((name, r.measure.value))
         else:
-            racers.append(Racer(name, game.weight(name), loc.zone, r.measure, r.position, b.sigma_mm))
+            racers.append(Racer(name, game.weight(name), r.zone_index, r.measure, r.position, b.sigma_mm))
 
     # First Round Ranking: all tokens on the start gate stand equally far from the
     # finish; their weights alone decide.
     first_round = bool(racers) and not memory.started and len(racers) == len(boats) and all(
         located[r.name][1].on_start_gate and located[r.name][1].zone == 0 and located[r.name][2] is None
         for r in racers)
-    ordering = order_racers(course, racers, all_equal=first_round)
+    # When Equidistant: tokens in their start-gate spaces (on the gate, no card under
+    # them) are equally far in every round, not only the first.
+    on_gate = {r.name for r in racers if located[r.name][1].on_start_gate and r.zone == 0
+               and located[r.name][2] is None}
+    ordering = order_racers(course, racers, all_equal=first_round, on_gate=on_gate)
     crossing = _crossing_order(crossing_now, memory, warnings)
     return _places(game, course, cards, results, crossing, ordering, first_round, memory, warnings)
 
@@ -303,6 +312,12 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
                         "this image and the history cannot tell, so it is not ranked")
         fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
         return BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
+    # Judging Line Crossings: the movement space touching the zone's exit line counts.
+    zone, _, crossing = zone_after_crossing(course, loc.zone, b, on, game.catalog)
+    if zone != loc.zone:
+        loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
+                       loc.on_start_gate)
+        base["how"] = loc.how
     m = measure(course, loc.zone, p, b.sigma_mm)
     fcall = None
     finished: bool | str = False
@@ -370,7 +385,7 @@ def _places(game: TornadoGame, course: Course, cards: list[Card], results: dict[
         ranked = [_with(r, status="placed without crossing") if r.status == "racing" else r for r in ranked]
     return RankResult(course_id=course.spec.id, boats=tuple(ranked + unranked + eliminated),
                       hand_size=MappingProxyType(hand_sizes(racing_order)) if not game_over else MappingProxyType({}),
-                      calls=ordering.calls, first_round=first_round, game_over=game_over,
+                      calls=ordering.calls, pairs=ordering.pairs, first_round=first_round, game_over=game_over,
                       final_places=MappingProxyType(places) if game_over else None,
                       warnings=tuple(dict.fromkeys(warnings)), course=course, cards=tuple(cards))
 

@@ -1,0 +1,303 @@
+"""One Tornado Splash turn judged from two observations: `refcam tornado check BEFORE AFTER`.
+
+Pure: two Observations in, a TurnReport out. What changed between them (boats moved,
+racing cards laid, replaced or picked up, character cards flipped) is checked against
+every rule a single turn can break, and each ruling names its rulebook section:
+
+- Racing Card Placement Methods 1-3, Avoid Obstacles, Unavailable Card Placement
+  (referee/tornado/placement.py), card by card in the order they continue the route;
+- Player Token Movement / Racing Card Limitation / Boosting: spaces moved, 3 or 4 with
+  the boost, the boost once a game;
+- FAQ / Moving Less Than 3 Spaces: the token ends on its front-most card;
+- Out of Bounds with the FAQ on replacing cards: a card off the table is pending until
+  the token moves, then it eliminates;
+- When Your Deck is Empty: cards come back from the rear of the route first;
+- Action Phase: two boats moving between the two views merged their turns (cannot tell);
+- Crossing the Finish Line / Judging Line Crossings: by the movement space;
+- Ranking Phase: a boat seen before but not after is named, not dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from shapely.geometry import Point as SPoint
+
+from referee.catalog import Catalog, default_catalog
+from referee.observation import Observation, PiecePose
+
+from . import geometry as g
+from .cards import BOAT_PREFIX, Card, card_under, cards_in, covered_spaces, table_polygon
+from .course import BoundaryLine
+from .crossing import boat_line_crossing
+from .placement import Breach, check_card, obstacles_in
+from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
+                    out_of_bounds_call, pickup_call, turn_order_call)
+
+GAME_TITLE = "Tornado Splash"
+MOVED_FLOOR_MM = 3.0
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """One ruling of the check: whose, which rule, verdict (ok / violation / cannot tell)."""
+
+    boat: str
+    section: str
+    verdict: str
+    summary: str
+    cards: tuple[str, ...] = ()
+
+    @property
+    def legal(self) -> bool | None:
+        return {"ok": True, "violation": False}.get(self.verdict)
+
+    @property
+    def rule(self) -> str:
+        return f"{GAME_TITLE}, {self.section}"
+
+    def to_json(self) -> dict:
+        return {"boat": self.boat, "rule": self.rule, "section": self.section, "verdict": self.verdict,
+                "legal": self.legal, "summary": self.summary, "cards": list(self.cards)}
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    movers: tuple[str, ...]
+    rulings: tuple[Ruling, ...]
+    warnings: tuple[str, ...] = ()
+    crossings: dict = field(default_factory=dict)
+    laid: tuple[str, ...] = ()  # racing cards laid (or moved) between the two views
+    gone: tuple[str, ...] = ()  # racing cards no longer seen
+
+    @property
+    def broken(self) -> list[Ruling]:
+        return [r for r in self.rulings if r.verdict == "violation"]
+
+    def to_json(self) -> dict:
+        return {"game": "tornado", "movers": list(self.movers), "rulings": [r.to_json() for r in self.rulings],
+                "broken": [f"{GAME_TITLE}, {r.section}" for r in self.broken],
+                "cannot_tell": [r.summary for r in self.rulings if r.verdict == CANNOT_TELL],
+                "crossings": dict(self.crossings), "warnings": list(self.warnings),
+                "cards_laid": list(self.laid), "cards_gone": list(self.gone)}
+
+
+def _from_call(boat: str, call: TurnCall) -> Ruling:
+    return Ruling(boat, call.section, call.verdict, call.summary)
+
+
+def _from_breach(boat: str, breach: Breach) -> Ruling:
+    return Ruling(boat, breach.section, "violation", breach.summary, breach.cards)
+
+
+def boats_of(obs: Observation) -> dict[str, PiecePose]:
+    return {p.name: p for p in obs.pieces if p.name.startswith(BOAT_PREFIX)}
+
+
+def moved(a: PiecePose, b: PiecePose) -> bool:
+    tol = max(MOVED_FLOOR_MM, 3.0 * math.hypot(a.sigma_mm, b.sigma_mm))
+    return math.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm) > tol
+
+
+def gate_line_of(pose: PiecePose, catalog: Catalog) -> BoundaryLine:
+    """The start gate's line from its pose (SPEC section 2: stickers on the line's ends)."""
+    spec = catalog.piece(pose.name)
+    half = abs(spec.sticker("left").y_mm)
+    return BoundaryLine(name=pose.name.split("/")[-1], kind="gate", origin=(pose.x_mm, pose.y_mm),
+                        along=g.direction(pose.theta_deg + 90.0), forward=g.direction(pose.theta_deg),
+                        half_length=half, sigma0=pose.sigma_mm, s2=half,
+                        sigma2=math.hypot(pose.sigma_mm, half * math.radians(pose.sigma_theta_deg)))
+
+
+def route_order(cards: list[Card]) -> list[Card]:
+    """One boat's cards in route order. Each card after the first starts where it touches
+    the one before it (Placing Racing Cards), so the first is the card whose rear edge
+    touches none of the others, and each next one is the card whose rear edge lies
+    nearest the current card."""
+    left = list(cards)
+    if len(left) < 2:
+        return left
+
+    def rear_gap(c: Card, others: list[Card]) -> float:
+        rear = SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))
+        return min((o.polygon().distance(rear) for o in others if o is not c), default=math.inf)
+
+    first = max(left, key=lambda c: (rear_gap(c, left), c.name))
+    out = [first]
+    left.remove(first)
+    while left:
+        here = out[-1].polygon()
+        nxt = min(left, key=lambda c: (here.distance(SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))), c.name))
+        out.append(nxt)
+        left.remove(nxt)
+    return out
+
+
+@dataclass
+class _Scene:
+    """What the check reads of the two views."""
+
+    before: Observation
+    after: Observation
+    catalog: Catalog
+    cards_before: dict[str, Card]
+    cards_after: dict[str, Card]
+    gate: BoundaryLine | None
+    deck_owner: Mapping[int, str]
+
+    def owner(self, card: Card) -> str:
+        """Player Setup: one deck per player; as learned on the table, else deck d is boat d."""
+        return self.deck_owner.get(card.deck, card.boat)
+
+
+def _scene(before: Observation, after: Observation, catalog: Catalog, deck_owner: Mapping[int, str]) -> _Scene:
+    gate_pose = after.piece("tornado/start-gate") or before.piece("tornado/start-gate")
+    return _Scene(before, after, catalog, {c.name: c for c in cards_in(before, catalog)},
+                  {c.name: c for c in cards_in(after, catalog)},
+                  gate_line_of(gate_pose, catalog) if gate_pose else None, dict(deck_owner))
+
+
+def _changed_cards(sc: _Scene) -> tuple[list[Card], list[str]]:
+    """Cards laid (or moved: a replaced card counts as laid again) and cards picked up."""
+    laid = [c for n, c in sc.cards_after.items()
+            if n not in sc.cards_before or moved(sc.cards_before[n].pose, c.pose)
+            or abs(g.wrap180(sc.cards_before[n].theta - c.theta)) > 3.0]
+    gone = [n for n in sc.cards_before if n not in sc.cards_after]
+    return laid, gone
+
+
+def _check_boat_cards(sc: _Scene, boat: str, laid: list[Card], old_route: list[Card]) -> list[Ruling]:
+    """Placement of the cards ``boat`` laid, each continuing the route from its front-most card."""
+    pose_before = boats_of(sc.before).get(boat) or boats_of(sc.after).get(boat)
+    # the boat itself may be out of view: then only the card-to-card rules can be judged
+    start = (pose_before.x_mm, pose_before.y_mm) if pose_before is not None else None
+    kept = [c for c in old_route if c.name in sc.cards_after and c.name not in {x.name for x in laid}]
+    prev = kept[-1] if kept else None
+    others = [c.polygon() for n, c in sc.cards_after.items() if sc.owner(c) != boat]
+    obstacles = obstacles_in(sc.after, boat, sc.catalog)
+    out = []
+    half_len = float(sc.catalog.piece(boat).footprint["size_mm"][0]) / 2.0
+    gate_depth = float(sc.catalog.piece("tornado/start-gate").footprint["size_mm"][0]) / 2.0
+    for card in _after(route_order(laid), prev):
+        breaches = check_card(prev, card, obstacles=obstacles, covering=others, token=start,
+                              token_half_length=half_len, gate_line=sc.gate, boat_start=start,
+                              gate_half_depth=gate_depth)
+        out += [_from_breach(boat, b) for b in breaches]
+        if not breaches:
+            out.append(Ruling(boat, "Racing Card Placement Methods", "ok", f"{card.name} is placed by the rules"))
+        prev = card
+    return out
+
+
+def _after(laid: list[Card], prev: Card | None) -> list[Card]:
+    """The laid cards in route order, the first being the one nearest the previous card."""
+    if prev is None or len(laid) < 2:
+        return laid
+    rear = [SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0))) for c in laid]
+    k = min(range(len(laid)), key=lambda i: prev.polygon().distance(rear[i]))
+    return route_order(laid) if route_order(laid)[0] is laid[k] else [laid[k]] + route_order(laid[:k] + laid[k + 1:])
+
+
+def _picked_up(sc: _Scene, boat: str, route: list[Card], gone: list[str]) -> list[str]:
+    """Cards of ``boat`` taken back into the hand: those behind its token. A card gone from
+    ahead of the token was replaced before the token moved (FAQ), not picked up."""
+    mine = [n for n in gone if sc.owner(sc.cards_before[n]) == boat]
+    token = boats_of(sc.before).get(boat)
+    on = card_under(token, route, covered_spaces(route)) if token is not None else None
+    if on is None:
+        return []
+    names = [c.name for c in route]
+    return [n for n in mine if names.index(n) < names.index(on.card.name)]
+
+
+def _spaces_moved(route: list[Card], before: PiecePose | None, after: PiecePose) -> int | None:
+    """Spaces along the route from the space under ``before`` (or the gate) to the one under ``after``."""
+    covered = covered_spaces(route)
+    spaces = [(c.name, s.index) for c in route for s in c.spaces if (c.name, s.index) not in covered]
+    end = card_under(after, route, covered)
+    if end is None:
+        return None
+    start = card_under(before, route, covered) if before is not None else None
+    i0 = spaces.index((start.card.name, start.space.index)) if start else -1
+    i1 = spaces.index((end.card.name, end.space.index))
+    return i1 - i0
+
+
+def _check_mover(sc: _Scene, boat: str, route: list[Card], merged: bool = False) -> list[Ruling]:
+    """Move length, boost, front-most card for a boat whose token moved."""
+    k = boat.rsplit("-", 1)[1]
+    char_b, char_a = sc.before.piece(f"tornado/character-{k}"), sc.after.piece(f"tornado/character-{k}")
+    boosting, problem = boost_call(char_b.face if char_b else None, char_a.face if char_a else None, boat)
+    out = [_from_call(boat, problem)] if problem else []
+    after = boats_of(sc.after)[boat]
+    before = boats_of(sc.before).get(boat)
+    n = _spaces_moved(route, before, after)
+    if n is None:
+        out.append(Ruling(boat, "Player Token Movement", CANNOT_TELL, f"{boat}: no racing card seen under the token"))
+    else:
+        call = move_length_call(boat, n, boosting)
+        if merged and call.verdict == "violation" and n <= 2 * space_limit(True):
+            # other boats moved between the same two views: two turns of this boat may lie in it
+            call = TurnCall(CANNOT_TELL, call.section, f"{call.summary}; but other boats moved between the same "
+                            "two views, so two of its turns may be in this change")
+        out.append(_from_call(boat, call))
+    on = card_under(after, route, covered_spaces(route))
+    out.append(_from_call(boat, front_card_call(boat, [c.name for c in route], on.card.name if on else None)))
+    return out
+
+
+def _hanging(sc: _Scene, cards: list[Card]) -> list[str]:
+    table = table_polygon(sc.after)
+    if table is None:
+        return []
+    out = []
+    for c in cards:
+        depth = max((table.exterior.distance(SPoint(q)) for q in c.outline if not table.contains(SPoint(q))),
+                    default=0.0)
+        if depth > 2.0 * c.pose.sigma_mm:
+            out.append(c.name)
+    return out
+
+
+def _finish_line(obs: Observation, catalog: Catalog) -> BoundaryLine | None:
+    pose = obs.piece("tornado/finish-line")
+    return gate_line_of(pose, catalog) if pose else None
+
+
+def check_turn(before: Observation, after: Observation, catalog: Catalog | None = None,
+               deck_owner: Mapping[int, str] | None = None) -> TurnReport:
+    """Rule on the turn that turned ``before`` into ``after`` (see the module docstring).
+    deck_owner: which boat plays which deck colour, when known (else deck d is boat d)."""
+    catalog = catalog or default_catalog()
+    sc = _scene(before, after, catalog, deck_owner or {})
+    laid, gone = _changed_cards(sc)
+    b_before, b_after = boats_of(before), boats_of(after)
+    movers = tuple(sorted(n for n, p in b_after.items() if n in b_before and moved(b_before[n], p)))
+    actors = sorted(set(movers) | {sc.owner(c) for c in laid} | {sc.owner(sc.cards_before[n]) for n in gone})
+    rulings: list[Ruling] = []
+    crossings = {}
+    finish = _finish_line(after, catalog)
+    for boat in actors:
+        old_route = route_order([c for c in sc.cards_before.values() if sc.owner(c) == boat])
+        picked = _picked_up(sc, boat, old_route, gone)
+        if picked:
+            rulings.append(_from_call(boat, pickup_call(boat, [c.name for c in old_route], picked)))
+        mine = [c for c in laid if sc.owner(c) == boat]
+        if mine:
+            rulings += _check_boat_cards(sc, boat, mine, old_route)
+        route = route_order([c for c in sc.cards_after.values() if sc.owner(c) == boat])
+        if boat in movers:
+            rulings += _check_mover(sc, boat, route, merged=len(movers) > 1)
+            if finish is not None:
+                on = card_under(b_after[boat], route, covered_spaces(route))
+                crossings[boat] = boat_line_crossing(finish, b_after[boat], on, catalog).to_json()
+        if table_polygon(after) is not None:
+            rulings.append(_from_call(boat, out_of_bounds_call(boat, _hanging(sc, mine), boat in movers)))
+    if len(movers) > 1:
+        rulings.append(_from_call(movers[0], turn_order_call(list(movers), [], list(movers))))
+    warnings = hidden_boat_warnings(b_before, b_after)
+    if laid and table_polygon(after) is None:
+        warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")
+    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone))

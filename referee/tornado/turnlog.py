@@ -1,0 +1,201 @@
+"""The turn rules of issue 11 across a whole race: a frozen log and a pure ``advance``.
+
+The game step hands every new stable observation to ``advance`` together with the
+ranking it computed; ``advance`` judges the change since the last stable observation
+with referee/tornado/check.py and keeps what a race needs between turns:
+
+- Action Phase: this round's turn order (the ranking when the round began) and who has
+  acted; acting after a lower-ranked boat is a violation, turns merged between two
+  stable views are "cannot tell". A boat acting a second time opens a new round.
+- FAQ (replacing cards): a placement violation seen before the token moves stays
+  open; a card put right withdraws it (a "cleared" ruling, and it leaves the open list);
+  once the token moves, what is still open stands.
+- Out of Bounds: a card off the table is pending until the token moves; a boat is
+  eliminated only when its token moved with no acceptable placement left on the table.
+- Boosting: once a game (a boat whose character card went face down is remembered).
+- Ranking Phase: a boat seen earlier, or whose cards lie on the table, but not seen now
+  is named ("boat-6 not seen: under a hand?"), its last stable position kept and
+  flagged, and the ranking is marked incomplete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
+
+from referee.observation import Observation, PiecePose
+
+from .cards import BOAT_PREFIX, CARD_PREFIX
+from .check import Ruling, TurnReport, boats_of, check_turn
+from .turns import CANNOT_TELL, SECTION_OUT, SECTION_RANKING, SECTION_REPLACE, hidden_boat_warnings, turn_order_call
+
+
+@dataclass(frozen=True)
+class OpenViolation:
+    """A placement violation whose token has not moved yet: it may still be put right."""
+
+    boat: str
+    cards: tuple[str, ...]
+    ruling: Ruling
+
+
+@dataclass(frozen=True)
+class TurnLog:
+    previous: Observation | None = None
+    round: int = 1
+    turn_order: tuple[str, ...] = ()
+    acted: tuple[str, ...] = ()
+    in_turn: tuple[str, ...] = ()  # boats that laid cards and have not moved their token yet
+    open: tuple[OpenViolation, ...] = ()
+    standing: tuple[Ruling, ...] = ()  # violations that stand (the token moved)
+    eliminated: tuple[str, ...] = ()
+    boosted: frozenset[str] = frozenset()
+    seen: tuple[tuple[str, PiecePose], ...] = ()  # each boat's last stable pose (pairs: stays frozen)
+    hidden: tuple[str, ...] = ()
+
+    @property
+    def last_seen(self) -> dict[str, PiecePose]:
+        return dict(self.seen)
+
+    @property
+    def incomplete(self) -> bool:
+        """The ranking leaves out a boat still in the race (hidden)."""
+        return bool(self.hidden)
+
+    def to_json(self) -> dict:
+        return {"round": self.round, "turn_order": list(self.turn_order), "acted": list(self.acted),
+                "open_violations": [o.ruling.to_json() for o in self.open],
+                "violations": [r.to_json() for r in self.standing], "eliminated": list(self.eliminated),
+                "boost_used": sorted(self.boosted), "hidden": list(self.hidden),
+                "kept_positions": {n: {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1), "flag": "not seen"}
+                                   for n, p in self.last_seen.items() if n in self.hidden},
+                "ranking_incomplete": self.incomplete}
+
+
+def _owners_on_table(obs: Observation, owners: Mapping[int, str]) -> set[str]:
+    # Player Setup: one deck per player (as learned, else deck d is boat d); a card of a
+    # deck on the table means its boat races.
+    decks = {int(p.name[len(CARD_PREFIX):].split("-")[0]) for p in obs.pieces if p.name.startswith(CARD_PREFIX)}
+    return {owners.get(d, f"{BOAT_PREFIX}{d}") for d in decks}
+
+
+def _hidden(log: TurnLog, obs: Observation, finished: Sequence[str], owners: Mapping[int, str]) -> list[str]:
+    expected = (set(log.last_seen) | _owners_on_table(obs, owners)) - set(log.eliminated) - set(finished)
+    seen = set(boats_of(obs))
+    return sorted(expected - seen)
+
+
+def _round_turn(log: TurnLog, report: TurnReport, movers: Sequence[str],
+                ranking: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
+    """Action Phase bookkeeping and its ruling. A turn begins when a boat lays a card or
+    moves its token; a boat that laid cards and moves its token later (even after another
+    boat went) is going on with the same turn."""
+    starting = [m for m in movers if m not in log.in_turn]
+    starting += [b for b in _boats_laying(report) if b not in starting and b not in log.in_turn]
+    in_turn = tuple(b for b in set(log.in_turn) | set(_boats_laying(report)) if b not in movers)
+    if not starting:
+        return replace(log, in_turn=in_turn), []
+    order, acted, rnd = log.turn_order or tuple(ranking), log.acted, log.round
+    if any(m in acted for m in starting):  # a second turn: the last round is over
+        order, acted, rnd = tuple(ranking), (), rnd + 1
+    call = turn_order_call(list(order), list(acted), starting)
+    rulings = [] if call.verdict == "ok" else [Ruling(starting[0], call.section, call.verdict, call.summary)]
+    return replace(log, turn_order=order, acted=acted + tuple(m for m in starting if m not in acted), round=rnd,
+                   in_turn=in_turn), rulings
+
+
+def _boats_laying(report: TurnReport) -> list[str]:
+    return sorted({r.boat for r in report.rulings if r.section.startswith(("Racing Card", "Avoid", "Unavailable"))})
+
+
+def _settle_open(log: TurnLog, report: TurnReport, movers: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
+    """FAQ (replacing cards): an open violation whose card was taken away or laid again is
+    withdrawn (the card laid again is judged afresh); one whose boat's token moved stands."""
+    changed = set(report.laid) | set(report.gone)
+    out, still, standing = [], [], list(log.standing)
+    for o in log.open:
+        if any(c in changed for c in o.cards):
+            out.append(Ruling(o.boat, SECTION_REPLACE, "ok", f"{', '.join(c.split('/')[-1] for c in o.cards)} "
+                              f"replaced before the token moved: withdrawn ({o.ruling.summary})", o.cards))
+        elif o.boat in movers:
+            standing.append(o.ruling)
+        else:
+            still.append(o)
+    return replace(log, open=tuple(still), standing=tuple(standing)), out
+
+
+def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Sequence[str] = (),
+            owners: Mapping[int, str] | None = None) -> tuple[TurnLog, list[Ruling], list[str]]:
+    """Judge the change from the last stable observation to ``obs``.
+
+    ranking: the ranking of the last stable state (first place first), which is the turn
+    order of a round beginning now; finished: boats that crossed the finish line.
+    owners: deck colour -> boat as learned on the table (default: deck d is boat d).
+    Returns (new log, rulings, warnings).
+    """
+    boats = boats_of(obs)
+    warnings: list[str] = []
+    owners = dict(owners or {})
+    hidden = _hidden(log, obs, finished, owners)
+    warnings += hidden_boat_warnings(hidden, ())
+    if hidden:
+        warnings.append("ranking incomplete: " + ", ".join(h.split("/")[-1] for h in hidden) +
+                        " kept at the last stable position, flagged")
+    seen = dict(log.last_seen)
+    seen.update(boats)
+    if log.previous is None:
+        return replace(log, previous=obs, seen=tuple(sorted(seen.items())), hidden=tuple(hidden)), [], warnings
+    # A hidden boat is judged against its last stable position when it is seen again.
+    prev = log.previous
+    now = _with_kept(obs, log, hidden)
+    report = check_turn(prev, now, deck_owner=owners)
+    movers = [m for m in report.movers if m not in log.eliminated]
+    log, rulings = _round_turn(log, report, movers, ranking)
+    log, cleared = _settle_open(log, report, movers)
+    rulings += cleared
+    opened, eliminated, boosted = list(log.open), list(log.eliminated), set(log.boosted)
+    for r in report.rulings:
+        if r.section == SECTION_REPLACE:  # a card off the table, token not moved: pending
+            rulings.append(r)
+            continue
+        if r.verdict == "violation" and r.boat not in movers and r.section.startswith(("Racing Card", "Avoid",
+                                                                                          "Unavailable")):
+            opened.append(OpenViolation(r.boat, r.cards, r))
+        if r.section == SECTION_OUT and r.verdict == "violation":
+            eliminated.append(r.boat)
+        if "with its boost" in r.summary:
+            boosted.add(r.boat)
+        if r.verdict != "ok":  # what is legal the step's own move ruling already says
+            rulings.append(r)
+    standing = list(log.standing) + [r for r in report.rulings if r.verdict == "violation" and r.boat in movers]
+    log = replace(log, previous=now, open=tuple(opened), eliminated=tuple(dict.fromkeys(eliminated)),
+                  boosted=frozenset(boosted), standing=tuple(standing), seen=tuple(sorted(seen.items())),
+                  hidden=tuple(hidden))
+    # the step says itself once that the table corners are out of view
+    return log, rulings, warnings + [w for w in report.warnings if "corner stickers" not in w]
+
+
+def _with_kept(obs: Observation, log: TurnLog, hidden: Sequence[str]) -> Observation:
+    """The observation with hidden boats at their last stable position, so a boat under a
+    hand is not taken for a boat that left (nor for one that moved)."""
+    kept = [log.last_seen[h] for h in hidden if h in log.last_seen]
+    return replace(obs, pieces=obs.pieces + tuple(kept)) if kept else obs
+
+
+__all__ = ["TurnLog", "OpenViolation", "advance", "CANNOT_TELL", "SECTION_RANKING"]
+
+
+def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cite=None) -> list:
+    """advance()'s output as entries of the rulings log (referee.rulings.Ruling); cite(section)
+    makes the rule citation (default: its text)."""
+    from referee.rulings import Ruling as LogRuling
+
+    cite = cite or (lambda section: f"Tornado Splash, {section}")
+    out = []
+    for r in rulings:
+        kind = {"violation": "violation", "cannot tell": "state"}.get(r.verdict, "state")
+        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=r.summary, legal=r.legal, rule=cite(r.section),
+                             details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards)}))
+    out += [LogRuling(t=t, game="tornado", kind="warning", summary=w,
+                      rule=cite(SECTION_RANKING) if "not seen" in w or "incomplete" in w else None) for w in warnings]
+    return out

@@ -1,0 +1,140 @@
+"""Rules about one player's turn as a whole, as pure functions on plain values:
+how far the token moved and where it ended, the boost, out of bounds while cards may
+still be replaced, the order of turns, the empty deck, and boats out of sight.
+
+Each function says which rulebook section it applies; the game step strings them
+together over stable observations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+SECTION_MOVEMENT = "Player Token Movement"
+SECTION_LESS = "Moving Less Than 3 Spaces"
+SECTION_FAQ_FRONT = "FAQ (token on the front-most card)"
+SECTION_BOOST = "Boosting"
+SECTION_LIMIT = "Racing Card Limitation"
+SECTION_OUT = "Out of Bounds"
+SECTION_REPLACE = "FAQ (replacing cards before the token moves)"
+SECTION_ORDER = "Action Phase"
+SECTION_EMPTY_DECK = "When Your Deck is Empty"
+SECTION_RANKING = "Ranking Phase"
+
+CANNOT_TELL = "cannot tell"
+
+
+@dataclass(frozen=True)
+class TurnCall:
+    """A ruling on part of a turn: verdict "ok", "violation" or "cannot tell", why, which rule."""
+
+    verdict: str
+    section: str
+    summary: str
+
+    @property
+    def legal(self) -> bool | None:
+        return {"ok": True, "violation": False}.get(self.verdict)
+
+    def to_json(self) -> dict:
+        return {"verdict": self.verdict, "section": self.section, "summary": self.summary}
+
+
+def space_limit(boosting_now: bool) -> int:
+    """Player Token Movement / Boosted Movement: up to 3 spaces, 4 on the turn the boost is used."""
+    return 4 if boosting_now else 3
+
+
+def boost_call(face_before: str | None, face_after: str | None, boat: str) -> tuple[bool, TurnCall | None]:
+    """Boosting: flipping the character card face down uses the boost, once a game; it
+    never comes back face up. Returns (boosting this turn, a violation or None)."""
+    if face_before == "face-down" and face_after == "face-up":
+        return False, TurnCall("violation", SECTION_BOOST, f"{boat}'s character card came back face up: "
+                               "a boost is used once a game and the card stays face down")
+    return face_before == "face-up" and face_after == "face-down", None
+
+
+def move_length_call(boat: str, spaces: int, boosting_now: bool) -> TurnCall:
+    """Racing Card Limitation / Boosted Movement: no more spaces than the turn allows."""
+    limit = space_limit(boosting_now)
+    if spaces > limit:
+        why = "with the boost" if boosting_now else "without a boost"
+        return TurnCall("violation", SECTION_BOOST if boosting_now else SECTION_LIMIT,
+                        f"{boat} moved {spaces} spaces; {why} a turn allows at most {limit}")
+    return TurnCall("ok", SECTION_MOVEMENT, f"{boat} moved {spaces} space{'s' if spaces != 1 else ''}"
+                    + (" with its boost" if boosting_now else ""))
+
+
+def front_card_call(boat: str, route: Sequence[str], standing_on: str | None) -> TurnCall:
+    """FAQ / Moving Less Than 3 Spaces: the turn ends with the token on the front-most card
+    of its route, so no card is laid beyond what the move used."""
+    if not route or standing_on is None:
+        return TurnCall(CANNOT_TELL, SECTION_FAQ_FRONT, f"{boat}: no racing card seen under the token")
+    if standing_on == route[-1]:
+        return TurnCall("ok", SECTION_FAQ_FRONT, f"{boat} ends on its front-most card {route[-1]}")
+    if standing_on not in route:
+        return TurnCall(CANNOT_TELL, SECTION_FAQ_FRONT, f"{boat} stands on {standing_on}, not a card of its route")
+    extra = list(route[route.index(standing_on) + 1:])
+    return TurnCall("violation", SECTION_LESS, f"{boat} stands on {standing_on} but {len(extra)} card"
+                    f"{'s' if len(extra) != 1 else ''} lie ahead of it ({', '.join(extra)}): "
+                    "lay only the cards the move needs and end on the front-most")
+
+
+def out_of_bounds_call(boat: str, hanging: Sequence[str], token_moved: bool) -> TurnCall:
+    """Out of Bounds, with the FAQ on replacing cards: until the token moves a card may be
+    replaced, so a card seen hanging off the table is a pending problem, not yet an
+    elimination; once the token has moved with the card still hanging (no acceptable
+    placement stayed on the table), the boat is out."""
+    if not hanging:
+        return TurnCall("ok", SECTION_OUT, f"{boat}'s cards are all on the table")
+    names = ", ".join(hanging)
+    if not token_moved:
+        return TurnCall(CANNOT_TELL, SECTION_REPLACE, f"{names} hangs off the table; {boat} may still replace it "
+                        "before moving its token")
+    return TurnCall("violation", SECTION_OUT, f"{names} hangs off the table and {boat} moved its token: "
+                    f"{boat} is eliminated")
+
+
+def turn_order_call(turn_order: Sequence[str], acted: Iterable[str], movers: Sequence[str]) -> TurnCall:
+    """Action Phase: players act in ranking order, first place first.
+
+    A player may pass (move 0 spaces), so a boat acting before a higher-ranked one is
+    not yet wrong; it is wrong when a boat acts after a lower-ranked boat has already
+    acted this round. When several boats moved between two stable states their turns
+    merged and their order cannot be seen.
+    """
+    pos = {name: i for i, name in enumerate(turn_order)}
+    acted = [a for a in acted if a in pos]
+    latest = max((pos[a] for a in acted), default=-1)
+    late = [m for m in movers if m in pos and pos[m] < latest]
+    if late:
+        after = turn_order[latest]
+        return TurnCall("violation", SECTION_ORDER, f"{', '.join(late)} acted after {after}, who ranks below "
+                        f"(turn order this round: {', '.join(turn_order)})")
+    if len(movers) > 1:
+        return TurnCall(CANNOT_TELL, SECTION_ORDER, f"{' and '.join(movers)} moved between the same two stable "
+                        "views: their turns merged, so their order cannot be seen")
+    if not movers:
+        return TurnCall("ok", SECTION_ORDER, "no boat moved")
+    return TurnCall("ok", SECTION_ORDER, f"{movers[0]} acts in ranking order")
+
+
+def pickup_call(boat: str, route: Sequence[str], removed: Sequence[str]) -> TurnCall:
+    """When Your Deck is Empty: cards are taken back from the rear of the route first,
+    the first card played first."""
+    if not removed:
+        return TurnCall("ok", SECTION_EMPTY_DECK, f"{boat} picked up no card")
+    want = list(route[:len(removed)])
+    if sorted(removed) == sorted(want):
+        return TurnCall("ok", SECTION_EMPTY_DECK, f"{boat} picked up its rearmost card{'s' if len(want) > 1 else ''} "
+                        f"{', '.join(want)}")
+    return TurnCall("violation", SECTION_EMPTY_DECK, f"{boat} picked up {', '.join(removed)}; the rearmost card of "
+                    f"its route comes first ({', '.join(want)})")
+
+
+def hidden_boat_warnings(expected: Iterable[str], seen_now: Iterable[str]) -> list[str]:
+    """Ranking Phase: a boat that is still in the race (seen earlier, or its cards lie on
+    the table) but not in view cannot be ranked; say so rather than drop it."""
+    now = set(seen_now)
+    return [f"{name.split('/', 1)[-1]} not seen: under a hand?" for name in sorted(set(expected)) if name not in now]

@@ -1,0 +1,51 @@
+"""Replay the race session's stable observation files through the Tornado Splash Game
+(referee/tornado/game.py: new_state, step, view), as the live page and `refcam replay` do
+after the vision step."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from referee.observation import Observation
+
+
+def _boat_of(r: dict) -> str | None:
+    d = r.get("details") or {}
+    name = d.get("boat") or d.get("piece")
+    if isinstance(name, str) and name.startswith("tornado/boat-"):
+        return name
+    m = re.search(r"boat-\d", r["summary"])
+    return f"tornado/{m.group(0)}" if m else None
+
+
+def normalise(r: dict) -> dict:
+    """A rulings-log entry as the race test reads it: boat, section, legal, verdict, summary."""
+    rule = r.get("rule") or ""
+    section = rule.split(", ", 1)[1] if rule.startswith("Tornado Splash, ") else rule
+    verdict = {True: "ok", False: "violation"}.get(r.get("legal"), (r.get("details") or {}).get("verdict", "note"))
+    return {"boat": _boat_of(r), "section": section, "legal": r.get("legal"), "verdict": verdict,
+            "summary": r["summary"], "kind": r["kind"]}
+
+
+def replay_race(folder: Path) -> list[dict]:
+    from referee.game import parse_settings
+    from referee.tornado.game import GAME
+    from tests.test_tornado_race import positions
+
+    where = positions()
+    state = GAME.new_state(parse_settings(GAME, {"course": str(folder / "course.json")}))
+    out = []
+    for f in sorted((folder / "stable").glob("*.observation.json")):
+        doc = json.loads(f.read_text())
+        step = GAME.step(state, Observation.from_json(doc), doc["t"])
+        state = step.state
+        view = GAME.view(state).data
+        rulings = [normalise(r.to_json()) for r in step.rulings]
+        out.append({"position": where[doc["frame_file"]], "rulings": rulings,
+                    "warnings": [r["summary"] for r in rulings if r["kind"] == "warning"],
+                    "finished": {b["name"]: b.get("finished") for b in view["ranking"]},
+                    "game_over": view.get("game_over"),
+                    "placed": [b["name"] for b in view["ranking"] if b.get("status") == "placed without crossing"]})
+    return out
