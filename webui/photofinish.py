@@ -53,7 +53,8 @@ def _panel(explanation: Explanation, height: int, unit: float) -> np.ndarray:
 
 def _crop_window(canvas: np.ndarray, explanation: Explanation, view: PixelMap) -> tuple[int, int, int, int]:
     """The part of the picture around the focus box, (u0, v0, u1, v1) in pixels: all of it when
-    the box is not in view or would be a sliver."""
+    the box is not in view; a small box is widened about its centre to a quarter of the
+    picture each way (the boats in question, with enough of the course around them to read)."""
     h, w = canvas.shape[:2]
     if explanation.focus is None:
         return 0, 0, w, h
@@ -61,21 +62,37 @@ def _crop_window(canvas: np.ndarray, explanation: Explanation, view: PixelMap) -
     px = view.project([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
     if not np.all(np.isfinite(px)):
         return 0, 0, w, h
-    u0, v0 = max(0, int(px[:, 0].min())), max(0, int(px[:, 1].min()))
-    u1, v1 = min(w, int(np.ceil(px[:, 0].max()))), min(h, int(np.ceil(px[:, 1].max())))
-    if u1 - u0 < w / 4 or v1 - v0 < h / 4:  # a sliver: show the whole picture rather than a sliver
+    lo, hi = np.maximum(px.min(axis=0), 0.0), np.minimum(px.max(axis=0), [w, h])
+    if np.any(hi <= lo):  # the box lies outside the picture
         return 0, 0, w, h
-    return u0, v0, u1, v1
+    size = np.maximum(hi - lo, [w / 4, h / 4])
+    centre = np.clip((lo + hi) / 2, size / 2, [w - size[0] / 2, h - size[1] / 2])
+    u0, v0 = (int(v) for v in np.floor(centre - size / 2))
+    u1, v1 = (int(v) for v in np.ceil(centre + size / 2))
+    return max(0, u0), max(0, v0), min(w, u1), min(h, v1)
 
 
 class _Cropped:
-    """A PixelMap seen through a crop: the same projection, shifted to the crop's corner."""
+    """A PixelMap seen through a crop: the same projection, shifted to the crop's corner and
+    enlarged with it."""
 
-    def __init__(self, view: PixelMap, u0: int, v0: int):
-        self.view, self.offset = view, np.array([u0, v0], dtype=float)
+    def __init__(self, view: PixelMap, u0: int, v0: int, scale: float = 1.0):
+        self.view, self.offset, self.scale = view, np.array([u0, v0], dtype=float), scale
 
     def project(self, points, z_mm: float = 0.0) -> np.ndarray:
-        return self.view.project(points, z_mm) - self.offset
+        return (self.view.project(points, z_mm) - self.offset) * self.scale
+
+
+def _enlarged(crop: np.ndarray, full_width: int) -> tuple[np.ndarray, float]:
+    """A crop of the boats in question enlarged back towards the picture's width (at most 3x),
+    so that it reads beside the panel on a phone; and the factor."""
+    import cv2
+
+    scale = min(3.0, full_width / max(1, crop.shape[1]))
+    if scale <= 1.05:
+        return crop.copy(), 1.0
+    size = (int(round(crop.shape[1] * scale)), int(round(crop.shape[0] * scale)))
+    return cv2.resize(crop, size, interpolation=cv2.INTER_CUBIC), scale
 
 
 def render_explanation(explanation: Explanation, image: np.ndarray | None = None,
@@ -94,9 +111,9 @@ def render_explanation(explanation: Explanation, image: np.ndarray | None = None
     view = PixelMap(mapping, (w, h), unit)
     draw_shape_lines(canvas, explanation.shapes, view, max(1, int(round(2 * unit))))
     u0, v0, u1, v1 = _crop_window(canvas, explanation, view)
-    canvas = canvas[v0:v1, u0:u1].copy()
+    canvas, scale = _enlarged(canvas[v0:v1, u0:u1], w)
     # labels after the crop: sized for the picture as shown, and none cut off at its edges
-    place_shape_labels(LabelPlacer(canvas), explanation.shapes, _Cropped(view, u0, v0))
+    place_shape_labels(LabelPlacer(canvas), explanation.shapes, _Cropped(view, u0, v0, scale))
     h, w = canvas.shape[:2]
     panel = _panel(explanation, h, unit)
     if panel.shape[0] > h:
