@@ -9,14 +9,11 @@ start zones, whose turn, the last move's path). Screenshots go to tests/artifact
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.test_browser_live import CHROMIUM, CHROMIUM_ARGS, _free_port, _need_browser
+from tests.test_browser_live import CHROMIUM, CHROMIUM_ARGS, _need_browser, serve_replay
 
 pytestmark = pytest.mark.browser
 
@@ -28,34 +25,7 @@ SVG = "#state svg.dg-svg"
 
 
 def _serve(session: Path):
-    """`refcam serve --replay SESSION --loop` on a free port: yields its address, then stops it."""
-    _need_browser()
-    if not (session / "manifest.jsonl").is_file():
-        pytest.skip(f"no bundled session at {session}")
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop",
-                             "--host", "127.0.0.1", "--port", str(port)],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    started = False
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        if "open http" in line:
-            started = True
-            break
-    if not started:
-        proc.kill()
-        pytest.fail(f"refcam serve did not start: {proc.stderr.read()[-500:]}")
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    rest = proc.stderr.read()
-    assert "Traceback" not in rest, rest[-2000:]
+    yield from serve_replay(session)
 
 
 @pytest.fixture(scope="module")

@@ -44,11 +44,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+def serve_replay(session: Path, stderr_name: str | None = None):
+    """`refcam serve --replay SESSION --loop` on a free port: yields its address, then stops it
+    and checks it printed no traceback (its stderr kept in tests/artifacts/ when named)."""
     _need_browser()
+    if not (session / "manifest.jsonl").is_file():
+        pytest.skip(f"no bundled session at {session}")
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(SAMPLE), "--loop",
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop",
                              "--host", "127.0.0.1", "--port", str(port)],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -70,9 +73,15 @@ def server():
     except subprocess.TimeoutExpired:
         proc.kill()
     rest = proc.stderr.read()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "live-serve-stderr.txt").write_text(rest)
+    if stderr_name:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / stderr_name).write_text(rest)
     assert "Traceback" not in rest, rest[-2000:]
+
+
+@pytest.fixture(scope="module")
+def server():
+    yield from serve_replay(SAMPLE, "live-serve-stderr.txt")
 
 
 @pytest.fixture(scope="module")
