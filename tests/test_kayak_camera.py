@@ -236,3 +236,12 @@ def test_replay_command_through_vision_on_the_rules_session(capsys):
     assert [m["details"]["after"] for m in moves] == [e["after"] for e in events]
     assert [m["legal"] for m in moves] == [e["legal"] for e in events]
     assert len(doc["illegal"]) == 1 and doc["final"] == events[-1]["after"] and doc["winner"] is None
+
+
+def test_kayak_check_takes_text_positions_in_place_of_files(capsys):
+    from tests.conftest import run_cli
+
+    code, out, err = run_cli(capsys, ["kayak", "check", "0A/1A/4A 1@0.0.1", "0A/1A/4A 1@0.2.1"])
+    assert code == 0 and "legal: Double Paddle pawn-1 downstream" in out, err
+    code, _, err = run_cli(capsys, ["kayak", "check", "0A/1A/4A 1@0.0.1", "0A/1A/4A 1@0.1.1,2@0.1.1"])
+    assert code == 2 and err.count("\n") == 1 and "share space" in err

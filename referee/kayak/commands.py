@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from .. import safeload
 from ..catalog import Catalog
 from ..errors import InvalidInputError
 from ..game import Command
@@ -18,6 +19,7 @@ from .position import Position, Space, from_text, pawn_name, validate
 from .river import read_river
 from .tiles import RiverTile
 
+IMAGE_OR_DATA_SUFFIXES = (".json", ".txt", ".kayak", ".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 _PAWN = re.compile(r"^kayak/pawn-(\d)$")
 
 
@@ -57,22 +59,28 @@ def position_from_state_json(doc: dict, book=None) -> Position:
 
 def load_reading(game, path: str, args, tools):
     """(position, cards in view, the reading's JSON) from an image, an observation file, a
-    state file (`kayak state --json`) or a text file holding the position's text form."""
+    state file (`kayak state --json`), a text file holding the position's text form, or that
+    text form itself given in place of a file name."""
     p = Path(path)
+    if not p.exists() and _looks_like_text_form(path):
+        pos = from_text(path.strip(), game.book)
+        return pos, Counter(), {"text": pos.text()}
     if p.suffix.lower() in (".txt", ".kayak"):
         pos = from_text(p.read_text().strip(), game.book)
         return pos, Counter(), {"text": pos.text()}
     if p.suffix.lower() == ".json":
-        try:
-            doc = json.loads(p.read_text())
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        doc = safeload.load_json(p, "state file")  # size, depth and number limits
         if isinstance(doc, dict) and "river" in doc:
             pos = position_from_state_json(doc, game.book)
             return pos, Counter(), {"text": pos.text()}
         if isinstance(doc, dict) and "pieces" in doc:
             return _from_observation(game, Observation.from_json(doc))
     return _from_observation(game, tools.observe_path(path, args.camera_file, "kayak"))
+
+
+def _looks_like_text_form(text: str) -> bool:
+    """A river text form starts with the Start tile, e.g. '0A/1A/4A 1@0.0.1' (no file suffix)."""
+    return bool(re.match(r"^\s*0[AB]/", text)) and Path(text).suffix.lower() not in IMAGE_OR_DATA_SUFFIXES
 
 
 def _from_observation(game, observation: Observation):
