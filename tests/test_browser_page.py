@@ -256,14 +256,20 @@ def test_a_view_kind_without_its_own_table_reads_generically(browser, lan_server
         "lanes": 3, "turns": 4, "winner": None, "advanced": False, "text": "~ ~ A\n~ B ~",
         "kayaks": [{"name": "kayak/pawn-1", "row": 2, "lane": 1}, {"name": "kayak/pawn-2", "row": 0, "lane": 3}],
         "last_turn": {"pawn": "kayak/pawn-1", "legal": True}}}
-    page.evaluate("(v) => window.refcamViews.renderState(v)", river)
-    text = page.locator("#state").inner_text()
+    # render and read in one script: a live state event cannot land in between
+    seen = page.evaluate("""(v) => {
+        window.refcamViews.renderState(v);
+        const box = document.getElementById('state');
+        const pre = box.querySelector('pre.view-text');
+        return {text: box.innerText, pre: pre ? pre.textContent : null,
+                pawn2: [...box.querySelectorAll('td.name')].filter(td => td.textContent.includes('pawn-2')).length,
+                widths: [...box.querySelectorAll('table')].map(t => t.scrollWidth <= box.clientWidth)};
+    }""", river)
+    text = seen["text"]
     assert "[object Object]" not in text and "kayak/" not in text.split("all details")[0]
-    assert page.locator("#state pre.view-text").inner_text() == "~ ~ A\n~ B ~"
-    assert page.locator("#state td.name", has_text="pawn-2").count() == 1  # the list of records as a table
+    assert seen["pre"] == "~ ~ A\n~ B ~"
+    assert seen["pawn2"] == 1  # the list of records as a table
     assert "last turn" in text and "pawn pawn-1" in text
-    widths = page.evaluate("[...document.querySelectorAll('#state table')].map(t => t.scrollWidth <= "
-                           "document.getElementById('state').clientWidth)")
-    assert all(widths)
+    assert all(seen["widths"])
     assert not errors
     page.close()
