@@ -70,6 +70,17 @@ def still_plan(game: str) -> list[dict]:
     return plan
 
 
+def write_still(folder: Path, stem: str, scene: dict) -> dict:
+    """Render a scene and write the still beside its truth, scene and camera file; the truth."""
+    image, truth = render_scene(scene)
+    (folder / f"{stem}.jpg").write_bytes(encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes())
+    (folder / f"{stem}.truth.json").write_text(_dump(truth))
+    (folder / f"{stem}.scene.json").write_text(_dump(scene))
+    (folder / f"{stem}.camera.json").write_text(
+        _dump(camera_file_of(truth["camera"], "true intrinsics of the rendered still")))
+    return truth
+
+
 def generate_stills(games, index: list) -> None:
     for game in games:
         folder = HERE / game
@@ -80,13 +91,8 @@ def generate_stills(games, index: list) -> None:
             scene = build_scene(game, item["seed"], item["resolution"], tilt_deg=item["tilt_deg"],
                                 course=item.get("course"), close_call=item.get("close_call", False),
                                 occluded=item["occluded"], jpeg_quality=STILL_JPEG[item["resolution"]])
-            image, truth = render_scene(scene)
             stem = f"{item['index']:03d}"
-            (folder / f"{stem}.jpg").write_bytes(encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes())
-            (folder / f"{stem}.truth.json").write_text(_dump(truth))
-            (folder / f"{stem}.scene.json").write_text(_dump(scene))
-            (folder / f"{stem}.camera.json").write_text(
-                _dump(camera_file_of(truth["camera"], "true intrinsics of the rendered still")))
+            truth = write_still(folder, stem, scene)
             vis = [s for s in truth["stickers"] if s["visible"]]
             entry = {"image": f"{game}/{stem}.jpg", "truth": f"{game}/{stem}.truth.json",
                      "scene": f"{game}/{stem}.scene.json", "game": game, "resolution": item["resolution"],
@@ -146,13 +152,8 @@ def generate_straddle_stills(index: list) -> None:
     folder.mkdir(parents=True)
     for i in range(STRADDLE_STILLS):
         scene = straddle_scene(i)
-        image, truth = render_scene(scene)
         stem = f"{i:03d}"
-        (folder / f"{stem}.jpg").write_bytes(encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes())
-        (folder / f"{stem}.truth.json").write_text(_dump(truth))
-        (folder / f"{stem}.scene.json").write_text(_dump(scene))
-        (folder / f"{stem}.camera.json").write_text(
-            _dump(camera_file_of(truth["camera"], "true intrinsics of the rendered still")))
+        truth = write_still(folder, stem, scene)
         vis = [s for s in truth["stickers"] if s["visible"]]
         index.append({"image": f"kang-straddle/{stem}.jpg", "truth": f"kang-straddle/{stem}.truth.json",
                       "scene": f"kang-straddle/{stem}.scene.json", "game": "kang", "resolution": "1080p",
