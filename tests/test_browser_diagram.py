@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser_live import CHROMIUM, CHROMIUM_ARGS, _need_browser, serve_replay
+from tests.test_browser_live import _need_browser, launch_chromium, serve_replay
 
 pytestmark = pytest.mark.browser
 
@@ -41,12 +41,7 @@ def kang_server():
 @pytest.fixture(scope="module")
 def chromium():
     _need_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from launch_chromium()
 
 
 def _count(page, selector: str) -> int:

@@ -84,14 +84,19 @@ def server():
     yield from serve_replay(SAMPLE, "live-serve-stderr.txt")
 
 
-@pytest.fixture(scope="module")
-def browser(server):
+def launch_chromium():
+    """Debian's chromium through Playwright (never a downloaded browser): yields it, then closes it."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    yield from launch_chromium()
 
 
 def _live_rulings(page) -> list[dict]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser_live import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, REPO, _free_port, _need_browser
+from tests.test_browser_live import ARTIFACTS, REPO, _free_port, _need_browser, launch_chromium
 
 pytestmark = pytest.mark.browser
 
@@ -64,12 +64,7 @@ def lan_server():
 
 @pytest.fixture(scope="module")
 def browser(lan_server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    yield from launch_chromium()
 
 
 def _open(browser, url: str, viewport: str):
