@@ -85,3 +85,20 @@ def write_rendered_session(folder: Path, fps: float = FPS, still_before: int = 1
                 cache[x] = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()
             w.add_encoded(cache[x], i / fps)
     return folder
+
+
+def unpluggable_camera_engine(monkeypatch):
+    """A live engine on a stand-in camera that the test can unplug (world["plugged"] = False),
+    seeing one still Kang token; returns (engine, world, its event subscription), not started."""
+    from tests.test_live_sources import FakeCapture
+    from vision.sources import CameraSource
+    from vision.tracking import TrackerSettings
+    from webui.live import LiveEngine, LiveSettings
+
+    world = {"plugged": True, "n": 0}
+    monkeypatch.setattr(CameraSource, "RETRY_S", 0.05)
+    source = CameraSource(0, capture_factory=lambda i: FakeCapture(world))
+    still = Observation(pieces=(pose("kang/small-1", -100, -100),), game="kang")
+    engine = LiveEngine(source, lambda image, camera, game: still,
+                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)))
+    return engine, world, engine.events.subscribe()

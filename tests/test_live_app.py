@@ -10,9 +10,8 @@ from vision.tracking import TrackerSettings
 from webui.app import create_app
 from webui.live import Broadcaster, LiveEngine, LiveSettings
 
-from referee.observation import Observation
 
-from tests.live_helpers import move_script, pose, scripted_observe, write_session
+from tests.live_helpers import move_script, scripted_observe, unpluggable_camera_engine, write_session
 
 
 @pytest.fixture(autouse=True)
@@ -199,16 +198,7 @@ def test_observe_errors_become_warnings_not_crashes(tmp_path):
 
 
 def test_camera_lost_mid_session_is_reported_and_the_log_kept(monkeypatch):
-    from tests.test_live_sources import FakeCapture
-    from vision.sources import CameraSource
-
-    world = {"plugged": True, "n": 0}
-    monkeypatch.setattr(CameraSource, "RETRY_S", 0.05)
-    source = CameraSource(0, capture_factory=lambda i: FakeCapture(world))
-    still = Observation(pieces=(pose("kang/small-1", -100, -100),), game="kang")
-    engine = LiveEngine(source, lambda image, camera, game: still,
-                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)))
-    sub = engine.events.subscribe()
+    engine, world, sub = unpluggable_camera_engine(monkeypatch)
     engine.start()
     seen = []
 

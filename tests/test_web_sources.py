@@ -9,12 +9,10 @@ import time
 
 import pytest
 
-from referee.observation import Observation
-from vision.sources import CameraSource, SessionSource
-from vision.tracking import TrackerSettings
+from vision.sources import SessionSource
 from webui.live import LiveEngine, LiveSettings
 
-from tests.live_helpers import move_script, pose, scripted_observe, write_session
+from tests.live_helpers import move_script, scripted_observe, unpluggable_camera_engine, write_session
 
 if not hasattr(SessionSource, "set_state"):  # vision.sources' states come with the loaders branch (issue 15)
     pytest.skip("the frame sources here have no running/ended/lost/error states yet", allow_module_level=True)
@@ -65,15 +63,7 @@ def test_a_replay_that_ends_says_ended(tmp_path):
 
 
 def test_a_lost_camera_shows_camera_lost_and_comes_back(monkeypatch):
-    from tests.test_live_sources import FakeCapture
-
-    world = {"plugged": True, "n": 0}
-    monkeypatch.setattr(CameraSource, "RETRY_S", 0.05)
-    source = CameraSource(0, capture_factory=lambda i: FakeCapture(world))
-    still = Observation(pieces=(pose("kang/small-1", -100, -100),), game="kang")
-    engine = LiveEngine(source, lambda image, camera, game: still,
-                        LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)))
-    sub = engine.events.subscribe()
+    engine, world, sub = unpluggable_camera_engine(monkeypatch)
     engine.start()
     wait_for(sub, lambda e: e["type"] == "ruling")
     world["plugged"] = False
