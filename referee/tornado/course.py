@@ -1,5 +1,5 @@
-"""Tornado Splash courses: the course file (fixed facts) and the course built from
-the pieces seen in one image (boundary lines, zones, the course path).
+"""Tornado Splash courses: the course built from the pieces seen in one image (boundary
+lines, zones, the course path).
 
 Rulebook, Course Details: a course is a chain of straight zones and curve zones.
 A straight zone ends at the next boundary line; a curve zone is the angular sector
@@ -14,146 +14,21 @@ card ids (SPEC section 2).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from referee import safeload
-from referee.catalog import DATA_DIR, Catalog, default_catalog
+from referee.catalog import Catalog, default_catalog
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
-from .errors import CourseFileError, CourseGeometryError, MissingPiecesError, UnknownCourseError
+from .errors import CourseGeometryError, MissingPiecesError
 
-COURSES_DIR = DATA_DIR / "courses"
-DEFAULT_COURSE = "tornado-circuit"
-START_GATE = "tornado/start-gate"
-FINISH_LINE = "tornado/finish-line"
-MARKER_PREFIX = "tornado/curve-marker-"
-CURVE_CARD_PREFIX = "tornado/curve-card-"
-
-# A curve card's apex lies under its marker; allow this much for a card pushed aside.
-CARD_TO_MARKER_TOLERANCE_MM = 60.0
-# A boat counts as "on the track side" of a curve's boundary ray when it is at most
-# this far behind the ray's vertex (boats never ride over the marker itself).
-RAY_SIDE_MARGIN_MM = 20.0
-# Radii outside this range mean the detected pieces do not line up with the path.
-MIN_PATH_RADIUS_MM, MAX_PATH_RADIUS_MM = 20.0, 2000.0
-
-DEFAULT_TRACK_WIDTH_MM = 300.0
-DEFAULT_CURVE_RADIUS_MM = 250.0
-
-
-# ---------------------------------------------------------------- course files
-@dataclass(frozen=True)
-class CurveSpec:
-    """One curve of the course file: which marker, which way it turns."""
-
-    marker: int
-    turn: str  # "left" (counter-clockwise seen from above) or "right"
-
-    @property
-    def sign(self) -> int:
-        return 1 if self.turn == "left" else -1
-
-
-@dataclass(frozen=True)
-class CourseSpec:
-    """The fixed facts of a course (from its file): the curve order and turns."""
-
-    id: str
-    name: str
-    curves: tuple[CurveSpec, ...]
-    track_width_mm: float = DEFAULT_TRACK_WIDTH_MM
-    curve_radius_mm: float = DEFAULT_CURVE_RADIUS_MM
-    source: str = "<memory>"
-    layout: dict = field(default_factory=dict, hash=False, compare=False)
-
-    def layout_entry_deg(self, marker: int) -> float | None:
-        try:
-            return float(self.layout["curves"][str(marker)]["entry_deg"])
-        except (KeyError, TypeError, ValueError):
-            return None
-
-    def to_json(self) -> dict:
-        return {"id": self.id, "name": self.name,
-                "curves": [{"marker": c.marker, "turn": c.turn} for c in self.curves],
-                "track_width_mm": self.track_width_mm, "curve_radius_mm": self.curve_radius_mm}
-
-
-def course_ids() -> list[str]:
-    return sorted(p.stem for p in COURSES_DIR.glob("*.json"))
-
-
-def load_course(name_or_path: str | os.PathLike | None = None) -> CourseSpec:
-    """A packaged course by id, or a user's course file by path.
-
-    Raises UnknownCourseError for a name that is neither, CourseFileError for a
-    file that is not a valid course.
-    """
-    name = str(name_or_path) if name_or_path is not None else DEFAULT_COURSE
-    if name in course_ids():
-        return _read_course_file(COURSES_DIR / f"{name}.json")
-    path = Path(name)
-    if path.suffix.lower() == ".json" or path.exists() or os.sep in name:
-        if path.is_dir():
-            raise UnknownCourseError(f"course file {name!r} is a folder, not a course file")
-        if not path.is_file():
-            raise UnknownCourseError(f"course file {name!r} does not exist")
-        return _read_course_file(path)
-    raise UnknownCourseError(f"unknown course {name!r} (known: {', '.join(course_ids())}; or pass a course file path)")
-
-
-def _read_course_file(path: Path) -> CourseSpec:
-    doc = safeload.load_json(path, "course file", CourseFileError)  # size, depth, finite numbers
-    return parse_course(doc, str(path))
-
-
-def parse_course(doc: object, source: str = "<memory>") -> CourseSpec:
-    """Validate a course document; every problem is reported in one line."""
-
-    def bad(reason: str) -> CourseFileError:
-        return CourseFileError(f"course file {source!r}: {reason}")
-
-    if not isinstance(doc, dict):
-        raise bad("the document must be a JSON object")
-    cid = doc.get("id")
-    if not isinstance(cid, str) or not cid.strip():
-        raise bad("'id' must be a non-empty string")
-    seq = doc.get("sequence")
-    if not isinstance(seq, list) or len(seq) < 2:
-        raise bad("'sequence' must be a list from a start-gate to a finish-line")
-    kinds = [s.get("kind") if isinstance(s, dict) else None for s in seq]
-    if kinds[0] != "start-gate":
-        raise bad(f"'sequence' must begin with kind 'start-gate', not {kinds[0]!r}")
-    if kinds[-1] != "finish-line":
-        raise bad(f"'sequence' must end with kind 'finish-line', not {kinds[-1]!r}")
-    curves: list[CurveSpec] = []
-    for i, step in enumerate(seq[1:-1], start=1):
-        if kinds[i] != "curve":
-            raise bad(f"sequence[{i}] has kind {kinds[i]!r}; between the gates only 'curve' steps are allowed")
-        marker, turn = step.get("marker"), step.get("turn")
-        if not isinstance(marker, int) or isinstance(marker, bool) or not 1 <= marker <= 3:
-            raise bad(f"sequence[{i}] marker must be 1, 2 or 3 (curve markers 230-232), not {marker!r}")
-        if turn not in ("left", "right"):
-            raise bad(f"sequence[{i}] turn must be 'left' or 'right', not {turn!r}")
-        if any(c.marker == marker for c in curves):
-            raise bad(f"curve marker {marker} is used twice")
-        curves.append(CurveSpec(marker, turn))
-    layout = doc.get("layout", {})
-    if not isinstance(layout, dict):
-        raise bad("'layout' must be an object")
-
-    def positive(key: str, default: float) -> float:
-        v = layout.get(key, default)
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 < v < 5000:
-            raise bad(f"layout.{key} must be a positive number of mm, not {v!r}")
-        return float(v)
-
-    return CourseSpec(id=cid, name=str(doc.get("name", cid)), curves=tuple(curves),
-                      track_width_mm=positive("track_width_mm", DEFAULT_TRACK_WIDTH_MM),
-                      curve_radius_mm=positive("curve_radius_mm", DEFAULT_CURVE_RADIUS_MM),
-                      source=source, layout=layout)
+# the course file's facts live in course_spec (re-exported here, where callers look for them);
+# the layout fallback in nominal, which builds on layout, which builds on course_spec
+from .course_spec import (  # noqa: F401
+    CARD_TO_MARKER_TOLERANCE_MM, COURSES_DIR, CURVE_CARD_PREFIX, DEFAULT_COURSE, DEFAULT_CURVE_RADIUS_MM,
+    DEFAULT_TRACK_WIDTH_MM, FINISH_LINE, MARKER_PREFIX, MAX_PATH_RADIUS_MM, MIN_PATH_RADIUS_MM,
+    RAY_SIDE_MARGIN_MM, START_GATE, CourseSpec, CurveSpec, course_ids, load_course, parse_course)
+from .nominal import NOMINAL_SIGMA_DEG, fill_from_layout
 
 
 # ---------------------------------------------------------------- boundary lines
@@ -352,7 +227,7 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
     warnings: list[str] = []
     nominal: set[str] = set()
     if nominal_fallback and spec.layout:
-        obs, warnings, nominal = _fill_from_layout(spec, obs, catalog)
+        obs, warnings, nominal = fill_from_layout(spec, obs, catalog)
     start_pose, finish_pose = obs.piece(START_GATE), obs.piece(FINISH_LINE)
     missing = [n for n, p in ((START_GATE, start_pose), (FINISH_LINE, finish_pose)) if p is None]
     markers: dict[int, PiecePose] = {}
@@ -440,164 +315,6 @@ def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, car
                         sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
                         sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None)
 
-
-# How far the real pieces may lie from the course card's nominal layout.
-NOMINAL_SIGMA_MM = 15.0
-NOMINAL_SIGMA_DEG = 3.0
-
-
-def _fill_from_layout(spec: CourseSpec, obs: Observation, catalog: Catalog) -> tuple[Observation, list[str], set]:
-    """Complete the course from the course file's layout where pieces are out of view.
-
-    Seen pieces always win: a curve marker out of view is placed at the apex of its
-    curve cards when they are seen (the apex lies under the marker), else at its
-    nominal place; a curve card out of view is laid from the (seen or nominal)
-    marker along the nominal direction of the line it stands for.
-    """
-    from .layout import layout_poses  # layout builds on this module
-
-    try:
-        nominal = {p.name: p for p in layout_poses(spec, NOMINAL_SIGMA_MM, catalog)}
-    except Exception:  # noqa: BLE001 - a layout that cannot place pieces simply gives no fallback
-        return obs, [], set()
-    added, warnings = [], []
-    if obs.piece(START_GATE) is None:
-        # Without the start gate the poses are not in the game frame: fit the layout
-        # to the course pieces that are seen, then place the gate from it.
-        fitted = _fit_layout(nominal, obs)
-        if fitted is None:
-            return obs, [], set()
-        nominal, rms, n = fitted
-        added.append(nominal[START_GATE])
-        warnings.append(f"{START_GATE} is not in view: the course file's layout, fitted to {n} pieces seen "
-                        f"(rms {rms:.0f} mm), places it (+-{math.hypot(NOMINAL_SIGMA_MM, rms):.0f} mm); positions "
-                        "are not in the start-gate frame")
-    if obs.piece(FINISH_LINE) is None and FINISH_LINE in nominal:
-        added.append(nominal[FINISH_LINE])
-        warnings.append(f"{FINISH_LINE} is not in view: the course file's nominal place stands in for it "
-                        f"(+-{NOMINAL_SIGMA_MM:.0f} mm)")
-    seen_cards = [p for p in obs.pieces if p.name.startswith(CURVE_CARD_PREFIX)]
-    used_names = {p.name for p in obs.pieces}
-    free = [p.name for p in catalog.pieces(family="tornado/curve-card") if p.name not in used_names]
-    for c in spec.curves:
-        notes = _fill_curve(c, nominal, obs, seen_cards, free, added)
-        if notes:
-            warnings.append(f"curve {c.marker} is not all in view: {'; '.join(notes)} from the course file "
-                            f"(+-{NOMINAL_SIGMA_MM:.0f} mm, +-{NOMINAL_SIGMA_DEG:.0f} deg)")
-    if not added:
-        return obs, [], set()
-    from dataclasses import replace
-
-    return replace(obs, pieces=obs.pieces + tuple(added)), warnings, {p.name for p in added}
-
-
-
-def _fill_curve(c: CurveSpec, nominal: dict[str, PiecePose], obs: Observation, seen_cards: list[PiecePose],
-                free: list[str], added: list[PiecePose]) -> list[str]:
-    """One curve's marker and cards out of view, from the layout (appended to ``added``;
-    ``free`` lends unused curve-card names); returns notes saying what was assumed."""
-    marker = f"{MARKER_PREFIX}{c.marker}"
-    if marker not in nominal:
-        return []
-    nominal_v = (nominal[marker].x_mm, nominal[marker].y_mm)
-    nominal_rays = [p.theta_deg for p in nominal.values() if p.name.startswith(CURVE_CARD_PREFIX)
-                    and g.dist((p.x_mm, p.y_mm), nominal_v) < 1e-6]
-    seen_marker = obs.piece(marker)
-    # the layout lists a curve's entry card before its exit card (layout.layout_poses)
-    nominal_entry = nominal_rays[0] if nominal_rays else None
-    centre = (seen_marker.x_mm, seen_marker.y_mm) if seen_marker else nominal_v
-    reach = CARD_TO_MARKER_TOLERANCE_MM if seen_marker else 2 * CARD_TO_MARKER_TOLERANCE_MM
-    here = [p for p in seen_cards if g.dist((p.x_mm, p.y_mm), centre) <= reach]
-    if seen_marker is not None and len(here) >= 2:
-        return []
-    notes = []
-    if seen_marker is None:
-        if here:
-            ax = sum(p.x_mm for p in here) / len(here)
-            ay = sum(p.y_mm for p in here) / len(here)
-            sig = min(p.sigma_mm for p in here)
-            vertex_pose = PiecePose(marker, (), ax, ay, 0.0, nominal[marker].z_mm, sig)
-            notes.append(f"{marker} is placed at its curve cards' apex")
-        else:
-            vertex_pose = nominal[marker]
-            notes.append(f"{marker} takes its nominal place")
-        added.append(vertex_pose)
-    else:
-        vertex_pose = seen_marker
-    # the lines not seen: the nominal ray whose direction no seen card takes
-    missing_rays = list(nominal_rays)
-    for p in here:
-        if missing_rays:
-            missing_rays.remove(min(missing_rays, key=lambda a: abs(g.wrap180(a - p.theta_deg))))
-    for ang in missing_rays:
-        if not free:
-            break
-        name = free.pop(0)
-        face = "left-turn" if c.turn == "left" else "right-turn"
-        added.append(PiecePose(name, (), vertex_pose.x_mm, vertex_pose.y_mm, ang, 0.3, vertex_pose.sigma_mm,
-                               face=face))
-        role = "entry" if nominal_entry is not None and abs(g.wrap180(ang - nominal_entry)) < 1e-6 else "exit"
-        notes.append(f"its {role} curve card takes its nominal direction {ang:.0f} deg")
-    return notes
-
-def _fit_layout(nominal: dict[str, PiecePose], obs: Observation) -> tuple[dict, float, int] | None:
-    """The layout moved rigidly onto the observation's frame, from the seen course
-    pieces (curve markers, finish line); None with too little to fit.
-
-    Returns (moved poses with sigma widened by the fit's rms, rms mm, pieces used).
-    """
-    pairs = [((q.x_mm, q.y_mm), (p.x_mm, p.y_mm)) for name, q in nominal.items()
-             if (name.startswith(MARKER_PREFIX) or name == FINISH_LINE) and (p := obs.piece(name)) is not None]
-    if not pairs:
-        return None
-    ca = (sum(a[0] for a, _ in pairs) / len(pairs), sum(a[1] for a, _ in pairs) / len(pairs))
-    cb = (sum(b[0] for _, b in pairs) / len(pairs), sum(b[1] for _, b in pairs) / len(pairs))
-    if len(pairs) >= 2:
-        sxx = sum(g.dot(g.sub(a, ca), g.sub(b, cb)) for a, b in pairs)
-        sxy = sum(g.cross(g.sub(a, ca), g.sub(b, cb)) for a, b in pairs)
-        if math.hypot(sxx, sxy) < 1e-6:
-            return None
-        rot = math.degrees(math.atan2(sxy, sxx))
-    else:
-        finish = obs.piece(FINISH_LINE)
-        if finish is not None and FINISH_LINE in nominal:
-            rot = finish.theta_deg - nominal[FINISH_LINE].theta_deg
-        else:
-            rot = _turn_from_curve_cards(nominal, obs, pairs[0])
-            if rot is None:
-                return None  # one marker alone does not give the turn
-    shift = g.sub(cb, g.rotate(ca, rot))
-
-    def move(p: PiecePose, sigma: float) -> PiecePose:
-        x, y = g.add(g.rotate((p.x_mm, p.y_mm), rot), shift)
-        return PiecePose(p.name, p.marker_ids, x, y, p.theta_deg + rot, p.z_mm, sigma, p.sigma_theta_deg, p.face)
-
-    rms = math.sqrt(sum(g.dist(g.add(g.rotate(a, rot), shift), b) ** 2 for a, b in pairs) / len(pairs))
-    if rms > 4 * NOMINAL_SIGMA_MM:
-        return None  # the pieces seen are not laid out as the course file says
-    sigma = math.hypot(NOMINAL_SIGMA_MM, rms)
-    return {n: move(p, sigma) for n, p in nominal.items()}, rms, len(pairs)
-
-
-def _turn_from_curve_cards(nominal: dict[str, PiecePose], obs: Observation, pair) -> float | None:
-    """The layout's turn from one seen curve: its two cards' directions against the
-    nominal entry and exit directions (None when the pairing is ambiguous, as for a
-    180-degree curve)."""
-    (nv, sv) = pair
-    rays = [p.theta_deg for n, p in nominal.items() if n.startswith(CURVE_CARD_PREFIX)
-            and g.dist((p.x_mm, p.y_mm), nv) < 1e-6]
-    seen = [p.theta_deg for p in obs.pieces if p.name.startswith(CURVE_CARD_PREFIX)
-            and g.dist((p.x_mm, p.y_mm), sv) <= CARD_TO_MARKER_TOLERANCE_MM]
-    if len(rays) != 2 or len(seen) != 2:
-        return None
-    options = []
-    for a, b in ((rays[0], rays[1]), (rays[1], rays[0])):
-        d1, d2 = g.wrap180(seen[0] - a), g.wrap180(seen[1] - b)
-        options.append((abs(g.wrap180(d1 - d2)), d1 + g.wrap180(d2 - d1) / 2))
-    options.sort()
-    if options[1][0] - options[0][0] < 30.0:
-        return None
-    return options[0][1]
 
 
 def _choose_entry(spec: CourseSpec, curve: CurveSpec, vertex: g.Point, a: _CurveCard, b: _CurveCard,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from referee.catalog import Catalog, default_catalog
 from referee.observation import Observation, PiecePose
 
-from .course import CURVE_CARD_PREFIX, FINISH_LINE, MARKER_PREFIX, START_GATE, CourseSpec
+from .course_spec import CURVE_CARD_PREFIX, FINISH_LINE, MARKER_PREFIX, START_GATE, CourseSpec
 from .errors import CourseFileError
 
 
