@@ -3,7 +3,8 @@
 A game's Explanation (referee/game.py) is shapes in game-frame mm plus lines of text.
 They are drawn on the photo through the observation's image_from_game mapping, or,
 without a photo or a mapping, on a top-down schematic of the explanation's focus box;
-the text and the colour legend go in a panel beside the picture.
+the text and the colour legend go in a panel beside the picture (below it when the
+picture is wide and short).
 """
 
 from __future__ import annotations
@@ -38,12 +39,12 @@ def _bounds(explanation: Explanation) -> tuple[float, float, float, float]:
     return (min(xs) - 100, min(ys) - 100, max(xs) + 100, max(ys) + 100)
 
 
-def _panel(explanation: Explanation, height: int, unit: float) -> np.ndarray:
+def _panel(explanation: Explanation, height: int, unit: float, width: int | None = None) -> np.ndarray:
     rows = [(short_names(explanation.title), (255, 255, 255), 1.1)]
     rows += [(short_names(t), (220, 220, 220), 0.7) for t in explanation.lines]
     rows += [("- " + words, colour, 0.6) for words, colour in legend(explanation.shapes)]
     line_h, fs, th = int(42 * unit), 0.8 * unit, max(1, int(round(2 * unit)))
-    panel = np.full((max(height, line_h * (len(rows) + 2)), int(640 * unit), 3), PANEL_GREY, np.uint8)
+    panel = np.full((max(height, line_h * (len(rows) + 2)), width or int(640 * unit), 3), PANEL_GREY, np.uint8)
     y = line_h
     for text, colour, scale in rows:
         _text(panel, text, (int(16 * unit), y), fs * scale, colour, th)
@@ -114,15 +115,24 @@ def render_explanation(explanation: Explanation, image: np.ndarray | None = None
     canvas, scale = _enlarged(canvas[v0:v1, u0:u1], w)
     # labels after the crop: sized for the picture as shown, and none cut off at its edges
     place_shape_labels(LabelPlacer(canvas), explanation.shapes, _Cropped(view, u0, v0, scale))
-    h, w = canvas.shape[:2]
-    panel = _panel(explanation, h, unit)
-    if panel.shape[0] > h:
-        canvas = np.vstack([canvas, np.zeros((panel.shape[0] - h, w, 3), np.uint8)])
-    out = np.hstack([canvas, panel])
+    out = _with_panel(canvas, explanation, unit)
     if note:
         _text(out, note, (int(10 * unit), out.shape[0] - int(14 * unit)), 0.45 * unit, (255, 255, 255),
               max(1, int(round(unit))))
     return out, note
+
+
+def _with_panel(canvas: np.ndarray, explanation: Explanation, unit: float) -> np.ndarray:
+    """The picture with its text panel: beside it, or below it when the picture is wide and
+    short (an enlarged crop of a few boats), so no band of blank filler is left under it."""
+    h, w = canvas.shape[:2]
+    panel = _panel(explanation, h, unit)
+    if panel.shape[0] <= h:
+        return np.hstack([canvas, panel])
+    if w >= panel.shape[1]:
+        return np.vstack([canvas, _panel(explanation, 0, unit, width=w)])
+    filler = np.full((panel.shape[0] - h, w, 3), PANEL_GREY, np.uint8)  # a narrow picture: the panel's own grey
+    return np.hstack([np.vstack([canvas, filler]), panel])
 
 
 def write_explanation(explanation: Explanation, out_path: str | Path, image: np.ndarray | None = None,
