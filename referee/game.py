@@ -131,16 +131,35 @@ def diagram(shapes: Iterable[Shape], caption: Iterable[str] = (), unit_mm: float
 
 
 @dataclass(frozen=True)
+class Offer:
+    """A next step the page offers as one button: applying ``settings`` (option name ->
+    text, as typed into the settings form) to the game being played, e.g. the next race of a
+    Grand Prix with the totals kept. ``hint`` says what pressing it does."""
+
+    label: str
+    settings: Mapping[str, str]
+    hint: str = ""
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "settings": dict(self.settings), "hint": self.hint}
+
+
+@dataclass(frozen=True)
 class View:
     """The state as the page shows it: ``kind`` says how ("ranking", "board", "river",
-    "pieces", ...), ``data`` is plain JSON for that kind."""
+    "pieces", ...), ``data`` is plain JSON for that kind; ``offers``: buttons for what
+    the players may do next."""
 
     kind: str
     data: Mapping[str, Any]
     title: str = ""
+    offers: tuple[Offer, ...] = ()
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "title": self.title, "data": dict(self.data)}
+        out = {"kind": self.kind, "title": self.title, "data": dict(self.data)}
+        if self.offers:
+            out["offers"] = [o.to_json() for o in self.offers]
+        return out
 
 
 @dataclass(frozen=True)

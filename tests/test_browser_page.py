@@ -268,3 +268,28 @@ def test_a_view_kind_without_its_own_table_reads_generically(browser, lan_server
     assert all(seen["widths"])
     assert not errors
     page.close()
+
+
+def test_an_offer_of_the_view_is_one_button_that_applies_its_settings(browser, lan_server):
+    """A view's offer (e.g. the next Grand Prix race) is a button; pressing it posts the
+    offer's settings for the game being played (intercepted here: the server keeps its game)."""
+    page, errors = _open(browser, lan_server, "phone")
+    posted: list[dict] = []
+
+    def answer(route):
+        posted.append(json.loads(route.request.post_data or "{}"))
+        route.fulfill(status=200, content_type="application/json", body='{"changed": true}')
+
+    page.route("**/api/config", answer)
+    view = {"kind": "ranking", "title": "a race", "data": {"ranking": []},
+            "offers": [{"label": "Start race 2 (totals kept)", "settings": {"grand_prix": "boat-2=1,boat-1=2"},
+                        "hint": "this race is scored"}]}
+    page.evaluate("(v) => { window.refcamViews.renderState(v); document.querySelector('#state .offer-button').click(); }",
+                  view)
+    page.wait_for_function("document.querySelector('#state .offer-button') === null "
+                           "|| !document.querySelector('#state .offer-button').disabled", timeout=5000)
+    page.wait_for_timeout(200)
+    assert posted and posted[0]["grand_prix"] == "boat-2=1,boat-1=2"
+    assert posted[0]["game"] == page.evaluate("window.refcam.config.game")
+    assert not errors
+    page.close()

@@ -69,3 +69,36 @@ def test_live_race_view_offers_the_next_race_with_totals_kept():
     nxt = GAME.new_state(parse_settings(GAME, {"course": str(race / "course.json"),
                                                "grand_prix": gp["next_race_setting"]}))
     assert GAME.view(nxt).data["grand_prix"]["totals"] == gp["totals_after_this_race"]
+    offer = GAME.view(state).to_json()["offers"][0]  # the page's button for race 2
+    assert offer["label"] == "Start race 2 (totals kept)" and offer["settings"] == {"grand_prix": gp["next_race_setting"]}
+
+
+def test_the_next_race_is_offered_as_a_button_the_page_server_accepts():
+    """The view's offer carries the next race's setting; posting it as the page does starts race 2
+    with the totals kept (the engine's options change, its game stays)."""
+    from pathlib import Path
+
+    from referee.game import parse_settings
+    from referee.tornado.game import GAME, _next_race_offer
+    from referee.tornado.rounds import grand_prix_view, parse_grand_prix
+    from vision.sources import SessionSource
+    from webui.app import create_app
+    from webui.live import LiveEngine, LiveSettings, pipeline_observe
+
+    state = GAME.new_state(parse_settings(GAME, {"grand_prix": "new"}))
+    assert GAME.view(state).offers == ()  # nothing scored yet: nothing to offer
+    view = grand_prix_view(parse_grand_prix("boat-2=1,boat-1=2,boat-3=3"),
+                           {"tornado/boat-1": 1, "tornado/boat-2": 2, "tornado/boat-3": 3})
+    offers = _next_race_offer(view)
+    assert [o.label for o in offers] == ["Start race 3 (totals kept)"]
+    expected = view["totals_after_this_race"]
+    assert parse_grand_prix(offers[0].settings["grand_prix"]).totals() == expected
+    folder = Path(__file__).resolve().parents[1] / "samples" / "sessions" / "tornado"
+    if not (folder / "manifest.jsonl").exists():
+        pytest.skip("samples/sessions/tornado is not rendered yet (make samples)")
+    engine = LiveEngine(SessionSource(folder, realtime=False), pipeline_observe, LiveSettings(game="tornado"))
+    client = create_app({"TESTING": True, "ENGINE": engine, "START_ENGINE": False}).test_client()
+    r = client.post("/api/config", json={"game": "tornado", **offers[0].settings})
+    assert r.status_code == 200 and r.get_json()["changed"], r.get_json()
+    assert client.get("/api/state").get_json()["state"]["data"]["grand_prix"]["totals"] == expected
+    engine.stop()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from referee.game import Command, Explanation, Option, Shape, Step, View
+from referee.game import Command, Explanation, Offer, Option, Shape, Step, View
 from referee.observation import Observation
 
 from . import picture
@@ -72,7 +72,8 @@ class TornadoSplash:
         return TornadoReferee.from_state(state).assess(observation)
 
     def view(self, state: TornadoState) -> View:
-        return View("ranking", TornadoReferee.from_state(state).state_json(), title=TITLE)
+        data = TornadoReferee.from_state(state).state_json()
+        return View("ranking", data, title=TITLE, offers=_next_race_offer(data.get("grand_prix")))
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
         course = state.last_result.course if state.last_result is not None else None
@@ -90,6 +91,16 @@ class TornadoSplash:
         from .commands import RANK
 
         return (RANK, CHECK)
+
+
+def _next_race_offer(grand_prix: dict | None) -> tuple[Offer, ...]:
+    """Grand Prix Mode: once a race is scored, one button starts the next race with the
+    totals kept (the grand_prix setting that carries them)."""
+    if not grand_prix or not grand_prix.get("next_race_setting"):
+        return ()
+    number = len(grand_prix.get("races", ())) + 2
+    return (Offer(f"Start race {number} (totals kept)", {"grand_prix": grand_prix["next_race_setting"]},
+                  hint="this race is scored; the table is judged afresh for the next one"),)
 
 
 GAME = TornadoSplash()

@@ -105,6 +105,15 @@
     return { resp, data };
   }
 
+  // An offer of the view (e.g. the next race): these settings on top of the game's current ones.
+  async function applySettings(settings) {
+    const body = Object.assign({ game: refcam.config && refcam.config.game }, settings);
+    const { resp, data } = await postJson("/api/config", body);
+    ui.showAlert(resp.ok ? "" : data.error);
+    return resp.ok;
+  }
+  window.refcamPage = { applySettings };
+
   $("config-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const body = Object.fromEntries(new FormData(e.target).entries());

@@ -103,6 +103,22 @@
 
   const VIEWS = { ranking: renderRanking, pieces: renderPieces };
 
+  // What the players may do next (the view's offers): one button each, which applies the
+  // offer's settings to the game being played, as the settings form would.
+  function renderOffers(offers, add) {
+    for (const offer of offers) {
+      const box = add(ui.el("div", "", "offer"));
+      const btn = ui.el("button", offer.label, "offer-button");
+      btn.type = "button";
+      btn.addEventListener("click", async () => {
+        btn.disabled = true;
+        try { await window.refcamPage.applySettings(offer.settings); } finally { btn.disabled = false; }
+      });
+      box.appendChild(btn);
+      if (offer.hint) box.appendChild(ui.el("span", offer.hint, "offer-hint"));
+    }
+  }
+
   function renderState(state, notice) {
     window.refcam.lastState = state;
     const box = document.getElementById("state");
@@ -117,6 +133,7 @@
     if (data.note) para(data.note, "note");
     const rest = window.refcamDiagram ? window.refcamDiagram.show(data, add) : data;  // the view's diagram, if any (diagram.js)
     if (state.kind) (VIEWS[state.kind] || renderKeyValues)(rest, add, para);
+    renderOffers(state.offers || [], add);
     const det = document.createElement("details");
     det.appendChild(ui.el("summary", "all details"));
     det.appendChild(ui.el("pre", JSON.stringify(state, null, 1)));
