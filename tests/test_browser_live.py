@@ -212,13 +212,18 @@ def test_game_settings_form_switches_the_game(browser, server):
 
 
 def test_chromium_is_debians(browser):
-    """Guard: the tests drive the system chromium, never a downloaded browser: the browser the
-    fixture launched is the one at CHROMIUM (its version string names Chromium), and no
-    Playwright browser download is on disk."""
-    assert "chrom" in browser.browser_type.name
+    """Guard: the tests drive the system chromium, never a downloaded browser: the executable the
+    fixture launches (CHROMIUM) is a file of Debian's chromium package, the browser running is
+    that executable's version, and no Playwright browser download is on disk."""
+    launched = os.path.realpath(CHROMIUM)
+    assert launched.startswith(("/usr/", "/snap/")), f"the tests launch {launched}, not the system chromium"
+    if shutil.which("dpkg"):
+        owner = subprocess.run(["dpkg", "-S", launched], capture_output=True, text=True)
+        assert owner.returncode == 0 and owner.stdout.split(":")[0].startswith("chromium"), \
+            f"{launched} is not from Debian's chromium package: {owner.stdout or owner.stderr}"
+    printed = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=60).stdout
     assert browser.version and browser.version[0].isdigit()
-    assert os.path.realpath(shutil.which("chromium") or CHROMIUM).startswith(("/usr/", "/snap/")), \
-        "chromium must come from the system package"
+    assert browser.version in printed, f"the running browser is {browser.version}; {CHROMIUM} is {printed!r}"
     downloads = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache" / "ms-playwright"))
     assert not list(downloads.glob("chromium*")), f"a downloaded browser is in {downloads}"
 
