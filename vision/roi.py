@@ -32,7 +32,7 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from . import detect
+from . import detect, edges
 
 
 @dataclass(frozen=True)
@@ -119,34 +119,28 @@ class RoiDetector:
                                       sum(d.source != "full" for d in detections))
 
     def _follow_pass(self, gray: np.ndarray) -> detect.DetectionResult | None:
-        """Mode "follow": the stickers of the last frame, followed into this one; None when one cannot be
-        followed (then a full pass is due)."""
-        found = []
-        for d in self._last.detections:
-            followed = self._follow(gray, d)
-            if followed is None:
-                return None
-            found.append(followed)
-        return detect.DetectionResult(tuple(found), self._last.unknown_ids, self._last.second_pass_found)
-
-    def _follow(self, gray: np.ndarray, last: detect.Detection) -> detect.Detection | None:
-        """One sticker's corners refined on its edges from where they were, if its bits still read."""
+        """Mode "follow": the stickers of the last frame, followed into this one: each one's corners
+        refined on its edges from where they were (all stickers in one batch), and its bits read
+        again there; None when one cannot be followed (then a full pass is due)."""
+        last = self._last.detections
+        before = np.array([d.corners for d in last])
         h, w = gray.shape
-        margin = FOLLOW_MARGIN_PX
-        x0, y0 = np.maximum(np.floor(last.corners.min(axis=0)).astype(int) - margin, 0)
-        x1, y1 = np.minimum(np.ceil(last.corners.max(axis=0)).astype(int) + margin + 1, (w, h))
-        crop = gray[y0:y1, x0:x1].astype(np.float32)
+        x0, y0 = np.maximum(np.floor(before.min(axis=(0, 1))).astype(int) - FOLLOW_MARGIN_PX, 0)
+        x1, y1 = np.minimum(np.ceil(before.max(axis=(0, 1))).astype(int) + FOLLOW_MARGIN_PX + 1, (w, h))
+        crop = gray[y0:y1, x0:x1].astype(np.float32)  # only the part of the frame the stickers span
         offset = np.array([x0, y0], dtype=np.float64)
-        corners, rms, blur = detect._refine_corners(crop, last.corners - offset)
-        if rms <= 0 or np.abs(corners + offset - last.corners).max() > self.settings.moved_px:
+        corners, rms, blur = edges.refine_corners(crop, before - offset)
+        if (rms <= 0).any() or (np.abs(corners + offset - before).max(axis=(1, 2)) > self.settings.moved_px).any():
             return None
-        if not reads_as(crop, corners, last.marker_id):
+        if not reads_as_many(crop, corners, [d.marker_id for d in last]).all():
             return None
         corners = corners + offset
-        side = float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
-        return detect.Detection(marker_id=last.marker_id, corners=corners, side_px=side, edge_rms_px=rms,
-                                source=last.source, known=last.known, blur_px=blur)
-
+        sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2).mean(axis=1)
+        found = tuple(detect.Detection(marker_id=d.marker_id, corners=corners[k], side_px=float(sides[k]),
+                                       edge_rms_px=float(rms[k]), source=d.source, known=d.known,
+                                       blur_px=float(blur[k]))
+                      for k, d in enumerate(last))
+        return detect.DetectionResult(found, self._last.unknown_ids, self._last.second_pass_found)
 
     def _regions(self, w: int, h: int) -> list[tuple[int, int, int, int, list[int]]]:
         """Boxes (x0, y0, x1, y1, marker ids) around the last stickers, overlapping ones merged."""
@@ -204,26 +198,35 @@ MAX_BIT_ERRORS = 1  # inner bits that may read wrong (noise on a marginal cell) 
 
 
 def reads_as(gray_f: np.ndarray, corners: np.ndarray, marker_id: int, dictionary: int = detect.DICTIONARY) -> bool:
-    """Do the cells inside these corners (TL, TR, BR, BL) read as this marker, in this turn?
-    Cell centres are sampled through the square's perspective; each is black or white
-    against the level half-way between the black border and the white quiet zone."""
-    n = _bits(marker_id, dictionary).shape[0]  # cells across, border included
-    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32),
-                                    corners.astype(np.float32))
-    pts = cv2.perspectiveTransform(_read_points(n).reshape(-1, 1, 2), H).reshape(-1, 2)
+    """Do the cells inside these corners (TL, TR, BR, BL) read as this marker, in this turn?"""
+    return bool(reads_as_many(gray_f, np.asarray(corners)[None], [marker_id], dictionary)[0])
+
+
+def reads_as_many(gray_f: np.ndarray, corners: np.ndarray, marker_ids, dictionary: int = detect.DICTIONARY
+                  ) -> np.ndarray:
+    """(m,) bool: do the cells inside each of the (m, 4, 2) corner sets read as its marker, in this turn?
+    Cell centres are sampled through each square's perspective (all stickers in one remap);
+    each cell is black or white against the level half-way between the black border and the
+    white quiet zone."""
+    want = np.array([_bits(i, dictionary) for i in marker_ids])  # (m, n, n)
+    m, n = want.shape[:2]
+    if not m:
+        return np.zeros(0, bool)
+    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32)
+    read_pts = _read_points(n).reshape(-1, 1, 2)
+    pts = np.stack([cv2.perspectiveTransform(read_pts, cv2.getPerspectiveTransform(unit, c.astype(np.float32)))
+                    .reshape(-1, 2) for c in corners])  # (m, P, 2)
     hh, ww = gray_f.shape
-    if pts[:, 0].min() < 0 or pts[:, 1].min() < 0 or pts[:, 0].max() > ww - 1 or pts[:, 1].max() > hh - 1:
-        return False
-    vals = cv2.remap(gray_f, pts[:, :1].T.copy(), pts[:, 1:].T.copy(), cv2.INTER_LINEAR).ravel()
-    cells, ring = vals[:n * n].reshape(n, n), vals[n * n:]
-    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
-    black, white = float(np.median(border)), float(np.median(ring))
-    if white - black < 25:
-        return False
-    thr = (black + white) / 2.0
-    if int((border > thr).sum()) > 1:
-        return False
-    return int(((cells[1:-1, 1:-1] > thr) != _bits(marker_id, dictionary)[1:-1, 1:-1]).sum()) <= MAX_BIT_ERRORS
+    inside = ((pts[..., 0] >= 0) & (pts[..., 1] >= 0) & (pts[..., 0] <= ww - 1) & (pts[..., 1] <= hh - 1)).all(axis=1)
+    vals = cv2.remap(gray_f, pts[..., 0].copy(), pts[..., 1].copy(), cv2.INTER_LINEAR)  # (m, P)
+    cells, ring = vals[:, :n * n].reshape(m, n, n), vals[:, n * n:]
+    border = np.concatenate([cells[:, 0], cells[:, -1], cells[:, 1:-1, 0], cells[:, 1:-1, -1]], axis=1)
+    black = np.median(border, axis=1).astype(np.float64)
+    white = np.median(ring, axis=1).astype(np.float64)
+    thr = ((black + white) / 2.0).astype(np.float32)  # the one-sticker read compared in float32 too
+    lit = cells > thr[:, None, None]
+    wrong = (lit[:, 1:-1, 1:-1] != want[:, 1:-1, 1:-1]).sum(axis=(1, 2))
+    return inside & (white - black >= 25) & ((border > thr[:, None]).sum(axis=1) <= 1) & (wrong <= MAX_BIT_ERRORS)
 
 
 _BITS: dict = {}
