@@ -213,6 +213,10 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
+    scaled = {(j, k): centres[idx[j]] + (quads[idx[j]] - centres[idx[j]]) * scale
+              for j in order[:2 * SECOND_PASS_MAX] for k, scale in enumerate(_SECOND_PASS_SCALES)
+              if ring_score[j, k] > 0}
+    refined = _refine_many(gray_f, scaled)
     out: list[tuple[int, np.ndarray, str, float, float]] = []
     done: list[np.ndarray] = []
     tried = 0
@@ -225,10 +229,10 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
             continue
         tried += 1
         decoded = None
-        for k, scale in enumerate((1.0, 7.0 / 9.0)):  # 7/9: the candidate is the quiet zone's outline
+        for k, scale in enumerate(_SECOND_PASS_SCALES):
             if decoded is None and ring_score[j, k] > 0:
                 decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed,
-                                       image_blur_px)
+                                       image_blur_px, refined.get((j, k)))
         if decoded is None and halo_score[j] > 0:
             # a blurred halo around the marker: find the dark square inside the candidate again
             inner = _resegment(gray, q)
@@ -241,6 +245,34 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
 
 
 SECOND_PASS_MAX = 48
+_SECOND_PASS_SCALES = (1.0, 7.0 / 9.0)  # 7/9: the candidate is the quiet zone's outline
+
+
+def _refine_many(gray_f: np.ndarray, quads: dict) -> dict:
+    """{key: (corners, rms, blur)}: one round of the edge fit for every quad, in one batch."""
+    if not quads:
+        return {}
+    c, rms, blur = edges.refine_edges(gray_f, np.array(list(quads.values())))
+    return {key: (c[n], float(rms[n]), float(blur[n])) for n, key in enumerate(quads)}
+
+
+def _identify(dic, dictionary: int, bits: np.ndarray) -> tuple[bool, int, int]:
+    """dic.identify(bits, 0.0) (an exact match in any turn: (found, id, turns)) by table look-up;
+    identify scans the whole dictionary, ~2 ms when nothing matches."""
+    table = _IDENTIFY_TABLES.get(dictionary)
+    if table is None:
+        table = {}
+        n = dic.markerSize
+        for mid in range(len(dic.bytesList)):
+            b = (dic.generateImageMarker(mid, n + 2, borderBits=1)[1:-1, 1:-1] > 127).astype(np.uint8)
+            for rot in range(4):  # identify reports a marker turned by np.rot90 k times as rotation k
+                table.setdefault(np.rot90(b, rot).tobytes(), (mid, rot))
+        _IDENTIFY_TABLES[dictionary] = table
+    got = table.get(np.ascontiguousarray(bits, dtype=np.uint8).tobytes())
+    return (False, -1, 0) if got is None else (True, got[0], got[1])
+
+
+_IDENTIFY_TABLES: dict = {}
 
 
 def _sample(gray_f: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -343,7 +375,7 @@ _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.
 
 
 def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DICTIONARY,
-                 allowed: tuple | None = None, image_blur_px: float = 0.0
+                 allowed: tuple | None = None, image_blur_px: float = 0.0, refined=None
                  ) -> tuple[int, np.ndarray, float, float] | None:
     """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px, blur px) if the quad holds a readable marker.
 
@@ -352,7 +384,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     ring are correlated with every allowed marker (4 turns each) drawn with the blur
     measured on the marker's own edges. A soft read must beat every other id clearly.
     """
-    refined, rms, blur = _refine_edges(gray_f, quad)
+    refined, rms, blur = refined if refined is not None else _refine_edges(gray_f, quad)  # refined: done in a batch
     q = refined if rms > 0 else quad
     n = dic.markerSize + 2  # bits + 1-cell border
     H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
@@ -373,7 +405,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     thr = (white + black) / 2
     if int((border > thr).sum()) <= 2:
         bits = (cells[1:-1, 1:-1] > thr).astype(np.uint8)
-        ok, idx, rot = dic.identify(bits, 0.0)
+        ok, idx, rot = _identify(dic, dictionary, bits)
         if ok and (allowed is None or int(idx) in allowed):
             # identify's rotation: the marker is read after turning the bits `rot` quarter turns
             return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms, blur
