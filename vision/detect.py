@@ -490,8 +490,23 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
     key = (dictionary, allowed, level, n)
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
-    dic = cv2.aruco.getPredefinedDictionary(dictionary)
     B = _cell_response(n, level)  # ((n+2)^2, samples)
+    ids, rots, patterns = _patterns(dictionary, allowed, n)
+    T = patterns @ B if len(patterns) else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    out = (ids, rots, T)
+    _TEMPLATE_CACHE[key] = out
+    return out
+
+
+def _patterns(dictionary: int, allowed: tuple, n: int):
+    """(ids (M,), rotations (M,), (M, (n+2)^2) drawings with their quiet zone): every allowed marker
+    in its 4 turns, drawn once for every blur level."""
+    key = ("patterns", dictionary, allowed, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    dic = cv2.aruco.getPredefinedDictionary(dictionary)
     ids, rots, patterns = [], [], []
     for mid in allowed:
         if mid >= len(dic.bytesList):
@@ -503,10 +518,7 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
             ids.append(int(mid))
             rots.append(rot)
             patterns.append(pattern.ravel())
-    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
-    T -= T.mean(axis=1, keepdims=True)
-    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
-    out = (np.array(ids), np.array(rots), T)
+    out = (np.array(ids), np.array(rots), np.array(patterns))
     _TEMPLATE_CACHE[key] = out
     return out
 
@@ -528,10 +540,27 @@ def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: in
     key = ("foreign", dictionary, allowed, level, n)
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
-    own = cv2.aruco.getPredefinedDictionary(dictionary)
-    if own.markerSize != n - 2:
+    patterns = _foreign_patterns(dictionary, allowed, n)
+    if patterns is None:
         _TEMPLATE_CACHE[key] = np.zeros((0, n * n + 4 * n))
         return _TEMPLATE_CACHE[key]
+    B = _cell_response(n, level)
+    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    _TEMPLATE_CACHE[key] = T
+    return T
+
+
+def _foreign_patterns(dictionary: int, allowed: tuple, n: int) -> list | None:
+    """The drawings (with border and quiet zone, 4 turns each) of _foreign_templates, built once
+    for every blur level; None when the dictionary's grid is not n - 2 bits."""
+    key = ("foreign patterns", dictionary, allowed, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    own = cv2.aruco.getPredefinedDictionary(dictionary)
+    if own.markerSize != n - 2:
+        return None
     mine = np.array([_inner_bits(own, i, n).ravel() for i in allowed if i < len(own.bytesList)])
     patterns = []
     for fd in FOREIGN_DICTIONARIES:
@@ -548,12 +577,8 @@ def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: in
                     pattern[2:n, 2:n] = t
                     pattern[1, 1:n + 1] = pattern[n, 1:n + 1] = pattern[1:n + 1, 1] = pattern[1:n + 1, n] = 0
                     patterns.append(pattern.ravel())
-    B = _cell_response(n, level)
-    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
-    T -= T.mean(axis=1, keepdims=True)
-    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
-    _TEMPLATE_CACHE[key] = T
-    return T
+    _TEMPLATE_CACHE[key] = patterns
+    return patterns
 
 
 def _cell_response(n: int, level: float) -> np.ndarray:
