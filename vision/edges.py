@@ -130,10 +130,11 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
     # one level per edge: under blur the bits behind the black border lift its darkest sample
     # where they are white; a per-profile level would then bend the edge with the bit pattern
     level = _masked_median((black + white) / 2.0, in_edge[:, None, :])  # (g, 4)
-    lv = level[:, :, None, None]
+    lv = _float32_at_or_above(level)[:, :, None, None]  # compared in float32, as exactly as in float64
     cross = (prof[..., :-1] < lv) & (prof[..., 1:] >= lv)
-    mid = np.abs((offsets[:, :-1] + offsets[:, 1:]) / 2)[:, None, None, :]
-    j = np.argmin(np.where(cross, mid, np.inf), axis=3)  # the crossing nearest the guessed edge
+    mid = np.abs((offsets[:, :-1] + offsets[:, 1:]) / 2)  # (g, NX - 1)
+    rank = np.argsort(np.argsort(mid, axis=1, kind="stable"), axis=1).astype(np.uint8)  # NX <= 49
+    j = np.argmin(np.where(cross, rank[:, None, None, :], np.uint8(255)), axis=3)  # the crossing nearest the edge
     found = np.take_along_axis(cross, j[..., None], 3)[..., 0]
     ok = found & ((white - black) > 15) & in_edge[:, None, :]
     flat = prof.reshape(-1, NX)
@@ -144,7 +145,8 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
     off_j = offsets[np.repeat(rows, 4 * NA), jf].reshape(j.shape)
     stp = step[:, None, None]
     pos = off_j + (level[:, :, None] - p0) / np.maximum(p1 - p0, 1e-9) * stp
-    slope = np.subtract(prof[..., 1:], prof[..., :-1], dtype=np.float64).max(axis=3) / stp
+    # float32 differences: exact for pictures of whole grey levels (bilinear weights are 1/1024ths)
+    slope = np.diff(prof, axis=3).max(axis=3).astype(np.float64) / stp
     blur_each = (white - black) / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi)
     alive = (ok.sum(axis=2) >= np.maximum(4, n_along // 3)[:, None]).all(axis=1)
     blur = np.where(alive, _masked_median(blur_each.reshape(g, -1), ok.reshape(g, -1)), 0.0)
@@ -201,6 +203,13 @@ def _fit_lines(pts: np.ndarray, mask: np.ndarray):
     normal = np.stack([-np.sin(theta), np.cos(theta)], axis=-1)
     res = (pts[..., 0] - mean[..., None, 0]) * normal[..., None, 0] + (pts[..., 1] - mean[..., None, 1]) * normal[..., None, 1]
     return mean, normal, res
+
+
+def _float32_at_or_above(x: np.ndarray) -> np.ndarray:
+    """The smallest float32 >= each float64: for a float32 p, p < x and p >= x hold exactly when they
+    hold against it."""
+    f = x.astype(np.float32)
+    return np.where(f.astype(np.float64) < x, np.nextafter(f, np.float32(np.inf)), f)
 
 
 def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
