@@ -87,3 +87,34 @@ def test_batched_bit_read_matches_the_one_sticker_read(two_frames):
     assert (got == want).all()
     assert want[:len(found)].all() and not want[len(found):].any()
     assert roi.reads_as(gray_f, found[0].corners, found[0].marker_id)
+
+
+@pytest.mark.parametrize("mode", ["follow", "regions"])
+def test_a_sticker_put_down_is_found_by_searching_only_what_changed(mode):
+    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=CAT)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(CAT, pieces)
+    new_id = max(mid for mid, _ in stickers)
+    before = [s for s in stickers if s[0] != new_id]
+    # the same sensor noise in both frames: only the sticker put down changes pixels
+    frames = [detect.to_gray(synth.render(cam, s, seed=4, blur_px=0.7, jpeg_quality=None)) for s in (before, stickers)]
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode))
+    assert new_id not in {d.marker_id for d in follower.detect(frames[0]).detections}
+    got = follower.detect(frames[1])
+    assert follower.full_passes == 1 and follower.changed_passes == 1
+    whole = detect.detect_all(frames[1], CAT)
+    assert [d.marker_id for d in got.detections] == [d.marker_id for d in whole.detections]
+    assert new_id in {d.marker_id for d in got.detections}
+    for g, w in zip(got.detections, whole.detections):
+        searched = mode == "regions" or g.marker_id == new_id
+        assert np.abs(g.corners - w.corners).max() < (0.001 if searched else 0.03 if w.source == "full" else 0.25)
+    follower.detect(frames[1])  # nothing changed since: followed (or found in regions) without a search
+    assert follower.full_passes == 1 and follower.changed_passes == 1 and follower.roi_passes == 2
+
+
+def test_a_large_change_is_searched_in_the_whole_frame(two_frames):
+    first, second = two_frames
+    follower = roi.RoiDetector(CAT)
+    follower.detect(first)
+    follower.detect(np.ascontiguousarray(255 - second))  # every cell changed
+    assert follower.full_passes == 2 and follower.changed_passes == 0
