@@ -50,7 +50,7 @@ class RoiSettings:
     # when something moved: detect afresh only around what changed (this share of the frame at
     # most) and follow the stickers elsewhere, instead of a whole-frame pass
     changed_only: bool = True
-    changed_max_share: float = 0.5
+    changed_max_share: float = 0.8
 
 
 class RoiDetector:
