@@ -61,7 +61,7 @@ def refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.
     for group in _groups(usable, n_along, n_across):
         got = _fit_group(gray_f, c[group], edge_vec[group], lengths[group], side[group], half_w[group],
                          n_along[group], n_across[group])
-        fitted = got[2] > 0
+        fitted = got[2]
         sel = group[fitted]
         out[sel], rms[sel], blur[sel] = got[0][fitted], got[1][fitted], got[3][fitted]
     return out, rms, blur
@@ -97,7 +97,7 @@ def _padded_linspace(start: np.ndarray, stop: np.ndarray, num: np.ndarray, width
 
 
 def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
-    """refine_edges for one group of stickers: (corners, rms, fitted (0/1), blur), all (g, ...).
+    """refine_edges for one group of stickers: (corners, rms, fitted, blur), all (g, ...).
 
     The profiles of a group share one grid, centred on the edge. A profile shorter than the
     grid repeats its end samples in the padding, which changes no minimum, maximum or
@@ -161,7 +161,7 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
 
 def _lines_to_corners(c, edge_pts, ok, alive, side, blur):
     """Fit a line to each edge's points (a robust refit without outliers), intersect adjacent
-    edges: (corners, rms, fitted (0/1), blur), all per sticker."""
+    edges: (corners, rms, fitted, blur), all per sticker."""
     alive = alive & (ok.sum(axis=2) >= 4).all(axis=1)
     mean, normal, res = _fit_lines(edge_pts, ok)
     absres = np.abs(res)
@@ -187,7 +187,7 @@ def _lines_to_corners(c, edge_pts, ok, alive, side, blur):
     n_used = used.sum(axis=(1, 2))
     rms = np.sqrt(np.where(used, res * res, 0.0).sum(axis=(1, 2)) / np.maximum(n_used, 1))
     corners = np.where(alive[:, None, None], corners, c)
-    return corners, np.where(alive, rms, 0.0), alive.astype(float), np.where(alive, blur, 0.0)
+    return corners, np.where(alive, rms, 0.0), alive, np.where(alive, blur, 0.0)
 
 
 def _fit_lines(pts: np.ndarray, mask: np.ndarray):
