@@ -118,3 +118,20 @@ def test_a_large_change_is_searched_in_the_whole_frame(two_frames):
     follower.detect(first)
     follower.detect(np.ascontiguousarray(255 - second))  # every cell changed
     assert follower.full_passes == 2 and follower.changed_passes == 0
+
+
+def test_a_sticker_lost_where_nothing_changed_forces_a_whole_frame_pass():
+    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=CAT)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(CAT, pieces)
+    new_id = max(mid for mid, _ in stickers)
+    frames = [detect.to_gray(synth.render(cam, s, seed=4, blur_px=0.7, jpeg_quality=None))
+              for s in ([s for s in stickers if s[0] != new_id], stickers)]
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="regions"))
+    first = follower.detect(frames[0])
+    # a sticker the crops cannot find again (its place shows none) although nothing changed there
+    far = max(first.detections, key=lambda d: np.linalg.norm(d.centre - first.detections[-1].centre))
+    ghost = detect.Detection(marker_id=far.marker_id + 1, corners=far.corners + (0, 60), side_px=far.side_px)
+    follower._last = detect.DetectionResult(first.detections + (ghost,), first.unknown_ids)
+    follower.detect(frames[1])
+    assert follower.full_passes == 2 and follower.changed_passes == 0

@@ -113,6 +113,8 @@ class RoiDetector:
         boxes = self._changed_boxes(changed, w, h)
         last = self._last.detections
         sticker_boxes = {d.marker_id: b for d, b in zip(last, self._sticker_boxes(w, h))}
+        # nothing changed around these: they must be found again, or the crops do not tell the whole story
+        unchanged = {i for i, b in sticker_boxes.items() if not any(_overlap(b, o) for o in boxes)}
         if self.settings.mode == "regions":  # every sticker in a crop: the detector's corners everywhere
             boxes += [list(b) for b in sticker_boxes.values()]
         while True:  # a sticker reaching into a crop is searched in it whole, not followed
@@ -136,8 +138,9 @@ class RoiDetector:
         if followed is None:
             return None
         detections = sorted(list(followed) + found, key=lambda d: d.marker_id)
-        if len({d.marker_id for d in detections}) != len(detections):
-            return None  # a sticker both followed and found again: let a whole frame settle it
+        ids = {d.marker_id for d in detections}
+        if len(ids) != len(detections) or not unchanged <= ids:
+            return None  # a sticker found twice, or lost where nothing changed: let a whole frame settle it
         self._mark_searched(small, boxes, w, h)
         return detect.DetectionResult(tuple(detections), tuple(sorted(unknown)),
                                       sum(d.source != "full" for d in detections))
