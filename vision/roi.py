@@ -42,7 +42,8 @@ from . import detect, edges
 class RoiSettings:
     mode: str = "follow"  # between whole frames: "follow" the stickers, or detect in "regions" around them
     full_every: int = 30  # frames between full passes at the latest (1 s at 30 fps)
-    margin_sides: float = 0.5  # ROI margin around a sticker, in its own side lengths
+    margin_sides: float = 1.0  # ROI margin around a sticker, in its own side lengths (0.5 missed 4K stickers
+    # whose quiet zone borders a dark piece: tests/bench/speed.py tornado and kayak 4K)
     margin_min_px: int = 32  # ... and at least this (the threshold windows are up to 23 px)
     motion_scale: int = 8  # the motion check compares frames shrunk this many times
     motion_grey: float = 12.0  # grey levels of change (in a shrunk cell) that count as motion
