@@ -29,6 +29,7 @@ SMALL = ("minMarkerPerimeterRate", "adaptiveThreshWinSizeMin", "adaptiveThreshWi
 
 def variants() -> dict[str, cv2.aruco.DetectorParameters]:
     out = {"refcam": detect.detector_parameters()}
+    out["refcam (again: the first variant pays for caches)"] = detect.detector_parameters()
     default = cv2.aruco.DetectorParameters()
     p = cv2.aruco.DetectorParameters()
     out["opencv defaults"] = p
@@ -38,6 +39,11 @@ def variants() -> dict[str, cv2.aruco.DetectorParameters]:
         out[f"{name} -> {getattr(default, name):g}"] = p
     p = detect.detector_parameters(refine="none")
     out["cornerRefinementMethod -> none"] = p
+    for name, values in (("minMarkerPerimeterRate", (0.023, 0.026)), ("polygonalApproxAccuracyRate", (0.035,))):
+        for v in values:
+            p = detect.detector_parameters()
+            setattr(p, name, v)
+            out[f"{name} -> {v:g}"] = p
     for side, ratio in ((16, 0.0), (24, 0.0), (32, 0.0), (16, 0.01)):
         p = detect.detector_parameters()
         p.useAruco3Detection = True
