@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 import pytest
 
@@ -29,7 +30,7 @@ def _reference_refine_corners(gray, corners):
     return c, rms, blur
 
 
-def _reference_refine_edges(gray, corners):  # noqa: PLR0915 (the pre-batching code, kept verbatim)
+def _reference_refine_edges(gray, corners):  # the pre-batching code, kept as it was
     c = np.asarray(corners, dtype=np.float64)
     gray_f = gray if gray.dtype == np.float32 else gray.astype(np.float32)
     edge_vec = np.roll(c, -1, axis=0) - c
@@ -51,7 +52,6 @@ def _reference_refine_edges(gray, corners):  # noqa: PLR0915 (the pre-batching c
     t = np.linspace(0.05, 0.95, n_along)
     base = c[:, None, :] + t[None, :, None] * edge_vec[:, None, :]
     pts = base[:, :, None, :] + offsets[None, None, :, None] * nrm[:, None, None, :]
-    import cv2
     prof = cv2.remap(gray_f, pts[..., 0].reshape(4 * n_along, n_across).astype(np.float32),
                      pts[..., 1].reshape(4 * n_along, n_across).astype(np.float32),
                      interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).astype(np.float64)

@@ -11,6 +11,7 @@ under 20 px wide. Three things make those reliable and precise:
    black square (black border against the white quiet zone) and intersecting
    adjacent edges. That uses every edge pixel instead of a corner window, so it
    stays precise on 15 px markers where a 5x5 corner window overlaps the bits.
+   vision/edges.py fits all the stickers of a frame in one batch.
 """
 
 from __future__ import annotations
