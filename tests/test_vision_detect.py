@@ -112,3 +112,20 @@ def test_second_pass_reads_give_corners_in_marker_order(turn):
                                                       allowed)
         assert marker_id == 205 and rms > 0
         assert np.abs(corners - truth).max() < 0.5
+
+
+def test_identify_by_table_is_opencvs_identify():
+    d = cv2.aruco.getPredefinedDictionary(detect.DICTIONARY)
+    rng = np.random.default_rng(4)
+    for mid in [0, 1, 200, 777, 999] + rng.integers(0, 1000, 5).tolist():
+        bits = (d.generateImageMarker(int(mid), 7, borderBits=1)[1:-1, 1:-1] > 127).astype(np.uint8)
+        for turn in range(4):
+            b = np.rot90(bits, turn).copy()
+            ok, idx, rot = d.identify(b, 0.0)
+            assert ok and detect._identify(d, detect.DICTIONARY, b) == (True, int(idx), int(rot))
+            b[2, 2] ^= 1  # one bit off: no exact match for either
+            assert d.identify(b, 0.0)[0] == detect._identify(d, detect.DICTIONARY, b)[0]
+    for _ in range(10):
+        b = (rng.random((5, 5)) > 0.5).astype(np.uint8)
+        ok, idx, rot = d.identify(b, 0.0)
+        assert detect._identify(d, detect.DICTIONARY, b) == ((True, int(idx), int(rot)) if ok else (False, -1, 0))

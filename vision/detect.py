@@ -11,15 +11,17 @@ under 20 px wide. Three things make those reliable and precise:
    black square (black border against the white quiet zone) and intersecting
    adjacent edges. That uses every edge pixel instead of a corner window, so it
    stays precise on 15 px markers where a 5x5 corner window overlaps the bits.
+   vision/edges.py fits all the stickers of a frame in one batch.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
+
+from . import edges
 
 DICTIONARY = cv2.aruco.DICT_5X5_1000
 REFINE_METHODS = {
@@ -143,7 +145,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     if second_pass and rejected is not None and len(rejected):
         allowed = tuple(sorted(catalog.known_ids())) if catalog is not None else None
         if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
-            found = [(i, *_refine_with_source(gray_f, c, src)) for i, c, src, _, _ in found]
+            found = _refine_found(gray_f, found, range(len(found)))
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
         image_blur = float(np.median(blurs)) if blurs else 0.0
         extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed, image_blur)
@@ -151,13 +153,17 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
         found.extend(extra)
     found = _dedupe(found)
     known_ids = catalog.known_ids() if catalog is not None else None
-    detections, unknown = [], []
+    if known_ids is not None:
+        unknown = [f[0] for f in found if f[0] not in known_ids]
+        found = [f for f in found if f[0] in known_ids]
+    else:
+        unknown = []
+    if edge_refine:
+        found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0])
+    detections = []
     for marker_id, c, source, rms, blur in found:
-        if known_ids is not None and marker_id not in known_ids:
-            unknown.append(marker_id)
-            continue
-        if rms < 0:
-            c, rms, blur = _refine_corners(gray_f, c) if edge_refine else (c, 0.0, 0.0)
+        if rms < 0:  # not refined (edge_refine off)
+            rms, blur = 0.0, 0.0
         side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
         detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
                                     blur_px=blur))
@@ -165,9 +171,18 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
 
 
-def _refine_with_source(gray_f: np.ndarray, corners: np.ndarray, source: str):
-    c, rms, blur = _refine_corners(gray_f, corners)
-    return c, source, (rms if rms > 0 else 0.0), blur
+def _refine_found(gray_f: np.ndarray, found: list, which) -> list:
+    """found with the entries `which` refined on their edges, all in one batch (edges.py); an
+    entry whose edges cannot be measured keeps its corners with rms 0."""
+    which = list(which)
+    if not which:
+        return found
+    corners, rms, blur = edges.refine_corners(gray_f, np.array([found[k][1] for k in which]))
+    out = list(found)
+    for n, k in enumerate(which):
+        marker_id, _, source, _, _ = found[k]
+        out[k] = (marker_id, corners[n], source, float(max(rms[n], 0.0)), float(blur[n]))
+    return out
 
 
 def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictionary: int,
@@ -199,6 +214,10 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
+    scaled = {(j, k): centres[idx[j]] + (quads[idx[j]] - centres[idx[j]]) * scale
+              for j in order[:2 * SECOND_PASS_MAX] for k, scale in enumerate(_SECOND_PASS_SCALES)
+              if ring_score[j, k] > 0}
+    refined = _refine_many(gray_f, scaled)
     out: list[tuple[int, np.ndarray, str, float, float]] = []
     done: list[np.ndarray] = []
     tried = 0
@@ -211,10 +230,10 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
             continue
         tried += 1
         decoded = None
-        for k, scale in enumerate((1.0, 7.0 / 9.0)):  # 7/9: the candidate is the quiet zone's outline
+        for k, scale in enumerate(_SECOND_PASS_SCALES):
             if decoded is None and ring_score[j, k] > 0:
                 decoded = _decode_quad(gray_f, centre + (q - centre) * scale, dic, dictionary, allowed,
-                                       image_blur_px)
+                                       image_blur_px, refined.get((j, k)))
         if decoded is None and halo_score[j] > 0:
             # a blurred halo around the marker: find the dark square inside the candidate again
             inner = _resegment(gray, q)
@@ -227,6 +246,34 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
 
 
 SECOND_PASS_MAX = 48
+_SECOND_PASS_SCALES = (1.0, 7.0 / 9.0)  # 7/9: the candidate is the quiet zone's outline
+
+
+def _refine_many(gray_f: np.ndarray, quads: dict) -> dict:
+    """{key: (corners, rms, blur)}: one round of the edge fit for every quad, in one batch."""
+    if not quads:
+        return {}
+    c, rms, blur = edges.refine_edges(gray_f, np.array(list(quads.values())))
+    return {key: (c[n], float(rms[n]), float(blur[n])) for n, key in enumerate(quads)}
+
+
+def _identify(dic, dictionary: int, bits: np.ndarray) -> tuple[bool, int, int]:
+    """dic.identify(bits, 0.0) (an exact match in any turn: (found, id, turns)) by table look-up;
+    identify scans the whole dictionary, ~2 ms when nothing matches."""
+    table = _IDENTIFY_TABLES.get(dictionary)
+    if table is None:
+        table = {}
+        n = dic.markerSize
+        for mid in range(len(dic.bytesList)):
+            b = (dic.generateImageMarker(mid, n + 2, borderBits=1)[1:-1, 1:-1] > 127).astype(np.uint8)
+            for rot in range(4):  # identify reports a marker turned by np.rot90 k times as rotation k
+                table.setdefault(np.rot90(b, rot).tobytes(), (mid, rot))
+        _IDENTIFY_TABLES[dictionary] = table
+    got = table.get(np.ascontiguousarray(bits, dtype=np.uint8).tobytes())
+    return (False, -1, 0) if got is None else (True, got[0], got[1])
+
+
+_IDENTIFY_TABLES: dict = {}
 
 
 def _sample(gray_f: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -329,7 +376,7 @@ _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.
 
 
 def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DICTIONARY,
-                 allowed: tuple | None = None, image_blur_px: float = 0.0
+                 allowed: tuple | None = None, image_blur_px: float = 0.0, refined=None
                  ) -> tuple[int, np.ndarray, float, float] | None:
     """(marker id, (4, 2) corners TL,TR,BR,BL, edge rms px, blur px) if the quad holds a readable marker.
 
@@ -338,7 +385,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     ring are correlated with every allowed marker (4 turns each) drawn with the blur
     measured on the marker's own edges. A soft read must beat every other id clearly.
     """
-    refined, rms, blur = _refine_edges(gray_f, quad)
+    refined, rms, blur = refined if refined is not None else _refine_edges(gray_f, quad)  # refined: done in a batch
     q = refined if rms > 0 else quad
     n = dic.markerSize + 2  # bits + 1-cell border
     H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
@@ -359,7 +406,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     thr = (white + black) / 2
     if int((border > thr).sum()) <= 2:
         bits = (cells[1:-1, 1:-1] > thr).astype(np.uint8)
-        ok, idx, rot = dic.identify(bits, 0.0)
+        ok, idx, rot = _identify(dic, dictionary, bits)
         if ok and (allowed is None or int(idx) in allowed):
             # identify's rotation: the marker is read after turning the bits `rot` quarter turns
             return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms, blur
@@ -444,8 +491,23 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
     key = (dictionary, allowed, level, n)
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
-    dic = cv2.aruco.getPredefinedDictionary(dictionary)
     B = _cell_response(n, level)  # ((n+2)^2, samples)
+    ids, rots, patterns = _patterns(dictionary, allowed, n)
+    T = patterns @ B if len(patterns) else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    out = (ids, rots, T)
+    _TEMPLATE_CACHE[key] = out
+    return out
+
+
+def _patterns(dictionary: int, allowed: tuple, n: int):
+    """(ids (M,), rotations (M,), (M, (n+2)^2) drawings with their quiet zone): every allowed marker
+    in its 4 turns, drawn once for every blur level."""
+    key = ("patterns", dictionary, allowed, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    dic = cv2.aruco.getPredefinedDictionary(dictionary)
     ids, rots, patterns = [], [], []
     for mid in allowed:
         if mid >= len(dic.bytesList):
@@ -457,10 +519,7 @@ def _templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7):
             ids.append(int(mid))
             rots.append(rot)
             patterns.append(pattern.ravel())
-    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
-    T -= T.mean(axis=1, keepdims=True)
-    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
-    out = (np.array(ids), np.array(rots), T)
+    out = (np.array(ids), np.array(rots), np.array(patterns))
     _TEMPLATE_CACHE[key] = out
     return out
 
@@ -482,10 +541,27 @@ def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: in
     key = ("foreign", dictionary, allowed, level, n)
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
-    own = cv2.aruco.getPredefinedDictionary(dictionary)
-    if own.markerSize != n - 2:
+    patterns = _foreign_patterns(dictionary, allowed, n)
+    if patterns is None:
         _TEMPLATE_CACHE[key] = np.zeros((0, n * n + 4 * n))
         return _TEMPLATE_CACHE[key]
+    B = _cell_response(n, level)
+    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    _TEMPLATE_CACHE[key] = T
+    return T
+
+
+def _foreign_patterns(dictionary: int, allowed: tuple, n: int) -> list | None:
+    """The drawings (with border and quiet zone, 4 turns each) of _foreign_templates, built once
+    for every blur level; None when the dictionary's grid is not n - 2 bits."""
+    key = ("foreign patterns", dictionary, allowed, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    own = cv2.aruco.getPredefinedDictionary(dictionary)
+    if own.markerSize != n - 2:
+        return None
     mine = np.array([_inner_bits(own, i, n).ravel() for i in allowed if i < len(own.bytesList)])
     patterns = []
     for fd in FOREIGN_DICTIONARIES:
@@ -502,12 +578,8 @@ def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: in
                     pattern[2:n, 2:n] = t
                     pattern[1, 1:n + 1] = pattern[n, 1:n + 1] = pattern[1:n + 1, 1] = pattern[1:n + 1, n] = 0
                     patterns.append(pattern.ravel())
-    B = _cell_response(n, level)
-    T = np.array(patterns) @ B if patterns else np.zeros((0, B.shape[1]))
-    T -= T.mean(axis=1, keepdims=True)
-    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
-    _TEMPLATE_CACHE[key] = T
-    return T
+    _TEMPLATE_CACHE[key] = patterns
+    return patterns
 
 
 def _cell_response(n: int, level: float) -> np.ndarray:
@@ -558,113 +630,11 @@ def refine_corners_by_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.n
 
 def _refine_corners(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:
     """refine_corners_by_edges, also giving the blur sigma px measured across the edges."""
-    c, rms, blur = _refine_edges(gray, corners)
-    if rms > 0 and np.abs(c - corners).max() > 0.3:
-        c2, rms2, blur2 = _refine_edges(gray, c)
-        if rms2 > 0:
-            return c2, rms2, blur2
-    return c, rms, blur
+    c, rms, blur = edges.refine_corners(gray, np.asarray(corners, dtype=np.float64)[None])
+    return c[0], float(rms[0]), float(blur[0])
 
 
 def _refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, float, float]:
-    """One round of edge-line refinement: (corners, rms px, blur sigma px estimate).
-
-    Along each edge (between the corners, normal pointing out of the square), intensity
-    profiles are sampled across the edge within 3/4 of a cell (the black border is one
-    cell wide); each profile's crossing of the level half-way between its black and its
-    white gives an edge point. Points near the corners, where blur rounds the square, are
-    dropped; a line is fitted to each edge and adjacent lines are intersected.
-    """
-    c = np.asarray(corners, dtype=np.float64)
-    gray_f = gray if gray.dtype == np.float32 else gray.astype(np.float32)
-    edge_vec = np.roll(c, -1, axis=0) - c  # (4, 2) edge k runs from corner k to k+1
-    lengths = np.linalg.norm(edge_vec, axis=1)
-    side = float(lengths.mean())
-    if side < 6 or lengths.min() < 1e-6:
-        return c, 0.0, 0.0
-    cell = side / 7.0
-    half_w = float(np.clip(0.75 * cell, 1.5, 6.0))
-    n_along = int(np.clip(side * 1.5, 8, 120))
-    n_across = int(np.ceil(half_w * 4)) * 2 + 1
-    offsets = _linspace(-half_w, half_w, n_across)
-    step = offsets[1] - offsets[0]
-    d = edge_vec / lengths[:, None]
-    nrm = np.stack([-d[:, 1], d[:, 0]], axis=1)
-    mids = c + edge_vec / 2
-    flip = np.einsum("ij,ij->i", nrm, mids - c.mean(axis=0)) < 0
-    nrm[flip] *= -1  # outward
-    t = _linspace(0.05, 0.95, n_along)
-    base = c[:, None, :] + t[None, :, None] * edge_vec[:, None, :]  # (4, n_along, 2)
-    pts = base[:, :, None, :] + offsets[None, None, :, None] * nrm[:, None, None, :]  # (4, n_along, n_across, 2)
-    prof = cv2.remap(gray_f, pts[..., 0].reshape(4 * n_along, n_across).astype(np.float32),
-                     pts[..., 1].reshape(4 * n_along, n_across).astype(np.float32),
-                     interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).astype(np.float64)
-    half = n_across // 2
-    black = prof[:, :half].min(axis=1)
-    white = prof[:, half + 1:].max(axis=1)
-    # one level per edge: under blur the bits behind the black border lift its darkest sample
-    # where they are white; a per-profile level would then bend the edge with the bit pattern
-    level = np.repeat(np.median(((black + white) / 2.0).reshape(4, n_along), axis=1), n_along)
-    cross = (prof[:, :-1] < level[:, None]) & (prof[:, 1:] >= level[:, None])
-    mid = (offsets[:-1] + offsets[1:]) / 2
-    dist = np.where(cross, np.abs(mid)[None, :], np.inf)
-    j = np.argmin(dist, axis=1)
-    rows = np.arange(len(prof))
-    ok = np.isfinite(dist[rows, j]) & ((white - black) > 15)
-    p0, p1 = prof[rows, j], prof[rows, j + 1]
-    pos = offsets[j] + (level - p0) / np.maximum(p1 - p0, 1e-9) * step
-    slope = np.max(np.diff(prof, axis=1), axis=1) / step
-    blur_each = (white - black) / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi)
-    ok = ok.reshape(4, n_along)
-    if (ok.sum(axis=1) < max(4, n_along // 3)).any():
-        return c, 0.0, 0.0
-    blur = float(np.median(blur_each.reshape(4, n_along)[ok]))
-    # blur rounds the square's corners and pulls the crossing inward near them: keep the
-    # edge points further than ~2.5 blur sigmas from either corner
-    from_corner = np.minimum(t, 1 - t)[None, :] * lengths[:, None]
-    keep_from = np.minimum(np.maximum(0.1 * lengths, 2.5 * blur + 0.5), 0.3 * lengths)
-    ok &= from_corner >= keep_from[:, None]
-    edge_pts = base + pos.reshape(4, n_along)[:, :, None] * nrm[:, None, :]
-    lines, residuals = [], []
-    for k in range(4):
-        e = edge_pts[k][ok[k]]
-        if len(e) < 4:
-            return c, 0.0, 0.0
-        line, res = _fit_line(e)
-        keep = np.abs(res) < max(3 * np.median(np.abs(res)) * 1.4826, 0.3)
-        if 4 <= keep.sum() < len(res):
-            line, res = _fit_line(e[keep])
-        lines.append(line)
-        residuals.append(res)
-    out = np.empty((4, 2))
-    for k in range(4):
-        # corner k is where edge k-1 (into it) meets edge k (out of it)
-        p = _intersect(lines[(k - 1) % 4], lines[k])
-        if p is None or np.linalg.norm(p - c[k]) > max(2.0, 0.25 * side):
-            return c, 0.0, 0.0
-        out[k] = p
-    rms = float(np.sqrt(np.mean(np.concatenate(residuals) ** 2)))
-    return out, rms, blur
-
-
-def _linspace(start: float, stop: float, num: int) -> np.ndarray:
-    """np.linspace(start, stop, num) to the bit, without its argument checks (it runs 2 x 4 times per sticker)."""
-    y = np.arange(num, dtype=np.float64) * ((stop - start) / (num - 1)) + start
-    y[-1] = stop
-    return y
-
-
-def _fit_line(pts: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    """Line through (N, 2) points: (point, unit normal) and signed residuals (N,)."""
-    m = pts.mean(axis=0)
-    _, _, vt = np.linalg.svd(pts - m, full_matrices=False)
-    n = vt[1]
-    return (m, n), (pts - m) @ n
-
-
-def _intersect(l1, l2) -> np.ndarray | None:
-    (p1, n1), (p2, n2) = l1, l2
-    A = np.array([n1, n2])
-    if abs(np.linalg.det(A)) < 1e-9:
-        return None
-    return np.linalg.solve(A, np.array([n1 @ p1, n2 @ p2]))
+    """One round of the edge-line refinement (edges.refine_edges) of one sticker: (corners, rms px, blur px)."""
+    c, rms, blur = edges.refine_edges(gray, np.asarray(corners, dtype=np.float64)[None])
+    return c[0], float(rms[0]), float(blur[0])

@@ -5,9 +5,12 @@ A table at rest changes only where hands and pieces move. So after a whole-frame
 whole frame is searched again when
 
 * ``full_every`` frames have gone by since the last whole-frame pass (a safety net);
-* anything changed in the frame: shrunk ``motion_scale`` times, it differs from the frame of
-  the last whole-frame pass by more than ``motion_grey`` grey levels somewhere (a hand coming
-  in, a piece put down; a sticker cannot appear without pixels changing);
+* anything changed in more than ``changed_max_share`` of the frame: shrunk ``motion_scale``
+  times, it differs from the frame as last searched by more than ``motion_grey`` grey levels
+  (a hand coming in, a piece put down; a sticker cannot appear without pixels changing).
+  A smaller change is searched where it happened only: the detector runs on crops around the
+  changed cells (grown so a sticker there lies wholly inside), and the stickers elsewhere are
+  followed as below;
 * a sticker is not found again where it was (missing, moved more than ``moved_px``, or its
   bits read as another marker): a new event.
 
@@ -32,18 +35,23 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
-from . import detect
+from . import detect, edges
 
 
 @dataclass(frozen=True)
 class RoiSettings:
     mode: str = "follow"  # between whole frames: "follow" the stickers, or detect in "regions" around them
     full_every: int = 30  # frames between full passes at the latest (1 s at 30 fps)
-    margin_sides: float = 0.5  # ROI margin around a sticker, in its own side lengths
+    margin_sides: float = 1.0  # ROI margin around a sticker, in its own side lengths (0.5 missed 4K stickers
+    # whose quiet zone borders a dark piece: tests/bench/speed.py tornado and kayak 4K)
     margin_min_px: int = 32  # ... and at least this (the threshold windows are up to 23 px)
     motion_scale: int = 8  # the motion check compares frames shrunk this many times
     motion_grey: float = 12.0  # grey levels of change (in a shrunk cell) that count as motion
     moved_px: float = 2.0  # an ROI detection this far from its last place is a new event
+    # when something moved: detect afresh only around what changed (this share of the frame at
+    # most) and follow the stickers elsewhere, instead of a whole-frame pass
+    changed_only: bool = True
+    changed_max_share: float = 0.8
 
 
 class RoiDetector:
@@ -57,17 +65,22 @@ class RoiDetector:
 
     def reset(self) -> None:
         self._last: detect.DetectionResult | None = None
-        self._reference: np.ndarray | None = None  # the shrunk frame of the last full pass
+        self._reference: np.ndarray | None = None  # the shrunk frame as of the last search of each part
         self._since_full = 0
         self.full_passes = 0
         self.roi_passes = 0
+        self.changed_passes = 0  # of the roi passes: searches of what changed
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
         gray = detect.to_gray(image)
         small = self._shrink(gray)
         result = None
-        if self._can_follow(gray, small):
+        changed = self._changed_cells(small)
+        if changed is not None and not changed.any():
             result = self._follow_pass(gray) if self.settings.mode == "follow" else self._roi_pass(gray)
+        elif changed is not None and self.settings.changed_only:
+            result = self._changed_pass(gray, small, changed)
+            self.changed_passes += result is not None
         if result is None:
             result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass)
             self._reference, self._since_full = small, 0
@@ -83,13 +96,76 @@ class RoiDetector:
         h, w = gray.shape
         return cv2.resize(gray, (max(1, w // s), max(1, h // s)), interpolation=cv2.INTER_AREA)
 
-    def _can_follow(self, gray: np.ndarray, small: np.ndarray) -> bool:
-        """May this frame be searched in the ROIs only?"""
+    def _changed_cells(self, small: np.ndarray) -> np.ndarray | None:
+        """The shrunk cells that changed since they were last searched (bool, none: follow the
+        stickers), or None when a whole-frame pass is due anyway."""
         if self._last is None or self._reference is None or not self._last.detections:
-            return False
+            return None
         if self._reference.shape != small.shape or self._since_full + 1 >= self.settings.full_every:
-            return False
-        return float(cv2.absdiff(small, self._reference).max()) <= self.settings.motion_grey
+            return None
+        return cv2.absdiff(small, self._reference) > self.settings.motion_grey
+
+    def _changed_pass(self, gray: np.ndarray, small: np.ndarray, changed: np.ndarray
+                      ) -> detect.DetectionResult | None:
+        """The detector on crops around what changed (a sticker cannot appear, leave or move without
+        changing pixels there), and the other stickers followed (mode "follow") or found again in
+        their regions ("regions"). None when the change is too large: a whole-frame pass is cheaper."""
+        h, w = gray.shape
+        boxes = self._changed_boxes(changed, w, h)
+        last = self._last.detections
+        sticker_boxes = {d.marker_id: b for d, b in zip(last, self._sticker_boxes(w, h))}
+        # nothing changed around these: they must be found again, or the crops do not tell the whole story
+        unchanged = {i for i, b in sticker_boxes.items() if not any(_overlap(b, o) for o in boxes)}
+        if self.settings.mode == "regions":  # every sticker in a crop: the detector's corners everywhere
+            boxes += [list(b) for b in sticker_boxes.values()]
+        while True:  # a sticker reaching into a crop is searched in it whole, not followed
+            boxes = [list(b) for b in merge_boxes(boxes)]
+            reaching = [b for b in sticker_boxes.values()
+                        if any(_overlap(b, o) for o in boxes) and not any(_inside(b, o) for o in boxes)]
+            if not reaching:
+                break
+            boxes += [list(b) for b in reaching]
+        if sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1, _ in boxes) > self.settings.changed_max_share * w * h:
+            return None
+        found, unknown = [], set(self._last.unknown_ids)
+        for x0, y0, x1, y1, _ in boxes:
+            crop = np.ascontiguousarray(gray[y0:y1, x0:x1])
+            res = detect.detect_all(crop, self.catalog, second_pass=self.second_pass,
+                                    params=_crop_parameters(crop.shape, (h, w)))
+            found += [_shifted(d, x0, y0) for d in res.detections]
+            unknown |= set(res.unknown_ids)
+        elsewhere = [d for d in last if not any(_inside(sticker_boxes[d.marker_id], b) for b in boxes)]
+        followed = self._follow_many(gray, elsewhere) if elsewhere else ()
+        if followed is None:
+            return None
+        detections = sorted(list(followed) + found, key=lambda d: d.marker_id)
+        ids = {d.marker_id for d in detections}
+        if len(ids) != len(detections) or not unchanged <= ids:
+            return None  # a sticker found twice, or lost where nothing changed: let a whole frame settle it
+        self._mark_searched(small, boxes, w, h)
+        return detect.DetectionResult(tuple(detections), tuple(sorted(unknown)),
+                                      sum(d.source != "full" for d in detections))
+
+    def _changed_boxes(self, changed: np.ndarray, w: int, h: int) -> list[list]:
+        """Pixel boxes [x0, y0, x1, y1, []] around the changed cells, grown so that a sticker showing
+        there (up to the largest known size) lies wholly inside with the detector's margin."""
+        fx, fy = w / changed.shape[1], h / changed.shape[0]
+        reach = max(d.side_px for d in self._last.detections) * 1.5 + self.settings.margin_min_px
+        k = 2 * int(np.ceil(reach / min(fx, fy))) + 1
+        grown = cv2.dilate(changed.astype(np.uint8), np.ones((k, k), np.uint8))
+        _, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+        return [[int(x * fx), int(y * fy), min(w, int(np.ceil((x + bw) * fx))), min(h, int(np.ceil((y + bh) * fy))), []]
+                for x, y, bw, bh, _ in stats[1:]]
+
+    def _mark_searched(self, small: np.ndarray, boxes, w: int, h: int) -> None:
+        """The cells wholly inside the searched boxes are now as searched (changes there are news)."""
+        fx, fy = w / small.shape[1], h / small.shape[0]
+        reference = self._reference.copy()
+        for x0, y0, x1, y1, _ in boxes:
+            cx0, cy0 = int(np.ceil(x0 / fx)), int(np.ceil(y0 / fy))
+            cx1, cy1 = int(np.floor(x1 / fx)), int(np.floor(y1 / fy))
+            reference[cy0:cy1, cx0:cx1] = small[cy0:cy1, cx0:cx1]
+        self._reference = reference
 
     def _roi_pass(self, gray: np.ndarray) -> detect.DetectionResult | None:
         """The stickers of the last frame, found again in their ROIs; None when the ROIs do not
@@ -102,10 +178,7 @@ class RoiDetector:
             needs_second = self.second_pass and any(last[i].source != "full" for i in ids)
             params = _crop_parameters(crop.shape, (h, w))
             res = detect.detect_all(crop, self.catalog, second_pass=needs_second, params=params)
-            for d in res.detections:
-                found.append(detect.Detection(marker_id=d.marker_id, corners=d.corners + (x0, y0), side_px=d.side_px,
-                                              edge_rms_px=d.edge_rms_px, source=d.source, known=d.known,
-                                              blur_px=d.blur_px))
+            found += [_shifted(d, x0, y0) for d in res.detections]
             if res.unknown_ids:
                 return None
         by_id = {d.marker_id: d for d in found}
@@ -119,37 +192,41 @@ class RoiDetector:
                                       sum(d.source != "full" for d in detections))
 
     def _follow_pass(self, gray: np.ndarray) -> detect.DetectionResult | None:
-        """Mode "follow": the stickers of the last frame, followed into this one; None when one cannot be
-        followed (then a full pass is due)."""
-        found = []
-        for d in self._last.detections:
-            followed = self._follow(gray, d)
-            if followed is None:
-                return None
-            found.append(followed)
-        return detect.DetectionResult(tuple(found), self._last.unknown_ids, self._last.second_pass_found)
-
-    def _follow(self, gray: np.ndarray, last: detect.Detection) -> detect.Detection | None:
-        """One sticker's corners refined on its edges from where they were, if its bits still read."""
-        h, w = gray.shape
-        margin = FOLLOW_MARGIN_PX
-        x0, y0 = np.maximum(np.floor(last.corners.min(axis=0)).astype(int) - margin, 0)
-        x1, y1 = np.minimum(np.ceil(last.corners.max(axis=0)).astype(int) + margin + 1, (w, h))
-        crop = gray[y0:y1, x0:x1].astype(np.float32)
-        offset = np.array([x0, y0], dtype=np.float64)
-        corners, rms, blur = detect._refine_corners(crop, last.corners - offset)
-        if rms <= 0 or np.abs(corners + offset - last.corners).max() > self.settings.moved_px:
+        """Mode "follow": the stickers of the last frame, followed into this one; None when one cannot
+        be followed (then a full pass is due)."""
+        found = self._follow_many(gray, self._last.detections)
+        if found is None:
             return None
-        if not reads_as(crop, corners, last.marker_id):
+        return detect.DetectionResult(found, self._last.unknown_ids, self._last.second_pass_found)
+
+    def _follow_many(self, gray: np.ndarray, last) -> tuple[detect.Detection, ...] | None:
+        """These stickers followed into this frame: each one's corners refined on its edges from where
+        they were (all stickers in one batch), and its bits read again there; None when one cannot be
+        followed."""
+        before = np.array([d.corners for d in last])
+        h, w = gray.shape
+        x0, y0 = np.maximum(np.floor(before.min(axis=(0, 1))).astype(int) - FOLLOW_MARGIN_PX, 0)
+        x1, y1 = np.minimum(np.ceil(before.max(axis=(0, 1))).astype(int) + FOLLOW_MARGIN_PX + 1, (w, h))
+        crop = gray[y0:y1, x0:x1].astype(np.float32)  # only the part of the frame the stickers span
+        offset = np.array([x0, y0], dtype=np.float64)
+        corners, rms, blur = edges.refine_corners(crop, before - offset)
+        if (rms <= 0).any() or (np.abs(corners + offset - before).max(axis=(1, 2)) > self.settings.moved_px).any():
+            return None
+        if not reads_as_many(crop, corners, [d.marker_id for d in last]).all():
             return None
         corners = corners + offset
-        side = float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
-        return detect.Detection(marker_id=last.marker_id, corners=corners, side_px=side, edge_rms_px=rms,
-                                source=last.source, known=last.known, blur_px=blur)
-
+        sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2).mean(axis=1)
+        return tuple(detect.Detection(marker_id=d.marker_id, corners=corners[k], side_px=float(sides[k]),
+                                      edge_rms_px=float(rms[k]), source=d.source, known=d.known,
+                                      blur_px=float(blur[k]))
+                     for k, d in enumerate(last))
 
     def _regions(self, w: int, h: int) -> list[tuple[int, int, int, int, list[int]]]:
         """Boxes (x0, y0, x1, y1, marker ids) around the last stickers, overlapping ones merged."""
+        return merge_boxes(self._sticker_boxes(w, h))
+
+    def _sticker_boxes(self, w: int, h: int) -> list[list]:
+        """[x0, y0, x1, y1, [marker id]] around each of the last stickers, with the ROI margin."""
         s = self.settings
         boxes = []
         for d in self._last.detections:
@@ -157,7 +234,21 @@ class RoiDetector:
             lo, hi = d.corners.min(axis=0) - m, d.corners.max(axis=0) + m
             boxes.append([max(0, int(lo[0])), max(0, int(lo[1])), min(w, int(np.ceil(hi[0]))),
                           min(h, int(np.ceil(hi[1]))), [d.marker_id]])
-        return merge_boxes(boxes)
+        return boxes
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _inside(a, b) -> bool:
+    return b[0] <= a[0] and b[1] <= a[1] and a[2] <= b[2] and a[3] <= b[3]
+
+
+def _shifted(d: detect.Detection, x0: int, y0: int) -> detect.Detection:
+    """A detection in a crop, in the whole frame's pixels."""
+    return detect.Detection(marker_id=d.marker_id, corners=d.corners + (x0, y0), side_px=d.side_px,
+                            edge_rms_px=d.edge_rms_px, source=d.source, known=d.known, blur_px=d.blur_px)
 
 
 def merge_boxes(boxes: list[list]) -> list[tuple[int, int, int, int, list[int]]]:
@@ -204,26 +295,35 @@ MAX_BIT_ERRORS = 1  # inner bits that may read wrong (noise on a marginal cell) 
 
 
 def reads_as(gray_f: np.ndarray, corners: np.ndarray, marker_id: int, dictionary: int = detect.DICTIONARY) -> bool:
-    """Do the cells inside these corners (TL, TR, BR, BL) read as this marker, in this turn?
-    Cell centres are sampled through the square's perspective; each is black or white
-    against the level half-way between the black border and the white quiet zone."""
-    n = _bits(marker_id, dictionary).shape[0]  # cells across, border included
-    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32),
-                                    corners.astype(np.float32))
-    pts = cv2.perspectiveTransform(_read_points(n).reshape(-1, 1, 2), H).reshape(-1, 2)
+    """Do the cells inside these corners (TL, TR, BR, BL) read as this marker, in this turn?"""
+    return bool(reads_as_many(gray_f, np.asarray(corners)[None], [marker_id], dictionary)[0])
+
+
+def reads_as_many(gray_f: np.ndarray, corners: np.ndarray, marker_ids, dictionary: int = detect.DICTIONARY
+                  ) -> np.ndarray:
+    """(m,) bool: do the cells inside each of the (m, 4, 2) corner sets read as its marker, in this turn?
+    Cell centres are sampled through each square's perspective (all stickers in one remap);
+    each cell is black or white against the level half-way between the black border and the
+    white quiet zone."""
+    want = np.array([_bits(i, dictionary) for i in marker_ids])  # (m, n, n)
+    m, n = want.shape[:2]
+    if not m:
+        return np.zeros(0, bool)
+    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32)
+    read_pts = _read_points(n).reshape(-1, 1, 2)
+    pts = np.stack([cv2.perspectiveTransform(read_pts, cv2.getPerspectiveTransform(unit, c.astype(np.float32)))
+                    .reshape(-1, 2) for c in corners])  # (m, P, 2)
     hh, ww = gray_f.shape
-    if pts[:, 0].min() < 0 or pts[:, 1].min() < 0 or pts[:, 0].max() > ww - 1 or pts[:, 1].max() > hh - 1:
-        return False
-    vals = cv2.remap(gray_f, pts[:, :1].T.copy(), pts[:, 1:].T.copy(), cv2.INTER_LINEAR).ravel()
-    cells, ring = vals[:n * n].reshape(n, n), vals[n * n:]
-    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
-    black, white = float(np.median(border)), float(np.median(ring))
-    if white - black < 25:
-        return False
-    thr = (black + white) / 2.0
-    if int((border > thr).sum()) > 1:
-        return False
-    return int(((cells[1:-1, 1:-1] > thr) != _bits(marker_id, dictionary)[1:-1, 1:-1]).sum()) <= MAX_BIT_ERRORS
+    inside = ((pts[..., 0] >= 0) & (pts[..., 1] >= 0) & (pts[..., 0] <= ww - 1) & (pts[..., 1] <= hh - 1)).all(axis=1)
+    vals = cv2.remap(gray_f, pts[..., 0].copy(), pts[..., 1].copy(), cv2.INTER_LINEAR)  # (m, P)
+    cells, ring = vals[:, :n * n].reshape(m, n, n), vals[:, n * n:]
+    border = np.concatenate([cells[:, 0], cells[:, -1], cells[:, 1:-1, 0], cells[:, 1:-1, -1]], axis=1)
+    black = np.median(border, axis=1).astype(np.float64)
+    white = np.median(ring, axis=1).astype(np.float64)
+    thr = ((black + white) / 2.0).astype(np.float32)  # the one-sticker read compared in float32 too
+    lit = cells > thr[:, None, None]
+    wrong = (lit[:, 1:-1, 1:-1] != want[:, 1:-1, 1:-1]).sum(axis=(1, 2))
+    return inside & (white - black >= 25) & ((border > thr[:, None]).sum(axis=1) <= 1) & (wrong <= MAX_BIT_ERRORS)
 
 
 _BITS: dict = {}

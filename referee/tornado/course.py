@@ -373,7 +373,9 @@ def _make_zones(spec: CourseSpec, start: BoundaryLine, finish: BoundaryLine, mar
         name = "start straight" if k == 0 else f"straight after curve {spec.curves[k - 1].marker}"
         zones.append(Zone(index=len(zones), name=name, kind="straight", entry=prev_line, exit=entry,
                           path=(pos, entry_pt)))
-        steps = max(2, int(sweep / 5) + 1)
+        # a point every 5 degrees or less; the 1e-6 keeps a sweep measured a hair under a multiple of
+        # 5 degrees (a right angle read as 89.9999999) from dropping a point
+        steps = max(2, int(sweep / 5 + 1e-6) + 1)
         arc = []
         for i in range(steps + 1):
             f = i / steps

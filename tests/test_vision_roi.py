@@ -1,0 +1,137 @@
+"""vision/roi.py: following stickers between whole-frame passes gives the whole-frame answer."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.catalog import default_catalog
+from tests.bench import synth
+from vision import detect, roi
+
+CAT = default_catalog()
+
+
+@pytest.fixture(scope="module")
+def two_frames():
+    """One table rendered twice with fresh sensor noise (a table at rest)."""
+    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=CAT)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(CAT, pieces)
+    return [detect.to_gray(synth.render(cam, stickers, seed=s, blur_px=0.7)) for s in (1, 2)]
+
+
+# follow refits from last frame's corners (two rounds where a whole frame's second pass fits one),
+# so its corners differ from a whole frame's by a little of the noise; regions runs the detector
+@pytest.mark.parametrize("mode,tol,tol_second", [("follow", 0.03, 0.25), ("regions", 0.001, 0.001)])
+def test_a_table_at_rest_is_followed_to_the_whole_frame_answer(two_frames, mode, tol, tol_second):
+    first, second = two_frames
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode))
+    follower.detect(first)
+    got = follower.detect(second)
+    assert follower.full_passes == 1 and follower.roi_passes == 1
+    whole = detect.detect_all(second, CAT)
+    assert [d.marker_id for d in got.detections] == [d.marker_id for d in whole.detections]
+    assert len(got.detections) > 15
+    for g, w in zip(got.detections, whole.detections):
+        assert g.source == w.source
+        assert np.abs(g.corners - w.corners).max() < (tol if w.source == "full" else tol_second), g.marker_id
+        assert g.edge_rms_px > 0 and g.blur_px > 0
+
+
+def test_a_moved_sticker_forces_a_whole_frame_pass(two_frames):
+    first, second = two_frames
+    follower = roi.RoiDetector(CAT)
+    follower.detect(first)
+    shifted = np.ascontiguousarray(np.roll(second, 4, axis=1))  # every sticker 4 px right
+    follower._reference = follower._shrink(shifted)  # the motion check would catch it: test the follow itself
+    follower.detect(shifted)
+    assert follower.full_passes == 2
+
+
+def _reference_reads_as(gray_f, corners, marker_id):
+    """roi.reads_as one sticker at a time, as it was before the batched read."""
+    n = roi._bits(marker_id, detect.DICTIONARY).shape[0]
+    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float32),
+                                    corners.astype(np.float32))
+    pts = cv2.perspectiveTransform(roi._read_points(n).reshape(-1, 1, 2), H).reshape(-1, 2)
+    hh, ww = gray_f.shape
+    if pts[:, 0].min() < 0 or pts[:, 1].min() < 0 or pts[:, 0].max() > ww - 1 or pts[:, 1].max() > hh - 1:
+        return False
+    vals = cv2.remap(gray_f, pts[:, :1].T.copy(), pts[:, 1:].T.copy(), cv2.INTER_LINEAR).ravel()
+    cells, ring = vals[:n * n].reshape(n, n), vals[n * n:]
+    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
+    black, white = float(np.median(border)), float(np.median(ring))
+    if white - black < 25:
+        return False
+    thr = (black + white) / 2.0
+    if int((border > thr).sum()) > 1:
+        return False
+    want = roi._bits(marker_id, detect.DICTIONARY)
+    return int(((cells[1:-1, 1:-1] > thr) != want[1:-1, 1:-1]).sum()) <= roi.MAX_BIT_ERRORS
+
+
+def test_batched_bit_read_matches_the_one_sticker_read(two_frames):
+    gray_f = two_frames[1].astype(np.float32)
+    found = detect.detect_all(gray_f.astype(np.uint8), CAT).detections
+    corners = [d.corners for d in found]
+    ids = [d.marker_id for d in found]
+    # right ids, wrong ids, a quarter turn, half-size squares, and squares hanging off the image
+    corners += [d.corners for d in found] + [np.roll(d.corners, 1, axis=0) for d in found]
+    ids += [i + 1 for i in ids] + ids[:len(found)]
+    corners += [d.centre + (d.corners - d.centre) * 0.5 for d in found] + [d.corners - d.centre + 2 for d in found]
+    ids += ids[:len(found)] * 2
+    got = roi.reads_as_many(gray_f, np.array(corners), ids)
+    want = np.array([_reference_reads_as(gray_f, c, i) for c, i in zip(corners, ids)])
+    assert (got == want).all()
+    assert want[:len(found)].all() and not want[len(found):].any()
+    assert roi.reads_as(gray_f, found[0].corners, found[0].marker_id)
+
+
+@pytest.mark.parametrize("mode", ["follow", "regions"])
+def test_a_sticker_put_down_is_found_by_searching_only_what_changed(mode):
+    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=CAT)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(CAT, pieces)
+    new_id = max(mid for mid, _ in stickers)
+    before = [s for s in stickers if s[0] != new_id]
+    # the same sensor noise in both frames: only the sticker put down changes pixels
+    frames = [detect.to_gray(synth.render(cam, s, seed=4, blur_px=0.7, jpeg_quality=None)) for s in (before, stickers)]
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode))
+    assert new_id not in {d.marker_id for d in follower.detect(frames[0]).detections}
+    got = follower.detect(frames[1])
+    assert follower.full_passes == 1 and follower.changed_passes == 1
+    whole = detect.detect_all(frames[1], CAT)
+    assert [d.marker_id for d in got.detections] == [d.marker_id for d in whole.detections]
+    assert new_id in {d.marker_id for d in got.detections}
+    for g, w in zip(got.detections, whole.detections):
+        searched = mode == "regions" or g.marker_id == new_id
+        assert np.abs(g.corners - w.corners).max() < (0.001 if searched else 0.03 if w.source == "full" else 0.25)
+    follower.detect(frames[1])  # nothing changed since: followed (or found in regions) without a search
+    assert follower.full_passes == 1 and follower.changed_passes == 1 and follower.roi_passes == 2
+
+
+def test_a_large_change_is_searched_in_the_whole_frame(two_frames):
+    first, second = two_frames
+    follower = roi.RoiDetector(CAT)
+    follower.detect(first)
+    follower.detect(np.ascontiguousarray(255 - second))  # every cell changed
+    assert follower.full_passes == 2 and follower.changed_passes == 0
+
+
+def test_a_sticker_lost_where_nothing_changed_forces_a_whole_frame_pass():
+    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=CAT)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(CAT, pieces)
+    new_id = max(mid for mid, _ in stickers)
+    frames = [detect.to_gray(synth.render(cam, s, seed=4, blur_px=0.7, jpeg_quality=None))
+              for s in ([s for s in stickers if s[0] != new_id], stickers)]
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="regions"))
+    first = follower.detect(frames[0])
+    # a sticker the crops cannot find again (its place shows none) although nothing changed there
+    far = max(first.detections, key=lambda d: np.linalg.norm(d.centre - first.detections[-1].centre))
+    ghost = detect.Detection(marker_id=far.marker_id + 1, corners=far.corners + (0, 60), side_px=far.side_px)
+    follower._last = detect.DetectionResult(first.detections + (ghost,), first.unknown_ids)
+    follower.detect(frames[1])
+    assert follower.full_passes == 2 and follower.changed_passes == 0
