@@ -25,8 +25,8 @@ from referee.observation import ImageFromGame, Observation, PiecePose
 from . import detect
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
                      with_frame_uncertainty, wrap_deg)
-from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches,
-                         solve_table_pose, unbias_sticker)
+from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches, leave_one_out,
+                         JACKKNIFE_BLUR_CELLS, plane_is_weak, solve_table_pose, unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -79,8 +79,11 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     plane = _plane(obs_by_piece, catalog, game, intr, camera, w, h, warnings)
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
-    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings)
-             for name in sorted(obs_by_piece)]
+    spread = _plane_spread(plane)
+    widened: list[str] = []
+    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
+                         (spread.get(name), widened)) for name in sorted(obs_by_piece)]
+    warnings.extend(_spread_warnings(poses, widened, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
                        warnings=tuple(warnings), game=game, image_size=(w, h),
@@ -213,7 +216,7 @@ def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: st
     for n in tp.outliers:
         warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
                         f"table-plane estimate, its pose is less certain")
-    return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased)
+    return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased, solve_flat)
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,7 @@ class Plane:
     mismatched: dict  # piece -> (stickers apart, catalog) mm: kept out of the plane fit
     solve_ref: str  # the piece the fit was held at (the reference unless it is mismatched)
     obs_by_piece: dict  # every piece's stickers, corrected for the edge bias
+    solve_groups: dict  # the flat pieces' stickers the plane was fitted to (before the edge-bias correction)
 
 
 def _frame(plane: Plane, camera, w: int, h: int):
@@ -251,8 +255,11 @@ def _frame(plane: Plane, camera, w: int, h: int):
 
 
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
-                warnings: list[str]) -> PiecePose:
-    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame."""
+                warnings: list[str], spread=(None, None)) -> PiecePose:
+    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame.
+
+    spread: (the plane's leave-one-out variances for this piece or None, a list collecting the
+    pieces whose sigma they widen a lot)."""
     tp, frame_kind = plane.tp, plane.frame_kind
     spec = catalog.piece(name)
     z_used = sts[0].z_mm
@@ -276,7 +283,9 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
     cov = fit.cov if frame_cov is None or name == plane.reference else with_frame_uncertainty(
         fit.pose, fit.cov, frame_pose, frame_cov)
     pose, cov = transform_pose(fit.pose, cov, frame_pose)
-    sigma_mm, sigma_th = sigma_from_cov(cov)
+    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread[0]))
+    if spread[0] is not None and sigma_mm > SPREAD_WARN_FACTOR * sigma_from_cov(cov)[0]:
+        spread[1].append(name)
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])
         sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)
@@ -288,6 +297,73 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      x_mm=pose[0], y_mm=pose[1], theta_deg=wrap_deg(math.degrees(pose[2])), z_mm=z_used,
                      sigma_mm=sigma_mm, sigma_theta_deg=sigma_th, face=face,
                      size_px=min(s.side_px for s in sts))
+
+
+def _plane_spread(plane: Plane) -> dict[str, tuple[float, float]]:
+    """Per piece, (variance per axis mm^2, variance of theta rad^2) of its pose over refits of the
+    table plane without each of its stickers in turn (jackknife), when few or blurred stickers fix
+    the plane; empty otherwise (many sharp stickers: the fit's own covariance holds)."""
+    weak, _, _ = plane_is_weak(plane.solve_groups)
+    if not weak or plane.plane_from_tops:
+        return {}
+    replicates = [_replicate_poses(tp_i, plane) for tp_i in leave_one_out(plane.solve_groups, plane.solve_ref, plane.tp)]
+    if len(replicates) < 3:
+        return {}
+    out = {}
+    for name in plane.obs_by_piece:
+        got = np.array([r[name] for r in replicates if name in r])
+        if len(got) < 3:
+            continue
+        n = len(got)
+        th = np.angle(np.exp(1j * (got[:, 2] - got[0, 2])))  # wrapped about one replicate
+        var_xy = (n - 1) / n * float(((got[:, :2] - got[:, :2].mean(axis=0)) ** 2).sum()) / 2.0
+        out[name] = (var_xy, (n - 1) / n * float(((th - th.mean()) ** 2).sum()))
+    return out
+
+
+def _replicate_poses(tp_i, plane: Plane) -> dict[str, tuple[float, float, float]]:
+    """Every piece's pose (reference frame) under one refitted table pose."""
+    out = {}
+    for name, sts in plane.obs_by_piece.items():
+        if name in tp_i.piece_poses and name not in tp_i.outliers:
+            out[name] = tp_i.piece_poses[name]
+            continue
+        try:
+            out[name] = fit_piece(sts, tp_i).pose
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            continue
+    return out
+
+
+def _widened(cov: np.ndarray, spread: tuple[float, float] | None) -> np.ndarray:
+    """The covariance with its position and heading variances raised to the jackknife's where larger."""
+    if spread is None:
+        return cov
+    var_xy, var_th = spread
+    out = np.array(cov, dtype=np.float64)
+    lin_xy = (out[0, 0] + out[1, 1]) / 2.0
+    if var_xy > lin_xy:
+        out[0, 0] += var_xy - lin_xy
+        out[1, 1] += var_xy - lin_xy
+    out[2, 2] = max(out[2, 2], var_th)
+    return out
+
+
+# warn when the leave-one-out spread widens some piece's sigma by more than this factor
+SPREAD_WARN_FACTOR = 2.0
+
+
+def _spread_warnings(poses: list[PiecePose], widened_names: list[str], plane: Plane) -> list[str]:
+    """Say why sigma is wide when few or blurred stickers fix the table plane."""
+    widened = [p for p in poses if p.name in widened_names]
+    if not widened:
+        return []
+    _, count, blur_cells = plane_is_weak(plane.solve_groups)
+    cause = (f"the picture is blurred (edges spread over {blur_cells:.2f} of a sticker cell)"
+             if blur_cells > JACKKNIFE_BLUR_CELLS else "too few flat pieces in view")
+    worst = max(p.sigma_mm for p in widened)
+    return [f"only {count} flat sticker(s) readable to fix the table plane: {cause}; positions rest on single "
+            f"stickers, sigma widened to match (up to {worst:.1f} mm)"]
 
 
 def _closing_warnings(poses: list[PiecePose], tp, camera, catalog: Catalog) -> list[str]:

@@ -646,3 +646,38 @@ def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intri
     return alt, (f"the stickers disagree with the camera file (focal length {intrinsics.fx:.0f} px, the stickers "
                  f"say {alt.f:.0f} +- {sigma_f:.0f} px): is the camera file for this camera and zoom? positions use "
                  f"the stickers' estimate and sigma is widened to match")
+
+
+# Leave-one-out over the plane's stickers: the covariance of the joint fit assumes independent
+# corner noise, but blur bends each sticker's corners together (its whole square reads shifted,
+# scaled or tilted), and with few stickers that error hides in the camera pose and the piece
+# poses rather than in the residuals. Refitting without each sticker in turn shows how much the
+# answer rests on any one of them (tests/bench/robust.py, defocus 2 px: 3-4 sigma before).
+# Run when the plane rests on few stickers or on blurred ones (each refit costs one plane fit).
+JACKKNIFE_MAX_STICKERS = 12
+JACKKNIFE_BLUR_CELLS = 0.4  # median blur sigma / cell of the plane's stickers (sharp renders: 0.1-0.3)
+JACKKNIFE_MAX_REFITS = 24
+
+
+def plane_is_weak(groups: dict[str, list[StickerObs]]) -> tuple[bool, int, float]:
+    """(few or blurred stickers fix the plane, how many, their median blur in cells)."""
+    stickers = [s for sts in groups.values() for s in sts]
+    blur_cells = [s.blur_px / max(s.side_px / 7.0, 0.5) for s in stickers if s.blur_px > 0]
+    median_blur = float(np.median(blur_cells)) if blur_cells else 0.0
+    weak = len(stickers) <= JACKKNIFE_MAX_STICKERS or median_blur > JACKKNIFE_BLUR_CELLS
+    return weak, len(stickers), median_blur
+
+
+def leave_one_out(groups: dict[str, list[StickerObs]], reference: str, tp: TablePose):
+    """The table pose refitted without each plane sticker in turn (those the fit can spare:
+    the reference piece keeps at least one, and at least two pieces or three stickers remain)."""
+    keys = [(n, i) for n in tp.used_pieces for i in range(len(groups.get(n, [])))]
+    for n, i in keys[:JACKKNIFE_MAX_REFITS]:
+        fewer = {m: [s for j, s in enumerate(groups[m]) if not (m == n and j == i)] for m in tp.used_pieces}
+        fewer = {m: sts for m, sts in fewer.items() if sts}
+        if reference not in fewer or sum(map(len, fewer.values())) < 3:
+            continue
+        try:
+            yield solve_table_pose(fewer, reference, tp.intrinsics, f_init=tp.f if tp.intrinsics.focal_free else None)
+        except (TablePoseError, np.linalg.LinAlgError, ValueError, cv2.error, FloatingPointError):
+            continue
