@@ -26,7 +26,7 @@ from . import detect
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
                      with_frame_uncertainty, wrap_deg)
 from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches, leave_one_out,
-                         JACKKNIFE_BLUR_CELLS, plane_is_weak, solve_table_pose, unbias_sticker)
+                         plane_support, solve_table_pose, unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -303,8 +303,7 @@ def _plane_spread(plane: Plane) -> dict[str, tuple[float, float]]:
     """Per piece, (variance per axis mm^2, variance of theta rad^2) of its pose over refits of the
     table plane without each of its stickers in turn (jackknife), when few or blurred stickers fix
     the plane; empty otherwise (many sharp stickers: the fit's own covariance holds)."""
-    weak, _, _ = plane_is_weak(plane.solve_groups)
-    if not weak or plane.plane_from_tops:
+    if plane.plane_from_tops or not plane_support(plane.solve_groups, plane.obs_by_piece).weak:
         return {}
     replicates = [_replicate_poses(tp_i, plane) for tp_i in leave_one_out(plane.solve_groups, plane.solve_ref, plane.tp)]
     if len(replicates) < 3:
@@ -358,12 +357,10 @@ def _spread_warnings(poses: list[PiecePose], widened_names: list[str], plane: Pl
     widened = [p for p in poses if p.name in widened_names]
     if not widened:
         return []
-    _, count, blur_cells = plane_is_weak(plane.solve_groups)
-    cause = (f"the picture is blurred (edges spread over {blur_cells:.2f} of a sticker cell)"
-             if blur_cells > JACKKNIFE_BLUR_CELLS else "too few flat pieces in view")
+    support = plane_support(plane.solve_groups, plane.obs_by_piece)
     worst = max(p.sigma_mm for p in widened)
-    return [f"only {count} flat sticker(s) readable to fix the table plane: {cause}; positions rest on single "
-            f"stickers, sigma widened to match (up to {worst:.1f} mm)"]
+    return [f"only {support.stickers} flat sticker(s) readable to fix the table plane: {support.cause()}; positions "
+            f"are less certain, sigma widened to match (up to {worst:.1f} mm)"]
 
 
 def _closing_warnings(poses: list[PiecePose], tp, camera, catalog: Catalog) -> list[str]:

@@ -658,19 +658,55 @@ def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intri
 # scaled or tilted), and with few stickers that error hides in the camera pose and the piece
 # poses rather than in the residuals. Refitting without each sticker in turn shows how much the
 # answer rests on any one of them (tests/bench/robust.py, defocus 2 px: 3-4 sigma before).
-# Run when the plane rests on few stickers or on blurred ones (each refit costs one plane fit).
+# Run when the plane is weakly fixed (each refit costs one plane fit):
+# * few stickers that are also soft (the corner model's defocus onset: sharp renders read
+#   0.1-0.3 of a cell, Kang's four big board stickers 0.1-0.16);
+# * or strongly blurred stickers, however many (defocus 2 px at 1080p: 0.5-0.65);
+# * or pieces far outside the stickers that fix the plane (extrapolation: a tilt error grows
+#   with the lever arm), measured in the image against the plane stickers' convex hull.
 JACKKNIFE_MAX_STICKERS = 12
-JACKKNIFE_BLUR_CELLS = 0.4  # median blur sigma / cell of the plane's stickers (sharp renders: 0.1-0.3)
+JACKKNIFE_SOFT_BLUR_CELLS = 0.2
+JACKKNIFE_BLUR_CELLS = 0.4  # median blur sigma / cell of the plane's stickers
+JACKKNIFE_OUTSIDE_HULL = 0.5  # a piece this far outside the hull, in hull diameters (Kang tokens beside the board: <= 0.36)
 JACKKNIFE_MAX_REFITS = 24
 
 
-def plane_is_weak(groups: dict[str, list[StickerObs]]) -> tuple[bool, int, float]:
-    """(few or blurred stickers fix the plane, how many, their median blur in cells)."""
+@dataclass(frozen=True)
+class PlaneSupport:
+    """How well the plane's stickers fix it: count, median blur (cells), how far the furthest
+    piece lies outside their convex hull (hull diameters), and whether that calls for refits."""
+
+    stickers: int
+    blur_cells: float
+    outside_hull: float
+    weak: bool
+
+    def cause(self) -> str:
+        if self.blur_cells > JACKKNIFE_SOFT_BLUR_CELLS:
+            return f"the picture is blurred (edges spread over {self.blur_cells:.2f} of a sticker cell)"
+        if self.outside_hull > JACKKNIFE_OUTSIDE_HULL:
+            return "the pieces lie far outside the flat stickers that fix it"
+        return "too few flat pieces in view"
+
+
+def plane_support(groups: dict[str, list[StickerObs]], all_pieces: dict[str, list[StickerObs]]) -> PlaneSupport:
+    """PlaneSupport of the plane fitted to `groups`, for the pieces in `all_pieces`."""
     stickers = [s for sts in groups.values() for s in sts]
     blur_cells = [s.blur_px / max(s.side_px / 7.0, 0.5) for s in stickers if s.blur_px > 0]
-    median_blur = float(np.median(blur_cells)) if blur_cells else 0.0
-    weak = len(stickers) <= JACKKNIFE_MAX_STICKERS or median_blur > JACKKNIFE_BLUR_CELLS
-    return weak, len(stickers), median_blur
+    blur = float(np.median(blur_cells)) if blur_cells else 0.0
+    centres = np.array([s.ideal_px.mean(axis=0) for s in stickers], dtype=np.float32)
+    outside = 0.0
+    if len(centres) >= 3:
+        hull = cv2.convexHull(centres)
+        diameter = float(max(np.ptp(centres[:, 0]), np.ptp(centres[:, 1]), 1.0))
+        for sts in all_pieces.values():
+            for s in sts:
+                c = s.ideal_px.mean(axis=0)
+                d = -cv2.pointPolygonTest(hull, (float(c[0]), float(c[1])), True)
+                outside = max(outside, d / diameter)
+    weak = (len(stickers) <= JACKKNIFE_MAX_STICKERS and blur > JACKKNIFE_SOFT_BLUR_CELLS) or blur > JACKKNIFE_BLUR_CELLS \
+        or outside > JACKKNIFE_OUTSIDE_HULL
+    return PlaneSupport(len(stickers), blur, outside, weak)
 
 
 def leave_one_out(groups: dict[str, list[StickerObs]], reference: str, tp: TablePose):
