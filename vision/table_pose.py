@@ -673,7 +673,7 @@ def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intri
 # poses rather than in the residuals. Refitting without each sticker in turn shows how much the
 # answer rests on any one of them (tests/bench/robust.py, defocus 2 px: 3-4 sigma before).
 # Run when the plane is weakly fixed by soft corners (each refit costs one plane fit):
-# * few stickers that are also soft (past the corner model's defocus onset: sharp renders read
+# * few stickers that are also soft (a quarter cell and more: sharp renders read
 #   0.1-0.3 of a cell, Kang's four big board stickers 0.1-0.16);
 # * or strongly blurred stickers, however many (defocus 2 px at 1080p: 0.5-0.65).
 # Pieces far outside the plane stickers' hull alone do not call for it: with sharp corners the
@@ -681,7 +681,7 @@ def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intri
 # hull diameters outside, errors 0.2-0.4 mm; the refits said 0.7 mm and turned a measured
 # "ahead" into "equidistant"). The hull distance is still measured, to name the cause.
 JACKKNIFE_MAX_STICKERS = 12
-JACKKNIFE_SOFT_BLUR_CELLS = 0.2
+JACKKNIFE_SOFT_BLUR_CELLS = 0.25
 JACKKNIFE_BLUR_CELLS = 0.4  # median blur sigma / cell of the plane's stickers
 JACKKNIFE_OUTSIDE_HULL = 0.5  # a piece this far outside the hull, in hull diameters (Kang tokens beside the board: <= 0.36)
 JACKKNIFE_MAX_REFITS = 24
