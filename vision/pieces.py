@@ -61,6 +61,9 @@ class PieceFit:
     pose: tuple[float, float, float]  # x, y (mm), theta (rad) in the table-pose reference frame
     cov: np.ndarray  # (3, 3)
     rms_sigma: float  # rms whitened reprojection residual
+    # d(pose)/d(camera: rvec, tvec[, f, k1, k2]) at the fit: how the pose follows a small change of
+    # the table pose (vision/pipeline.py moves it with each leave-one-out refit of the plane)
+    camera_sensitivity: np.ndarray | None = None
 
 
 def _project(X, R, t, fx, fy, cx, cy, k1=0.0, k2=0.0):
@@ -128,7 +131,7 @@ def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | Non
     S = -A_inv @ Jp.T @ Jc
     cov = cov_own + S @ tp.camera_cov @ S.T
     return PieceFit(pose=(float(pose[0]), float(pose[1]), float(pose[2])), cov=cov,
-                    rms_sigma=float(math.sqrt(chi2)))
+                    rms_sigma=float(math.sqrt(chi2)), camera_sensitivity=S)
 
 
 def fit_by_centres(stickers: list[StickerObs], tp: TablePose) -> PieceFit:

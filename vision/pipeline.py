@@ -305,7 +305,16 @@ def _plane_spread(plane: Plane) -> dict[str, tuple[float, float]]:
     the plane; empty otherwise (many sharp stickers: the fit's own covariance holds)."""
     if plane.plane_from_tops or not plane_support(plane.solve_groups, plane.obs_by_piece).weak:
         return {}
-    replicates = [_replicate_poses(tp_i, plane) for tp_i in leave_one_out(plane.solve_groups, plane.solve_ref, plane.tp)]
+    tp = plane.tp
+    # pieces outside the plane fit follow each refit through their sensitivity to the camera
+    # (one fit each, not one per refit: the refits move the camera by a fraction of a degree)
+    followers = {}
+    for name, sts in plane.obs_by_piece.items():
+        try:
+            followers[name] = fit_piece(sts, tp)
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            continue
+    replicates = [_replicate_poses(tp_i, tp, followers) for tp_i in leave_one_out(plane.solve_groups, plane.solve_ref, tp)]
     if len(replicates) < 3:
         return {}
     out = {}
@@ -320,17 +329,17 @@ def _plane_spread(plane: Plane) -> dict[str, tuple[float, float]]:
     return out
 
 
-def _replicate_poses(tp_i, plane: Plane) -> dict[str, tuple[float, float, float]]:
-    """Every piece's pose (reference frame) under one refitted table pose."""
-    out = {}
-    for name, sts in plane.obs_by_piece.items():
-        if name in tp_i.piece_poses and name not in tp_i.outliers:
-            out[name] = tp_i.piece_poses[name]
-            continue
-        try:
-            out[name] = fit_piece(sts, tp_i).pose
-        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
-            continue
+def _replicate_poses(tp_i, tp, followers: dict[str, PieceFit]) -> dict[str, tuple[float, float, float]]:
+    """Every piece's pose (reference frame) under one refitted table pose: from the refit itself
+    for the pieces in it, else moved from its fit under tp by its camera sensitivity."""
+    out = {name: tp_i.piece_poses[name] for name in tp_i.piece_poses if name not in tp_i.outliers}
+    if len(tp_i.rvec) != len(tp.rvec) or tp_i.intrinsics.focal_free != tp.intrinsics.focal_free:
+        return out
+    extra = [np.array([tp_i.f, tp_i.k1, tp_i.k2]) - np.array([tp.f, tp.k1, tp.k2])] if tp.intrinsics.focal_free else []
+    d_cam = np.concatenate([tp_i.rvec - tp.rvec, tp_i.tvec - tp.tvec] + extra)
+    for name, fit in followers.items():
+        if name not in out and fit.camera_sensitivity is not None and fit.camera_sensitivity.shape[1] == len(d_cam):
+            out[name] = tuple(np.asarray(fit.pose) + fit.camera_sensitivity @ d_cam)
     return out
 
 
