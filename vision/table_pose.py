@@ -378,7 +378,9 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     # the corner noise model is a prior scale: the fit's own residuals say how noisy this image
     # really is (sharp renders: a third of the model; noisy webcams: more); NOISE_FACTOR_FLOOR
     noise_factor = math.sqrt(max(noise_floor ** 2, chi2))
-    cov *= noise_factor ** 2
+    bias_var = float(cov[-1, -1]) * noise_factor ** 2  # from corner noise alone (the hold test's scale)
+    cov = cov * noise_factor ** 2 + _edge_offset_cov(cov, Jw, _edge_offset_sd([s for n in names for s in groups[n]],
+                                                                           float(state.bias), blur_ref))
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = {}
     for k, n in enumerate(names):
@@ -396,9 +398,43 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
                    rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names),
-                   noise_factor=noise_factor, edge_bias_px=float(state.bias), edge_bias_blur_px=blur_ref, edge_bias_sigma_px=float(math.sqrt(max(cov[-1, -1], 0.0))))
+                   noise_factor=noise_factor, edge_bias_px=float(state.bias), edge_bias_blur_px=blur_ref, edge_bias_sigma_px=math.sqrt(max(bias_var, 0.0)))
     tp._ncam = ncam
     return _Solve(tp, per_piece_rms)
+
+
+# Each sticker's edges also sit a little in or out on their own: its share of a tone curve's
+# bias is not exactly its blur's share, and once blur passes ~1/6 of a cell it bends a sticker's
+# edges toward its bits. All four corners move together, so the fit cannot average it away as it
+# does independent corner noise, and the residuals barely show it (the sticker's own piece pose
+# absorbs most): it is carried as one independent offset per sticker, propagated linearly into
+# every parameter. Sizes (px): EDGE_OFFSET_BIAS x the sticker's share of the bias, and
+# EDGE_OFFSET_DEFOCUS per blur-cell past the onset (tests/bench/robust.py, two scene seeds:
+# shared plane errors of 3-4 sigma under gamma 2.2 and defocus 1 px without it).
+EDGE_OFFSET_BIAS = 0.5
+EDGE_OFFSET_DEFOCUS = 2.5
+EDGE_OFFSET_ONSET = 0.22  # blur sigma / cell (sharp Tornado renders: 0.24-0.29, so a little there too)
+
+
+def _edge_offset_sd(stickers: list[StickerObs], bias_px: float, blur_ref_px: float) -> np.ndarray:
+    """Standard size (px) of each sticker's own edge offset."""
+    out = []
+    for s in stickers:
+        blur_cells = s.blur_px / max(s.side_px / 7.0, 0.5)
+        out.append(math.hypot(EDGE_OFFSET_BIAS * abs(bias_px) * bias_share(s, blur_ref_px),
+                              EDGE_OFFSET_DEFOCUS * max(0.0, blur_cells - EDGE_OFFSET_ONSET)))
+    return np.array(out)
+
+
+def _edge_offset_cov(cov: np.ndarray, Jw: np.ndarray, offset_sd_px: np.ndarray) -> np.ndarray:
+    """Covariance of the fit's parameters from independent per-sticker edge offsets (sd px):
+    cov J^T c_s per px of offset of sticker s, c_s its whitened outward column (the edge-bias
+    column restricted to its eight rows, which carries its share of the bias)."""
+    n = len(offset_sd_px)
+    rows = Jw[:8 * n].reshape(n, 8, -1)
+    unit = np.einsum("snp,sn->sp", rows, rows[:, :, -1])  # J^T c_s for each sticker
+    moved = unit @ cov  # parameter change per px of offset (cov symmetric)
+    return moved.T @ (moved * (np.asarray(offset_sd_px, dtype=np.float64) ** 2)[:, None])
 
 
 HUBER_K = 3.0  # corners further than this many sigma are down-weighted
