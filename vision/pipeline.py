@@ -80,10 +80,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
     spread = _plane_spread(plane)
-    widened: list[str] = []
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
-                         (spread.get(name), widened)) for name in sorted(obs_by_piece)]
-    warnings.extend(_spread_warnings(poses, widened, plane))
+                         spread.get(name)) for name in sorted(obs_by_piece)]
+    warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
                        warnings=tuple(warnings), game=game, image_size=(w, h),
@@ -255,11 +254,9 @@ def _frame(plane: Plane, camera, w: int, h: int):
 
 
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
-                warnings: list[str], spread=(None, None)) -> PiecePose:
-    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame.
-
-    spread: (the plane's leave-one-out variances for this piece or None, a list collecting the
-    pieces whose sigma they widen a lot)."""
+                warnings: list[str], spread: tuple[float, float] | None = None) -> PiecePose:
+    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (spread: the
+    plane's leave-one-out variances for this piece, when it was refitted)."""
     tp, frame_kind = plane.tp, plane.frame_kind
     spec = catalog.piece(name)
     z_used = sts[0].z_mm
@@ -283,9 +280,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
     cov = fit.cov if frame_cov is None or name == plane.reference else with_frame_uncertainty(
         fit.pose, fit.cov, frame_pose, frame_cov)
     pose, cov = transform_pose(fit.pose, cov, frame_pose)
-    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread[0]))
-    if spread[0] is not None and sigma_mm > SPREAD_WARN_FACTOR * sigma_from_cov(cov)[0]:
-        spread[1].append(name)
+    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread))
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])
         sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)
@@ -357,17 +352,16 @@ def _widened(cov: np.ndarray, spread: tuple[float, float] | None) -> np.ndarray:
     return out
 
 
-# warn when the leave-one-out spread widens some piece's sigma by more than this factor
-SPREAD_WARN_FACTOR = 2.0
+# when few or blurred stickers fix the plane and some piece's sigma reaches this (mm), say why
+SPREAD_WARN_MM = 1.0
 
 
-def _spread_warnings(poses: list[PiecePose], widened_names: list[str], plane: Plane) -> list[str]:
+def _spread_warnings(poses: list[PiecePose], spread: dict, plane: Plane) -> list[str]:
     """Say why sigma is wide when few or blurred stickers fix the table plane."""
-    widened = [p for p in poses if p.name in widened_names]
-    if not widened:
+    worst = max((p.sigma_mm for p in poses if p.name in spread), default=0.0)
+    if worst < SPREAD_WARN_MM:
         return []
     support = plane_support(plane.solve_groups, plane.obs_by_piece)
-    worst = max(p.sigma_mm for p in widened)
     return [f"only {support.stickers} flat sticker(s) readable to fix the table plane: {support.cause()}; positions "
             f"are less certain, sigma widened to match (up to {worst:.1f} mm)"]
 
