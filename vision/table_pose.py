@@ -20,6 +20,12 @@ is in the catalog: so the fit carries one more unknown, the edge bias (px, > 0: 
 small) at the image's median blur, with a weak prior. Each sticker's share of it scales with
 its own measured blur (a tone curve moves an edge by a fixed fraction of its blur width).
 
+Uncertainty: the fit's covariance from the corner noise model, scaled by the residuals the
+picture shows (NOISE_FACTOR_FLOOR), plus each sticker's own edge offset, which moves its four
+corners together (_edge_offset_cov). When few or blurred stickers fix the plane, callers also
+refit it without each sticker in turn (plane_support, leave_one_out) and take that spread
+where it is larger.
+
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
 
