@@ -11,7 +11,9 @@ Uncertainty (per piece, 3x3 covariance of x, y, theta):
   markers), propagated through the reprojection Jacobian, (J^T J)^-1;
 * camera pose: the table fit's own covariance, propagated with the sensitivity of the
   piece pose to the camera parameters, S = -(Jp^T Jp)^-1 Jp^T Jc;
-* a floor for what the model does not capture (sticker cut/placement, print scale).
+* a small floor (print registration), so no sigma is 0;
+* (vision/pipeline.py) when few or blurred stickers fix the plane, the spread of the pose over
+  refits without each sticker in turn, where it is larger.
 """
 
 from __future__ import annotations
@@ -35,8 +37,11 @@ CORNER_SIGMA_SMALL = 1.2
 CORNER_SIGMA_BLUR = 0.25
 CORNER_SIGMA_DEFOCUS = 2.6
 CORNER_DEFOCUS_ONSET = 0.16  # blur sigma / cell
-# Position floor (mm): printed sticker scale and placement on the piece.
-POSITION_FLOOR_MM = 0.05
+# Position floor (mm): a printer's registration. It was 0.05 mm, a margin that on clean renders
+# was larger than the whole measured error (0.5 sigma then held 85 % of errors at 1080p, 78 % at
+# 4K); print scale is measured by the plane fit's edge bias, placement errors of a multi-sticker
+# piece show in its layout residuals.
+POSITION_FLOOR_MM = 0.01
 THETA_FLOOR_DEG = 0.05
 
 
@@ -56,6 +61,9 @@ class PieceFit:
     pose: tuple[float, float, float]  # x, y (mm), theta (rad) in the table-pose reference frame
     cov: np.ndarray  # (3, 3)
     rms_sigma: float  # rms whitened reprojection residual
+    # d(pose)/d(camera: rvec, tvec[, f, k1, k2]) at the fit: how the pose follows a small change of
+    # the table pose (vision/pipeline.py moves it with each leave-one-out refit of the plane)
+    camera_sensitivity: np.ndarray | None = None
 
 
 def _project(X, R, t, fx, fy, cx, cy, k1=0.0, k2=0.0):
@@ -123,7 +131,7 @@ def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | Non
     S = -A_inv @ Jp.T @ Jc
     cov = cov_own + S @ tp.camera_cov @ S.T
     return PieceFit(pose=(float(pose[0]), float(pose[1]), float(pose[2])), cov=cov,
-                    rms_sigma=float(math.sqrt(chi2)))
+                    rms_sigma=float(math.sqrt(chi2)), camera_sensitivity=S)
 
 
 def fit_by_centres(stickers: list[StickerObs], tp: TablePose) -> PieceFit:

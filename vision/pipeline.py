@@ -25,8 +25,8 @@ from referee.observation import ImageFromGame, Observation, PiecePose
 from . import detect
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
                      with_frame_uncertainty, wrap_deg)
-from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches,
-                         solve_table_pose, unbias_sticker)
+from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches, leave_one_out,
+                         plane_support, solve_table_pose, unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -79,8 +79,10 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     plane = _plane(obs_by_piece, catalog, game, intr, camera, w, h, warnings)
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
-    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings)
-             for name in sorted(obs_by_piece)]
+    spread = _plane_spread(plane)
+    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
+                         spread.get(name)) for name in sorted(obs_by_piece)]
+    warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
                        warnings=tuple(warnings), game=game, image_size=(w, h),
@@ -213,7 +215,7 @@ def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: st
     for n in tp.outliers:
         warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
                         f"table-plane estimate, its pose is less certain")
-    return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased)
+    return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased, solve_flat)
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,7 @@ class Plane:
     mismatched: dict  # piece -> (stickers apart, catalog) mm: kept out of the plane fit
     solve_ref: str  # the piece the fit was held at (the reference unless it is mismatched)
     obs_by_piece: dict  # every piece's stickers, corrected for the edge bias
+    solve_groups: dict  # the flat pieces' stickers the plane was fitted to (before the edge-bias correction)
 
 
 def _frame(plane: Plane, camera, w: int, h: int):
@@ -251,8 +254,9 @@ def _frame(plane: Plane, camera, w: int, h: int):
 
 
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
-                warnings: list[str]) -> PiecePose:
-    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame."""
+                warnings: list[str], spread: tuple[float, float] | None = None) -> PiecePose:
+    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (spread: the
+    plane's leave-one-out variances for this piece, when it was refitted)."""
     tp, frame_kind = plane.tp, plane.frame_kind
     spec = catalog.piece(name)
     z_used = sts[0].z_mm
@@ -276,7 +280,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
     cov = fit.cov if frame_cov is None or name == plane.reference else with_frame_uncertainty(
         fit.pose, fit.cov, frame_pose, frame_cov)
     pose, cov = transform_pose(fit.pose, cov, frame_pose)
-    sigma_mm, sigma_th = sigma_from_cov(cov)
+    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread))
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])
         sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)
@@ -288,6 +292,78 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      x_mm=pose[0], y_mm=pose[1], theta_deg=wrap_deg(math.degrees(pose[2])), z_mm=z_used,
                      sigma_mm=sigma_mm, sigma_theta_deg=sigma_th, face=face,
                      size_px=min(s.side_px for s in sts))
+
+
+def _plane_spread(plane: Plane) -> dict[str, tuple[float, float]]:
+    """Per piece, (variance per axis mm^2, variance of theta rad^2) of its pose over refits of the
+    table plane without each of its stickers in turn (jackknife), when few or blurred stickers fix
+    the plane; empty otherwise (many sharp stickers: the fit's own covariance holds)."""
+    if plane.plane_from_tops or not plane_support(plane.solve_groups, plane.obs_by_piece).weak:
+        return {}
+    tp = plane.tp
+    # pieces outside the plane fit follow each refit through their sensitivity to the camera
+    # (one fit each, not one per refit: the refits move the camera by a fraction of a degree)
+    followers = {}
+    for name, sts in plane.obs_by_piece.items():
+        try:
+            followers[name] = fit_piece(sts, tp)
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            continue
+    replicates = [_replicate_poses(tp_i, tp, followers) for tp_i in leave_one_out(plane.solve_groups, plane.solve_ref, tp)]
+    if len(replicates) < 3:
+        return {}
+    out = {}
+    for name in plane.obs_by_piece:
+        got = np.array([r[name] for r in replicates if name in r])
+        if len(got) < 3:
+            continue
+        n = len(got)
+        th = np.angle(np.exp(1j * (got[:, 2] - got[0, 2])))  # wrapped about one replicate
+        var_xy = (n - 1) / n * float(((got[:, :2] - got[:, :2].mean(axis=0)) ** 2).sum()) / 2.0
+        out[name] = (var_xy, (n - 1) / n * float(((th - th.mean()) ** 2).sum()))
+    return out
+
+
+def _replicate_poses(tp_i, tp, followers: dict[str, PieceFit]) -> dict[str, tuple[float, float, float]]:
+    """Every piece's pose (reference frame) under one refitted table pose: from the refit itself
+    for the pieces in it, else moved from its fit under tp by its camera sensitivity."""
+    out = {name: tp_i.piece_poses[name] for name in tp_i.piece_poses if name not in tp_i.outliers}
+    if len(tp_i.rvec) != len(tp.rvec) or tp_i.intrinsics.focal_free != tp.intrinsics.focal_free:
+        return out
+    extra = [np.array([tp_i.f, tp_i.k1, tp_i.k2]) - np.array([tp.f, tp.k1, tp.k2])] if tp.intrinsics.focal_free else []
+    d_cam = np.concatenate([tp_i.rvec - tp.rvec, tp_i.tvec - tp.tvec] + extra)
+    for name, fit in followers.items():
+        if name not in out and fit.camera_sensitivity is not None and fit.camera_sensitivity.shape[1] == len(d_cam):
+            out[name] = tuple(np.asarray(fit.pose) + fit.camera_sensitivity @ d_cam)
+    return out
+
+
+def _widened(cov: np.ndarray, spread: tuple[float, float] | None) -> np.ndarray:
+    """The covariance with its position and heading variances raised to the jackknife's where larger."""
+    if spread is None:
+        return cov
+    var_xy, var_th = spread
+    out = np.array(cov, dtype=np.float64)
+    lin_xy = (out[0, 0] + out[1, 1]) / 2.0
+    if var_xy > lin_xy:
+        out[0, 0] += var_xy - lin_xy
+        out[1, 1] += var_xy - lin_xy
+    out[2, 2] = max(out[2, 2], var_th)
+    return out
+
+
+# when few or blurred stickers fix the plane and some piece's sigma reaches this (mm), say why
+SPREAD_WARN_MM = 1.0
+
+
+def _spread_warnings(poses: list[PiecePose], spread: dict, plane: Plane) -> list[str]:
+    """Say why sigma is wide when few or blurred stickers fix the table plane."""
+    worst = max((p.sigma_mm for p in poses if p.name in spread), default=0.0)
+    if worst < SPREAD_WARN_MM:
+        return []
+    support = plane_support(plane.solve_groups, plane.obs_by_piece)
+    return [f"only {support.stickers} flat sticker(s) readable to fix the table plane: {support.cause()}; positions "
+            f"are less certain, sigma widened to match (up to {worst:.1f} mm)"]
 
 
 def _closing_warnings(poses: list[PiecePose], tp, camera, catalog: Catalog) -> list[str]:

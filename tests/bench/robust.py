@@ -8,7 +8,8 @@ with the true camera file. Per condition it prints:
   ArucoDetector on the same image (ratio refcam / bare);
 * piece position error p50 / p95 / max (mm, game frame);
 * sigma: share of per-axis errors within 2 sigma (target >= 90 %) and within 0.5 sigma
-  (target <= ~70 %: a Gaussian puts 38 % there; much more means sigma is inflated);
+  (target <= ~70 %: a Gaussian puts 38 % there; much more means sigma is inflated); a row
+  missing either, or with a confidently wrong piece, is flagged "<<" with the reason;
 * confidently wrong: pieces off by > 3 mm and > 3 sigma (target 0);
 * refused: images where observe said it cannot tell (with the reasons);
 * ms per frame (observe incl. detection) and its ratio to the clean condition.
@@ -174,7 +175,26 @@ def format_row(name: str, row: Row, base_ms: float | None) -> str:
     ms = float(np.median(row.ms)) if row.ms else 0.0
     ratio = f"{ms / base_ms:4.2f}x" if base_ms else "  1x "
     return (f"  {name:15s} {found:6.1f} {bare:6.1f} {found / max(bare, 1e-9):5.2f} | {errs} | {cov} | "
-            f"{len(row.wrong):3d} | {sum(row.refused.values()):3d} | {ms:6.0f} {ratio}")
+            f"{len(row.wrong):3d} | {sum(row.refused.values()):3d} | {ms:6.0f} {ratio}{sigma_flags(row)}")
+
+
+SIGMA_COVER_MIN = 0.90  # share of per-axis errors within 2 sigma
+SIGMA_HALF_MAX = 0.70  # share within 0.5 sigma (a Gaussian: 38 %); more means sigma is inflated
+
+
+def sigma_flags(row: Row) -> str:
+    """'  << ...' naming each sigma target the condition misses (sigma too small or inflated)."""
+    z = np.asarray(row.z)
+    if not z.size:
+        return ""
+    flags = []
+    if (z <= 2).mean() < SIGMA_COVER_MIN:
+        flags.append(f"2sig < {100 * SIGMA_COVER_MIN:.0f} %: sigma too small")
+    if (z <= 0.5).mean() > SIGMA_HALF_MAX:
+        flags.append(f".5sig > {100 * SIGMA_HALF_MAX:.0f} %: sigma inflated")
+    if row.wrong:
+        flags.append("confidently wrong")
+    return "  << " + "; ".join(flags) if flags else ""
 
 
 HEADER = ("  condition       found%  bare% ratio |  p50    p95     max |  2sig  .5sig | cw  | ref |  ms/frame\n"
