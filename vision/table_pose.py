@@ -216,20 +216,20 @@ def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
 
 def _consensus_normal(stickers: list[StickerObs], K: np.ndarray) -> np.ndarray | None:
     """The table normal in camera coordinates most flat stickers agree on (IPPE is two-fold ambiguous)."""
-    cands = []
+    normals, weights = [], []
     for s in stickers:
         for rvec, tvec, err in ippe_square(s.ideal_px, s.size_mm, K):
-            n = cv2.Rodrigues(rvec)[0][:, 2]
-            cands.append((n, s.side_px))
-    if not cands:
+            normals.append(cv2.Rodrigues(rvec)[0][:, 2])
+            weights.append(s.side_px)
+    if not normals:
         return None
-    best, best_score = None, -1.0
-    for n, _ in cands:
-        score = sum(wt for m, wt in cands if float(n @ m) > math.cos(math.radians(8)))
-        if score > best_score:
-            best, best_score = n, score
-    agree = np.array([m * wt for m, wt in cands if float(best @ m) > math.cos(math.radians(8))])
-    n = agree.sum(axis=0)
+    n_all, w_all = np.array(normals), np.array(weights, dtype=np.float64)
+    # every candidate's support at once (a 500-sticker table: 1000 x 1000 dot products, not a
+    # Python loop over pairs); the first best as before
+    near = (n_all @ n_all.T) > math.cos(math.radians(8))
+    best = n_all[int(np.argmax(near.astype(np.float64) @ w_all))]
+    agree = (n_all @ best) > math.cos(math.radians(8))
+    n = (n_all[agree] * w_all[agree, None]).sum(axis=0)
     return n / np.linalg.norm(n)
 
 
