@@ -23,7 +23,7 @@ from referee.errors import RefcamError
 from referee.observation import ImageFromGame, Observation, PiecePose
 
 from . import detect
-from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
+from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_pieces, sigma_from_cov, transform_pose,
                      with_frame_uncertainty, wrap_deg)
 from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches,
                          solve_table_pose, unbias_sticker)
@@ -79,8 +79,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     plane = _plane(obs_by_piece, catalog, game, intr, camera, w, h, warnings)
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
-    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings)
-             for name in sorted(obs_by_piece)]
+    fits = _piece_fits(obs_by_piece, plane, frame_pose, catalog)
+    poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
+                         fits.get(name)) for name in sorted(obs_by_piece)]
     warnings.extend(_closing_warnings(poses, tp, camera, catalog))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
                        warnings=tuple(warnings), game=game, image_size=(w, h),
@@ -250,24 +251,39 @@ def _frame(plane: Plane, camera, w: int, h: int):
     return frame_pose, frame_cov, frame_info
 
 
+def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane, frame_pose,
+                catalog: Catalog) -> dict[str, tuple[PieceFit, float]]:
+    """Stage 5a: name -> (pose fit, sticker height used) of every piece the plane fit does not
+    place, all fitted at once (vision.pieces.fit_pieces); a Kang token on the board is fitted
+    again on the board's top."""
+    tp = plane.tp
+    names = [n for n in sorted(obs_by_piece) if n not in plane.mismatched and not (
+        n in tp.piece_poses and n not in tp.outliers and not plane.plane_from_tops)]
+    fits = {n: (f, obs_by_piece[n][0].z_mm) for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], tp))}
+    on_board = {}
+    for n in names:
+        if catalog.piece(n).family == "kang/kangaroo":
+            # on the board the token sits on the 2 mm board (catalog top_z_mm_on)
+            z_on = catalog.sticker_top_z(catalog.sticker(obs_by_piece[n][0].marker_id), "kang/board")
+            if z_on != fits[n][1] and _on_kang_board(fits[n][0].pose, tp, frame_pose, plane.frame_kind, catalog):
+                on_board[n] = z_on
+    refits = fit_pieces([obs_by_piece[n] for n in on_board], tp, list(on_board.values()))
+    fits.update({n: (f, z) for (n, z), f in zip(on_board.items(), refits)})
+    return fits
+
+
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
-                warnings: list[str]) -> PiecePose:
-    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame."""
-    tp, frame_kind = plane.tp, plane.frame_kind
-    spec = catalog.piece(name)
+                warnings: list[str], fitted: tuple[PieceFit, float] | None = None) -> PiecePose:
+    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (fitted: its
+    _piece_fits entry, when the plane fit does not place it)."""
+    tp = plane.tp
     z_used = sts[0].z_mm
     if name in tp.piece_poses and name not in tp.outliers and not plane.plane_from_tops:
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
     else:
-        fit = fit_piece(sts, tp)
-        if spec.family == "kang/kangaroo":
-            # on the board the token sits on the 2 mm board (catalog top_z_mm_on)
-            z_on = catalog.sticker_top_z(catalog.sticker(sts[0].marker_id), "kang/board")
-            if z_on != z_used and _on_kang_board(fit.pose, tp, frame_pose, frame_kind, catalog):
-                fit = fit_piece(sts, tp, z_override=z_on)
-                z_used = z_on
+        fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, frame_pose, catalog)[name]
         if name in tp.outliers:
             fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
