@@ -148,6 +148,10 @@ def run_server(session: Path, source_fps: float | None, seconds: float, fast: bo
             print(f"{tabs} tab(s): frame-to-ruling p50 {percentile(rulings, 50):.0f} ms p95 {percentile(rulings, 95):.0f} ms "
                   f"max {max(rulings, default=float('nan')):.0f} ms over {len(rulings)} rulings received; every event "
                   f"from a frame: p95 {percentile(every, 95):.0f} ms over {len(every)}")
+            kinds = sorted({kind for kind, _ in latencies})
+            by_kind = {k: [ms for kind, ms in latencies if kind == k] for k in kinds}
+            print(f"{tabs} tab(s): p95 by event: " + ", ".join(f"{k} {percentile(v, 95):.0f} ms ({len(v)})"
+                                                             for k, v in by_kind.items()))
         if results[1]:
             print(f"5 tabs vs 1 tab: {results[5] / results[1]:.2f} of the per-tab frame rate")
     finally:
