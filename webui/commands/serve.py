@@ -117,7 +117,8 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
             raise
     return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera, "ACCESS": access_policy(args),
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
-            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow")}
+            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow"),
+            "PIPELINED": True}  # drawing and JPEG encoding on a second thread (webui.live.FrameDrawer)
 
 
 def page_url(host: str, port: int) -> str:
