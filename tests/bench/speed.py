@@ -344,6 +344,37 @@ def scaling_frames(cards: int) -> tuple[object, object]:
     return cv2.imread(str(path)), CameraModel.load(cam_path)
 
 
+class DetectionClock:
+    """CPU time spent in sticker detection (whole frame and followed) while active, so a figure
+    can say what refcam's own work after detection costs."""
+
+    def __init__(self):
+        self.cpu = 0.0
+
+    def __enter__(self):
+        from vision import detect, roi
+
+        self._saved = (detect.detect_all, roi.RoiDetector.detect)
+        timed = self._timed
+        detect.detect_all = timed(self._saved[0])
+        roi.RoiDetector.detect = timed(self._saved[1])
+        return self
+
+    def _timed(self, fn):
+        def call(*args, **kwargs):
+            c0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.cpu += time.process_time() - c0
+        return call
+
+    def __exit__(self, *exc):
+        from vision import detect, roi
+
+        detect.detect_all, roi.RoiDetector.detect = self._saved
+
+
 def scaling(repeats: int = 4) -> list[tuple]:
     """Time per frame of (a), (b) and (c) against the stickers found on the same table (c: the
     table at rest, every sticker followed)."""
@@ -364,23 +395,27 @@ def scaling(repeats: int = 4) -> list[tuple]:
         ca, cb, cc = Clock(), Clock(), Clock()
         for engine in engines:
             engine.process(0.0, image)  # warm up (and c's whole-frame pass)
+        detecting = [DetectionClock(), DetectionClock()]
         for i in range(repeats):
             ca.time(bare.detectMarkers, image)
-            for engine, clock, (frames_sub, events_sub) in zip(engines, (cb, cc), subs):
-                clock.time(engine.process, 0.1 * (i + 1), image)
+            for engine, clock, (frames_sub, events_sub), det in zip(engines, (cb, cc), subs, detecting):
+                with det:
+                    clock.time(engine.process, 0.1 * (i + 1), image)
                 _drain(frames_sub, events_sub, [])
+        after = [(clock.cpu - det.cpu) * 1000.0 / max(1, clock.n) for clock, det in zip((cb, cc), detecting)]
         engine = engines[0]
         found = len((engine.latest_update.pieces if engine.latest_update else ()))
         stickers = len(engine.observe(image, camera, "tornado").extra.get("detections", []))
-        rows.append((cards, stickers, ca.ms(), cb.ms(), cc.ms()))
+        rows.append((cards, stickers, ca.ms(), cb.ms(), cc.ms(), after[0], after[1]))
         print(f"  {stickers:4d} stickers in view ({cards:3d} cards, {found} pieces): a {ca.ms():5.0f} ms "
               f"({1000 / ca.ms():5.1f} fps) | b {cb.ms():5.0f} ms ({1000 / cb.ms():5.1f} fps) | c at rest "
-              f"{cc.ms():5.0f} ms ({1000 / cc.ms():5.1f} fps) | b/a {cb.ms() / ca.ms():.2f} c/a {cc.ms() / ca.ms():.2f}",
-              flush=True)
-    (c0, s0, a0, b0, k0), (c1, s1, a1, b1, k1) = rows[0], rows[-1]
+              f"{cc.ms():5.0f} ms ({1000 / cc.ms():5.1f} fps) | b/a {cb.ms() / ca.ms():.2f} c/a {cc.ms() / ca.ms():.2f} | "
+              f"after detection: b {after[0]:4.0f} ms, c {after[1]:4.0f} ms", flush=True)
+    (c0, s0, a0, b0, k0, ab0, ac0), (c1, s1, a1, b1, k1, ab1, ac1) = rows[0], rows[-1]
     if s1 > s0:
         print(f"  per extra sticker: a {(a1 - a0) / (s1 - s0):.2f} ms, b {(b1 - b0) / (s1 - s0):.2f} ms, c "
-              f"{(k1 - k0) / (s1 - s0):.2f} ms; b at {s1} stickers {b1 / b0:.1f} x b at {s0}", flush=True)
+              f"{(k1 - k0) / (s1 - s0):.2f} ms; after detection b {(ab1 - ab0) / (s1 - s0):.2f} ms, c "
+              f"{(ac1 - ac0) / (s1 - s0):.2f} ms; b at {s1} stickers {b1 / b0:.1f} x b at {s0}", flush=True)
     return rows
 
 
