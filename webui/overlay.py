@@ -337,24 +337,68 @@ def _outline_of(name: str) -> tuple[bool, np.ndarray] | None:
     return max(max(xs) - min(xs), max(ys) - min(ys)) <= SMALL_PIECE_MM, np.array(poly, dtype=float)
 
 
+def _stepped_outlines(sized) -> list[np.ndarray]:
+    """Each piece's footprint outline in game mm, stepped as _steps does; the pieces of one
+    catalog shape (a game's cards) transformed and stepped together."""
+    out: list = [None] * len(sized)
+    groups: dict[bytes, list[int]] = {}
+    for i, (_, _, local) in enumerate(sized):
+        groups.setdefault(local.tobytes(), []).append(i)
+    for idx in groups.values():
+        local = sized[idx[0]][2]
+        if len(idx) == 1 or len(local) < 3:
+            for i in idx:
+                out[i] = _steps(piece_to_game(sized[i][1], local), True)
+            continue
+        turn = np.array([(math.cos(math.radians(sized[i][1].theta_deg)), math.sin(math.radians(sized[i][1].theta_deg)))
+                         for i in idx])
+        at = np.array([(sized[i][1].x_mm, sized[i][1].y_mm) for i in idx])
+        c, s, lx, ly = turn[:, :1], turn[:, 1:], local[None, :, 0], local[None, :, 1]
+        pts = np.stack([at[:, :1] + c * lx - s * ly, at[:, 1:] + s * lx + c * ly], axis=2)  # (P, m, 2)
+        pts = np.concatenate([pts, pts[:, :1]], axis=1)
+        d = pts[:, 1:] - pts[:, :-1]
+        n = np.maximum(1, (np.hypot(d[..., 0], d[..., 1]) / STEP_MM).astype(np.int64))
+        # a side a whole number of steps long rounds either way from piece to piece: one batch per
+        # pattern of step counts
+        patterns, which = np.unique(n, axis=0, return_inverse=True)
+        for q, steps in enumerate(patterns):
+            rows = np.flatnonzero(which.ravel() == q)
+            seg = np.repeat(np.arange(len(steps)), steps)
+            k = (np.arange(len(seg)) - np.repeat(np.cumsum(steps) - steps, steps) + 1)[None, :, None]
+            part = np.concatenate([pts[rows, :1], pts[rows][:, :-1][:, seg] + d[rows][:, seg] * k / steps[seg][None, :, None]],
+                                  axis=1)
+            for j, r in enumerate(rows):
+                out[idx[r]] = part[j]
+    return out
+
+
 def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[str, tuple, tuple]]:
     """Each catalog piece's footprint; the small ones (movers) last and thicker.
     Returns the movers' name labels to place: (text, anchor pixel, colour)."""
+    import cv2
+
     sized = [(o[0], p, o[1]) for p in pieces if (o := _outline_of(p.name)) is not None]
     sized.sort(key=lambda e: e[0])
-    requests = [(_steps(piece_to_game(p, local), True), 0.0) for _, p, local in sized]
+    requests = [(outline, 0.0) for outline in _stepped_outlines(sized)]
     requests += [([(p.x_mm, p.y_mm)], 0.0) for small, p, _ in sized if small]
     projected = project_all(view, requests)
     anchors = iter(projected[len(sized):])
     labels = []
+    thick = max(2, int(round(2 * scale)))
+    batch, batch_colour = [], None  # consecutive outlines of one colour: one polylines call
     for (small, p, _), px in zip(sized, projected):
         # one colour whatever the status: the page shows the status, once, from the server's status event
         colour = GREY if p.name in hidden else GREEN
-        style = Style(colour, 1.5 if small else 1.0)
-        _line_runs(img, _runs(px), style, max(2, int(round(2 * scale))))
+        if colour != batch_colour and batch:
+            cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
+            batch = []
+        batch_colour = colour
+        batch += [np.round(run).astype(np.int32).reshape(-1, 1, 2) for run in _runs(px)]
         if small:
             c = next(anchors)[0]
             labels.append((short_names(p.name) + (" (hidden)" if p.name in hidden else ""), tuple(c), colour))
+    if batch:
+        cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
     return labels
 
 
