@@ -133,7 +133,7 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
     """Stage 2: the intrinsics to solve with and every sticker's corners in ideal pixels
     (undistorted with the camera file; as detected without one, the fit estimates the lens)."""
     if camera is not None:
-        K, dist = camera.K, camera.dist
+        K = camera.K
         intr = Intrinsics(K[0, 0], K[1, 1], K[0, 2], K[1, 2], focal_free=False)
     else:
         f0 = FOCAL_PRIOR * max(w, h)
@@ -144,14 +144,12 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
         warnings.append(f"the camera file's calibration is poor (rms {camera.rms_px:.2f} px): recalibrate with "
                         f"more ChArUco views for tighter positions")
     obs_by_piece: dict[str, list[StickerObs]] = {}
+    ideals = _undistorted_corners(by_piece, camera)
     for name, ds in by_piece.items():
         lst = []
         for d in ds:
             st = catalog.sticker(d.marker_id)
-            if camera is not None:
-                ideal = cv2.undistortPoints(d.corners.reshape(-1, 1, 2), K, dist, None, K).reshape(4, 2)
-            else:
-                ideal = d.corners.copy()
+            ideal = ideals[id(d)]
             lst.append(StickerObs(marker_id=d.marker_id, piece=name, ideal_px=ideal,
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
                                   sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
@@ -215,6 +213,17 @@ def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: st
         warnings.append(f"{n} does not lie flat with the other pieces (bumped or lifted?): left out of the "
                         f"table-plane estimate, its pose is less certain")
     return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased)
+
+
+def _undistorted_corners(by_piece: dict[str, list], camera) -> dict[int, np.ndarray]:
+    """id(detection) -> its (4, 2) corners in ideal pixels: one cv2.undistortPoints for every
+    sticker (each point is undistorted on its own), or the corners as detected without a camera file."""
+    dets = [d for ds in by_piece.values() for d in ds]
+    if camera is None or not dets:
+        return {id(d): d.corners.copy() for d in dets}
+    corners = np.concatenate([np.asarray(d.corners, dtype=np.float64).reshape(4, 2) for d in dets])
+    ideal = cv2.undistortPoints(corners.reshape(-1, 1, 2), camera.K, camera.dist, None, camera.K).reshape(-1, 4, 2)
+    return {id(d): ideal[i] for i, d in enumerate(dets)}
 
 
 @dataclass(frozen=True)
