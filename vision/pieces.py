@@ -76,62 +76,117 @@ def _project(X, R, t, fx, fy, cx, cy, k1=0.0, k2=0.0):
 
 def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | None = None) -> PieceFit:
     """Pose of one piece from its stickers with the camera fixed at tp (Gauss-Newton on reprojection)."""
-    K = tp.K()
-    loc = np.concatenate([s.local_mm for s in stickers])
-    zs = np.concatenate([np.full(4, z_override if z_override is not None else s.z_mm) for s in stickers])
-    obs = np.concatenate([s.ideal_px for s in stickers])
-    sig = np.concatenate([np.full(4, s.sigma_px) for s in stickers])
-    world = np.concatenate([intersect_plane(s.ideal_px, zs[4 * i], tp.rvec, tp.tvec, K)
-                            for i, s in enumerate(stickers)])
-    w = np.repeat(1.0 / np.array([s.sigma_px for s in stickers]) ** 2, 4)
-    pose = np.array(fit_rigid_2d(loc, world, w))
-    nf = tp._ncam - 6  # 3 (f, k1, k2) without a camera file
-    cam = np.concatenate([tp.rvec, tp.tvec] + ([np.array([tp.f, tp.k1, tp.k2])] if nf else []))
-    ratio = tp.intrinsics.fy / tp.intrinsics.fx
-    cx, cy = tp.intrinsics.cx, tp.intrinsics.cy
+    return fit_pieces([stickers], tp, [z_override])[0]
 
-    def resid(cam_p, piece_p):
+
+class _Corners:
+    """Every corner of several pieces' stickers, piece after piece, and their reprojection residuals.
+
+    All pieces are fitted at once with numpy (a Kang board has a dozen tokens a frame; per-piece
+    Python calls cost more than the arithmetic)."""
+
+    def __init__(self, groups: list[list[StickerObs]], tp: TablePose, z_overrides):
+        counts = np.array([4 * len(sts) for sts in groups])
+        self.starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        self.owner = np.repeat(np.arange(len(groups)), counts)
+        flat = [s for sts in groups for s in sts]
+        self.loc = np.concatenate([s.local_mm for s in flat])
+        self.zs = np.concatenate([np.full(4, z if z is not None else s.z_mm)
+                                  for sts, z in zip(groups, z_overrides) for s in sts])
+        self.obs = np.concatenate([s.ideal_px for s in flat])
+        self.sig = np.repeat(np.array([s.sigma_px for s in flat]), 4)
+        self.tp = tp
+        self.nf = tp._ncam - 6  # 3 (f, k1, k2) without a camera file
+        self.cam = np.concatenate([tp.rvec, tp.tvec] + ([np.array([tp.f, tp.k1, tp.k2])] if self.nf else []))
+
+    def initial_poses(self) -> np.ndarray:
+        """(n_pieces, 3): each piece's rigid fit of its corners cut with the plane at their height,
+        weighted by 1 / sigma^2."""
+        world = intersect_plane(self.obs, self.zs, self.tp.rvec, self.tp.tvec, self.tp.K())
+        w = 1.0 / self.sig ** 2
+        return np.array([fit_rigid_2d(self.loc[a:b], world[a:b], w[a:b]) for a, b in self._bounds()])
+
+    def _bounds(self):
+        ends = np.append(self.starts[1:], len(self.obs))
+        return list(zip(self.starts, ends))
+
+    def resid(self, cam_p: np.ndarray, poses: np.ndarray) -> np.ndarray:
+        """(n_corners, 2) whitened residuals with the camera at cam_p and the pieces at poses."""
+        tp = self.tp
         R = cv2.Rodrigues(cam_p[:3])[0]
-        fx = cam_p[6] if nf else tp.intrinsics.fx
-        fy = fx * ratio if nf else tp.intrinsics.fy
-        k1, k2 = (cam_p[7], cam_p[8]) if nf else (0.0, 0.0)
-        x, y, th = piece_p
-        c, s = math.cos(th), math.sin(th)
-        X = np.stack([x + c * loc[:, 0] - s * loc[:, 1], y + s * loc[:, 0] + c * loc[:, 1], zs], axis=1)
-        return ((_project(X, R, cam_p[3:6], fx, fy, cx, cy, k1, k2) - obs) / sig[:, None]).ravel()
+        fx = cam_p[6] if self.nf else tp.intrinsics.fx
+        fy = fx * (tp.intrinsics.fy / tp.intrinsics.fx) if self.nf else tp.intrinsics.fy
+        k1, k2 = (cam_p[7], cam_p[8]) if self.nf else (0.0, 0.0)
+        p = poses[self.owner]
+        c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
+        lx, ly = self.loc[:, 0], self.loc[:, 1]
+        X = np.stack([p[:, 0] + c * lx - s * ly, p[:, 1] + s * lx + c * ly, self.zs], axis=1)
+        proj = _project(X, R, cam_p[3:6], fx, fy, tp.intrinsics.cx, tp.intrinsics.cy, k1, k2)
+        return (proj - self.obs) / self.sig[:, None]
 
-    def jac_piece(piece_p):
-        J = np.empty((2 * len(obs), 3))
-        r0 = resid(cam, piece_p)
+    def piece_jacobian(self, poses: np.ndarray):
+        """Residuals (n, 2) and their forward-difference Jacobian (n, 2, 3) in each corner's piece pose."""
+        r0 = self.resid(self.cam, poses)
+        J = np.empty(r0.shape + (3,))
         for j, h in enumerate((1e-4, 1e-4, 1e-6)):
-            dp = piece_p.copy()
-            dp[j] += h
-            J[:, j] = (resid(cam, dp) - r0) / h
+            dp = poses.copy()
+            dp[:, j] += h
+            J[:, :, j] = (self.resid(self.cam, dp) - r0) / h
         return r0, J
 
+    def per_piece(self, values: np.ndarray) -> np.ndarray:
+        """Sum over each piece's corners (first axis)."""
+        return np.add.reduceat(values, self.starts, axis=0)
+
+
+def _solve3(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(k, 3) solutions of k 3x3 normal equations (least-norm where one is singular)."""
+    try:
+        return np.linalg.solve(A, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        return np.array([np.linalg.lstsq(a, v, rcond=None)[0] for a, v in zip(A, b)])
+
+
+def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None) -> list[PieceFit]:
+    """fit_piece for several pieces at once: Gauss-Newton on each piece's reprojection with the
+    camera fixed at tp, then its covariance (corner noise plus the camera pose's)."""
+    if not groups:
+        return []
+    corners = _Corners(groups, tp, z_overrides or [None] * len(groups))
+    poses = corners.initial_poses()
+    active = np.ones(len(groups), dtype=bool)
     for _ in range(6):
-        r, J = jac_piece(pose)
-        step = np.linalg.lstsq(J, -r, rcond=None)[0]
-        pose = pose + step
-        if np.abs(step[:2]).max() < 1e-5 and abs(step[2]) < 1e-8:
+        r, J = corners.piece_jacobian(poses)
+        A = corners.per_piece(np.einsum("nki,nkj->nij", J, J))
+        g = corners.per_piece(np.einsum("nki,nk->ni", J, r))
+        step = _solve3(A, -g)
+        poses[active] += step[active]
+        active &= ~((np.abs(step[:, :2]).max(axis=1) < 1e-5) & (np.abs(step[:, 2]) < 1e-8))
+        if not active.any():
             break
-    r, Jp = jac_piece(pose)
-    Jc = np.empty((len(r), len(cam)))
+    r, Jp = corners.piece_jacobian(poses)
+    cam = corners.cam
+    Jc = np.empty(r.shape + (len(cam),))
     for j in range(len(cam)):
         h = 1e-7 if j < 3 else (1e-4 if j < 6 else (1e-3 if j == 6 else 1e-6))
         dc = cam.copy()
         dc[j] += h
-        Jc[:, j] = (resid(dc, pose) - r) / h
-    A = Jp.T @ Jp
+        Jc[:, :, j] = (corners.resid(dc, poses) - r) / h
+    A = corners.per_piece(np.einsum("nki,nkj->nij", Jp, Jp))
+    JpJc = corners.per_piece(np.einsum("nki,nkj->nij", Jp, Jc))
+    rr = corners.per_piece((r ** 2).sum(axis=1))
     A_inv = np.linalg.inv(A + 1e-12 * np.eye(3))
-    dof = max(1, len(r) - 3)
-    chi2 = float(r @ r) / dof
-    # the image's measured noise level (table fit), or this piece's own when it fits worse
-    cov_own = A_inv * max(getattr(tp, "noise_factor", 1.0) ** 2, chi2)
-    S = -A_inv @ Jp.T @ Jc
-    cov = cov_own + S @ tp.camera_cov @ S.T
-    return PieceFit(pose=(float(pose[0]), float(pose[1]), float(pose[2])), cov=cov,
-                    rms_sigma=float(math.sqrt(chi2)), camera_sensitivity=S)
+    noise2 = getattr(tp, "noise_factor", 1.0) ** 2
+    out = []
+    for k, sts in enumerate(groups):
+        dof = max(1, 8 * len(sts) - 3)
+        chi2 = float(rr[k]) / dof
+        # the image's measured noise level (table fit), or this piece's own when it fits worse
+        S = -A_inv[k] @ JpJc[k]
+        cov = A_inv[k] * max(noise2, chi2) + S @ tp.camera_cov @ S.T
+        out.append(PieceFit(pose=(float(poses[k, 0]), float(poses[k, 1]), float(poses[k, 2])), cov=cov,
+                            rms_sigma=float(math.sqrt(chi2)), camera_sensitivity=S))
+    return out
 
 
 def fit_by_centres(stickers: list[StickerObs], tp: TablePose) -> PieceFit:

@@ -23,8 +23,8 @@ from referee.errors import RefcamError
 from referee.observation import ImageFromGame, Observation, PiecePose
 
 from . import detect
-from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, sigma_from_cov, transform_pose,
-                     with_frame_uncertainty, wrap_deg)
+from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_pieces, sigma_from_cov,
+                     transform_pose, with_frame_uncertainty, wrap_deg)
 from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches, leave_one_out,
                          plane_support, solve_table_pose, unbias_sticker)
 
@@ -80,8 +80,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
     spread = _plane_spread(plane)
+    fits = _piece_fits(obs_by_piece, plane, frame_pose, catalog)
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
-                         spread.get(name)) for name in sorted(obs_by_piece)]
+                         fits.get(name), spread.get(name)) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
@@ -134,7 +135,7 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
     """Stage 2: the intrinsics to solve with and every sticker's corners in ideal pixels
     (undistorted with the camera file; as detected without one, the fit estimates the lens)."""
     if camera is not None:
-        K, dist = camera.K, camera.dist
+        K = camera.K
         intr = Intrinsics(K[0, 0], K[1, 1], K[0, 2], K[1, 2], focal_free=False)
     else:
         f0 = FOCAL_PRIOR * max(w, h)
@@ -145,14 +146,12 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
         warnings.append(f"the camera file's calibration is poor (rms {camera.rms_px:.2f} px): recalibrate with "
                         f"more ChArUco views for tighter positions")
     obs_by_piece: dict[str, list[StickerObs]] = {}
+    ideals = _undistorted_corners(by_piece, camera)
     for name, ds in by_piece.items():
         lst = []
         for d in ds:
             st = catalog.sticker(d.marker_id)
-            if camera is not None:
-                ideal = cv2.undistortPoints(d.corners.reshape(-1, 1, 2), K, dist, None, K).reshape(4, 2)
-            else:
-                ideal = d.corners.copy()
+            ideal = ideals[id(d)]
             lst.append(StickerObs(marker_id=d.marker_id, piece=name, ideal_px=ideal,
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
                                   sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
@@ -218,6 +217,17 @@ def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: st
     return Plane(tp, reference, frame_kind, plane_from_tops, mismatched, solve_ref, unbiased, solve_flat)
 
 
+def _undistorted_corners(by_piece: dict[str, list], camera) -> dict[int, np.ndarray]:
+    """id(detection) -> its (4, 2) corners in ideal pixels: one cv2.undistortPoints for every
+    sticker (each point is undistorted on its own), or the corners as detected without a camera file."""
+    dets = [d for ds in by_piece.values() for d in ds]
+    if camera is None or not dets:
+        return {id(d): d.corners.copy() for d in dets}
+    corners = np.concatenate([np.asarray(d.corners, dtype=np.float64).reshape(4, 2) for d in dets])
+    ideal = cv2.undistortPoints(corners.reshape(-1, 1, 2), camera.K, camera.dist, None, camera.K).reshape(-1, 4, 2)
+    return {id(d): ideal[i] for i, d in enumerate(dets)}
+
+
 @dataclass(frozen=True)
 class Plane:
     """What stage 3 found: the table pose, the frame's reference piece, and how it was fixed."""
@@ -253,25 +263,41 @@ def _frame(plane: Plane, camera, w: int, h: int):
     return frame_pose, frame_cov, frame_info
 
 
+def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane, frame_pose,
+                catalog: Catalog) -> dict[str, tuple[PieceFit, float]]:
+    """Stage 5a: name -> (pose fit, sticker height used) of every piece the plane fit does not
+    place, all fitted at once (vision.pieces.fit_pieces); a Kang token on the board is fitted
+    again on the board's top."""
+    tp = plane.tp
+    names = [n for n in sorted(obs_by_piece) if n not in plane.mismatched and not (
+        n in tp.piece_poses and n not in tp.outliers and not plane.plane_from_tops)]
+    fits = {n: (f, obs_by_piece[n][0].z_mm) for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], tp))}
+    on_board = {}
+    for n in names:
+        if catalog.piece(n).family == "kang/kangaroo":
+            # on the board the token sits on the 2 mm board (catalog top_z_mm_on)
+            z_on = catalog.sticker_top_z(catalog.sticker(obs_by_piece[n][0].marker_id), "kang/board")
+            if z_on != fits[n][1] and _on_kang_board(fits[n][0].pose, tp, frame_pose, plane.frame_kind, catalog):
+                on_board[n] = z_on
+    refits = fit_pieces([obs_by_piece[n] for n in on_board], tp, list(on_board.values()))
+    fits.update({n: (f, z) for (n, z), f in zip(on_board.items(), refits)})
+    return fits
+
+
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
-                warnings: list[str], spread: tuple[float, float] | None = None) -> PiecePose:
-    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (spread: the
-    plane's leave-one-out variances for this piece, when it was refitted)."""
-    tp, frame_kind = plane.tp, plane.frame_kind
-    spec = catalog.piece(name)
+                warnings: list[str], fitted: tuple[PieceFit, float] | None = None,
+                spread: tuple[float, float] | None = None) -> PiecePose:
+    """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (fitted: its
+    _piece_fits entry, when the plane fit does not place it; spread: the plane's leave-one-out
+    variances for this piece, when it was refitted)."""
+    tp = plane.tp
     z_used = sts[0].z_mm
     if name in tp.piece_poses and name not in tp.outliers and not plane.plane_from_tops:
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
     else:
-        fit = fit_piece(sts, tp)
-        if spec.family == "kang/kangaroo":
-            # on the board the token sits on the 2 mm board (catalog top_z_mm_on)
-            z_on = catalog.sticker_top_z(catalog.sticker(sts[0].marker_id), "kang/board")
-            if z_on != z_used and _on_kang_board(fit.pose, tp, frame_pose, frame_kind, catalog):
-                fit = fit_piece(sts, tp, z_override=z_on)
-                z_used = z_on
+        fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, frame_pose, catalog)[name]
         if name in tp.outliers:
             fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:

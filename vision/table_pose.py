@@ -141,13 +141,13 @@ EDGE_BIAS_HELD_PX = 1e-4
 
 def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
     """(4, 2): how each corner of a square moves when all four edges move out by 1 px
-    (the sum of the two adjacent edges' outward unit normals)."""
+    (the sum of the two adjacent edges' outward unit normals); (k, 4, 2) for k squares at once."""
     c = np.asarray(ideal_px, dtype=np.float64)
-    e = np.roll(c, -1, axis=0) - c
-    n = np.stack([e[:, 1], -e[:, 0]], axis=1) / np.maximum(np.linalg.norm(e, axis=1), 1e-9)[:, None]
+    e = np.roll(c, -1, axis=-2) - c
+    n = np.stack([e[..., 1], -e[..., 0]], axis=-1) / np.maximum(np.linalg.norm(e, axis=-1), 1e-9)[..., None]
     mids = c + e / 2
-    n *= np.where(np.einsum("ij,ij->i", n, mids - c.mean(axis=0)) < 0, -1.0, 1.0)[:, None]
-    return n + np.roll(n, 1, axis=0)  # corner k: edge k-1 (into it) and edge k (out of it)
+    n *= np.where((n * (mids - c.mean(axis=-2, keepdims=True))).sum(axis=-1) < 0, -1.0, 1.0)[..., None]
+    return n + np.roll(n, 1, axis=-2)  # corner k: edge k-1 (into it) and edge k (out of it)
 
 
 # the edge bias is not quite the same on every sticker (it scales with each one's blur and
@@ -237,20 +237,20 @@ def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
 
 def _consensus_normal(stickers: list[StickerObs], K: np.ndarray) -> np.ndarray | None:
     """The table normal in camera coordinates most flat stickers agree on (IPPE is two-fold ambiguous)."""
-    cands = []
+    normals, weights = [], []
     for s in stickers:
         for rvec, tvec, err in ippe_square(s.ideal_px, s.size_mm, K):
-            n = cv2.Rodrigues(rvec)[0][:, 2]
-            cands.append((n, s.side_px))
-    if not cands:
+            normals.append(cv2.Rodrigues(rvec)[0][:, 2])
+            weights.append(s.side_px)
+    if not normals:
         return None
-    best, best_score = None, -1.0
-    for n, _ in cands:
-        score = sum(wt for m, wt in cands if float(n @ m) > math.cos(math.radians(8)))
-        if score > best_score:
-            best, best_score = n, score
-    agree = np.array([m * wt for m, wt in cands if float(best @ m) > math.cos(math.radians(8))])
-    n = agree.sum(axis=0)
+    n_all, w_all = np.array(normals), np.array(weights, dtype=np.float64)
+    # every candidate's support at once (a 500-sticker table: 1000 x 1000 dot products, not a
+    # Python loop over pairs); the first best as before
+    near = (n_all @ n_all.T) > math.cos(math.radians(8))
+    best = n_all[int(np.argmax(near.astype(np.float64) @ w_all))]
+    agree = (n_all @ best) > math.cos(math.radians(8))
+    n = (n_all[agree] * w_all[agree, None]).sum(axis=0)
     return n / np.linalg.norm(n)
 
 
@@ -346,7 +346,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     poses = {reference: (0.0, 0.0, 0.0)}
     for n in names[1:]:
         loc = np.concatenate([s.local_mm for s in groups[n]])
-        wor = np.concatenate([intersect_plane(s.ideal_px, s.z_mm, rvec, tvec, K0) for s in groups[n]])
+        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
+                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
         poses[n] = fit_rigid_2d(loc, wor)
     nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
@@ -356,7 +357,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     blur_ref = float(np.median(blurs)) if blurs else 0.0
     for k, n in enumerate(names):
         for s in groups[n]:
-            out_dirs.append(corner_outward(s.ideal_px) * bias_share(s, blur_ref))
+            out_dirs.append(bias_share(s, blur_ref))  # times its corners' outward directions, below
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
@@ -364,7 +365,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
             owner.append(np.full(4, k))
     loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
     sig, owner = np.concatenate(sig), np.concatenate(owner)
-    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, np.concatenate(out_dirs), bias_prior_px)
+    out_dirs = (corner_outward(obs.reshape(-1, 4, 2)) * np.array(out_dirs)[:, None, None]).reshape(-1, 2)
+    model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, out_dirs, bias_prior_px)
     R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
     state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
                    np.array([poses[n] for n in names], dtype=np.float64))
@@ -372,8 +374,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     if nf and (not np.isfinite(state.f) or state.f <= 0):
         raise TablePoseError("could not estimate the focal length from the stickers in view")
     npar = J.shape[1]
-    Jw = J * np.sqrt(np.repeat(wts, 2))[:, None]
-    JtJ = Jw.T @ Jw
+    JtJ = model.normal  # J^T W J, summed piece by piece (_PlaneModel.normal_equations)
+    Jw = J * np.sqrt(np.repeat(wts, 2))[:, None]  # whitened rows: the per-sticker edge offsets below
     try:
         cov = np.linalg.inv(JtJ + 1e-12 * np.eye(npar))
     except np.linalg.LinAlgError:
@@ -476,6 +478,19 @@ class _State:
     bias: float = 0.0  # edge bias px (module docstring)
 
 
+@dataclass
+class _JacobianParts:
+    """The plane fit's Jacobian, compact: corner (n, 2, ncam + 4) over [camera | own piece's
+    pose | edge bias], piece_col (n,) where each corner's piece pose starts in the full vector
+    (npar: the reference piece, held fixed), prior (rows, npar)."""
+
+    corner: np.ndarray
+    piece_col: np.ndarray
+    prior: np.ndarray
+    ncam: int
+    npar: int
+
+
 class _PlaneModel:
     """Reprojection residuals (whitened) and their analytic Jacobian for the joint plane fit."""
 
@@ -493,6 +508,11 @@ class _PlaneModel:
         Camera parameters: rotation increment (3), t (3), then with nf: f, k1, k2 (radial
         distortion about the image centre: u = f x (1 + k1 r^2 + k2 r^4) + cx).
         """
+        r, parts = self.residuals_and_parts(st, with_jac)
+        return r, (self.dense_jacobian(parts) if with_jac else None)
+
+    def residuals_and_parts(self, st: _State, with_jac: bool = True):
+        """Whitened residuals and, on request, the compact Jacobian (_JacobianParts)."""
         p = st.poses[self.owner]
         c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
         lx, ly = self.loc[:, 0], self.loc[:, 1]
@@ -517,6 +537,13 @@ class _PlaneModel:
         r = np.concatenate([r, [st.bias / self.bias_prior_px, 0.0]])
         if not with_jac:
             return r, None
+        return r, self._jacobian_parts(st, X, RX, (xn, yn, iz, r2, g, kk, fx, fy), (c, s, lx, ly))
+
+    def _jacobian_parts(self, st: _State, X, RX, proj, rot_loc) -> "_JacobianParts":
+        """Each corner's (2, q) Jacobian in the few parameters it depends on: the camera
+        (ncam), its piece's pose (3; zero for the reference piece) and the edge bias (1); and the
+        prior rows over all parameters."""
+        xn, yn, iz, r2, g, kk, fx, fy = proj
         n = len(X)
         # d(u,v)/d(xn,yn) then d(xn,yn)/dXc
         A = np.empty((n, 2, 2))
@@ -532,7 +559,7 @@ class _PlaneModel:
         D = (A @ B) / self.sig[:, None, None]
         ncam = 6 + self.nf
         npar = ncam + 3 * (self.n_pieces - 1) + 1  # the last: edge bias
-        J = np.zeros((n, 2, npar))
+        J = np.zeros((n, 2, ncam + 4))
         J[:, :, -1] = -self.out_dirs / self.sig[:, None]
         # rotation (left increment): dXc/d(delta) = -[RX]x
         a = RX
@@ -549,34 +576,73 @@ class _PlaneModel:
             J[:, 1, 7] = fy * yn * r2 / self.sig
             J[:, 0, 8] = fx * xn * r2 * r2 / self.sig
             J[:, 1, 8] = fy * yn * r2 * r2 / self.sig
-        return r, self._pose_and_prior_jacobian(st, J, D, (c, s, lx, ly), ncam, npar)
-
-    def _pose_and_prior_jacobian(self, st: _State, J: np.ndarray, D: np.ndarray, rot_loc, ncam: int,
-                                 npar: int) -> np.ndarray:
-        """The piece-pose columns of the Jacobian, then the prior rows (focal, distortion, edge bias)."""
         c, s, lx, ly = rot_loc
-        n = len(D)
         # piece pose: dX/dx = e1, dX/dy = e2, dX/dtheta = (-s lx - c ly, c lx - s ly, 0)
         dX = np.zeros((n, 3, 3))
         dX[:, 0, 0] = 1.0
         dX[:, 1, 1] = 1.0
         dX[:, 0, 2] = -s * lx - c * ly
         dX[:, 1, 2] = c * lx - s * ly
-        Jp = D @ (st.R[None, :, :] @ dX)  # (n, 2, 3)
-        for k in range(1, self.n_pieces):
-            m = self.owner == k
-            c0 = ncam + 3 * (k - 1)
-            J[m, :, c0:c0 + 3] = Jp[m]
-        J = J.reshape(2 * n, npar)
+        J[:, :, ncam:ncam + 3] = D @ (st.R[None, :, :] @ dX)  # (n, 2, 3)
+        J[self.owner == 0, :, ncam:ncam + 3] = 0.0  # the reference piece is held at the identity
+        # where each compact column goes in the full parameter vector (the reference piece's
+        # pose columns: a spare column past the end, dropped)
+        piece_col = np.where(self.owner > 0, ncam + 3 * (self.owner - 1), npar)
+        return _JacobianParts(J, piece_col, self._prior_rows(st, npar), ncam, npar)
+
+    def dense_jacobian(self, parts: "_JacobianParts") -> np.ndarray:
+        """The full (2N + prior rows, npar) Jacobian."""
+        n, ncam, npar = len(parts.corner), parts.ncam, parts.npar
+        J = np.zeros((n, 2, npar + 3))  # 3 spare columns: the reference piece's
+        J[:, :, :ncam] = parts.corner[:, :, :ncam]
+        J[:, :, npar - 1] = parts.corner[:, :, -1]
+        rows = np.arange(n)
+        for j in range(3):
+            J[rows, :, parts.piece_col + j] = parts.corner[:, :, ncam + j]
+        return np.concatenate([J[:, :, :npar].reshape(2 * n, npar), parts.prior])
+
+    def normal_equations(self, parts: "_JacobianParts", r: np.ndarray, wts: np.ndarray):
+        """J^T W J and J^T W r with W the Huber weights, summed piece by piece from each corner's
+        few non-zero columns (a 250-sticker table has ~390 parameters: the dense products cost
+        ~25 ms an iteration)."""
+        n, npar = len(parts.corner), parts.npar
+        w = wts[:n]
+        Jc = parts.corner
+        Jt = Jc.transpose(0, 2, 1)
+        per_corner = (Jt * w[:, None, None]) @ Jc
+        grad = (Jt @ (w[:, None] * r[:2 * n].reshape(n, 2))[:, :, None])[:, :, 0]
+        owners, starts = np.unique(self.owner, return_index=True)
+        idx = self._compact_columns(parts)[starts]
+        A = np.zeros((npar + 3, npar + 3))  # 3 spare columns: the reference piece's
+        g = np.zeros(npar + 3)
+        np.add.at(A, (idx[:, :, None], idx[:, None, :]), np.add.reduceat(per_corner, starts, axis=0))
+        np.add.at(g, idx, np.add.reduceat(grad, starts, axis=0))
+        w_prior = np.repeat(wts[n:], 2)
+        A, g = A[:npar, :npar], g[:npar]
+        A += parts.prior.T @ (parts.prior * w_prior[:, None])
+        g += parts.prior.T @ (w_prior * r[2 * n:])
+        return A, g
+
+    def _compact_columns(self, parts: "_JacobianParts") -> np.ndarray:
+        """(n, q): each corner's compact Jacobian columns in the full parameter vector."""
+        ncam, npar = parts.ncam, parts.npar
+        pc = parts.piece_col[:, None] + np.arange(3)[None, :]
+        cam = np.broadcast_to(np.arange(ncam), (len(pc), ncam))
+        return np.concatenate([cam, pc, np.full((len(pc), 1), npar - 1)], axis=1)
+
+    def _prior_rows(self, st: _State, npar: int) -> np.ndarray:
+        """The prior rows of the Jacobian (focal, distortion, edge bias)."""
+        rows = []
         if self.nf:
             Jprior = np.zeros((4, npar))  # 4 rows: the residuals are handled in (u, v) pairs
             Jprior[0, 6] = 1.0 / (st.f * self.intr.prior_log_f_sigma)
             Jprior[1, 7] = 1.0 / self.intr.prior_k1_sigma
             Jprior[2, 8] = 1.0 / self.intr.prior_k2_sigma
-            J = np.concatenate([J, Jprior])
+            rows.append(Jprior)
         Jbias = np.zeros((2, npar))
         Jbias[0, -1] = 1.0 / self.bias_prior_px
-        return np.concatenate([J, Jbias])
+        rows.append(Jbias)
+        return np.concatenate(rows)
 
     def _prior(self, st: _State) -> np.ndarray:
         f0 = self.intr.prior_f or self.intr.fx
@@ -600,14 +666,13 @@ class _PlaneModel:
         return w
 
     def levenberg_marquardt(self, st: _State, iterations: int = 40):
-        r, J = self.residuals(st, True)
+        """(state, residuals, dense Jacobian, Huber weights) at the solution; self.normal: J^T W J there."""
+        r, parts = self.residuals_and_parts(st)
         wts = self.weights(r)
         cost = _robust_cost(r)
         lam = 1e-3
         for _ in range(iterations):
-            w2 = np.repeat(wts, 2)
-            A = J.T @ (J * w2[:, None])
-            g = J.T @ (w2 * r)
+            A, g = self.normal_equations(parts, r, wts)
             dA = np.diag(np.diag(A)) + 1e-9 * np.eye(len(A))
             improved = False
             for _ in range(8):
@@ -626,12 +691,13 @@ class _PlaneModel:
                 lam *= 10
             if not improved:
                 break
-            r, J = self.residuals(st, True)
+            r, parts = self.residuals_and_parts(st)
             old, cost = cost, _robust_cost(r)
             wts = self.weights(r)
             if old - cost < 1e-8 * max(1.0, old):
                 break
-        return st, r, J, wts
+        self.normal = self.normal_equations(parts, r, wts)[0]
+        return st, r, self.dense_jacobian(parts), wts
 
 
 # A multi-sticker piece whose stickers are this much further apart or closer than the catalog

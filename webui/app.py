@@ -53,7 +53,8 @@ def _make_engine(app: Flask) -> LiveEngine:
     if source is None:
         raise RefcamError("the live page needs a frame source (SOURCE) or an engine (ENGINE)")
     settings = LiveSettings(game=app.config.get("GAME") or source.info.game,
-                            options=dict(app.config.get("OPTIONS") or {}), camera=app.config.get("CAMERA"))
+                            options=dict(app.config.get("OPTIONS") or {}), camera=app.config.get("CAMERA"),
+                            pipelined=bool(app.config.get("PIPELINED", False)))
     if app.config.get("TRACKER") is not None:
         settings.tracker = app.config["TRACKER"]
     observe = app.config.get("OBSERVE") or default_observe(bool(app.config.get("THOROUGH", True)),

@@ -10,6 +10,7 @@ tests can check the overlay's own claim that nothing overlaps.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,19 @@ MIN_LABEL_PX = 13.0
 # Where to try a label, as (dx, dy) in units of the text height from the anchor, nearest first.
 _RINGS = (1.0, 2.2, 3.6, 5.2)
 _DIRECTIONS = ((0.6, -0.6), (0.6, 0.6), (-0.6, -0.6), (-0.6, 0.6), (0.0, -1.0), (0.0, 1.0), (1.0, 0.0), (-1.0, 0.0))
+
+
+# every spot tried, in order: (dx, dy) in text heights and the side the box hangs to
+_OFFSETS = np.array([(dx * ring, dy * ring) for ring in _RINGS for dx, dy in _DIRECTIONS])
+_SIGNS = np.sign(_OFFSETS[:, 0])
+
+
+@functools.lru_cache(maxsize=2048)
+def _text_size(text: str, scale: float, thick: int) -> tuple[int, int, int]:
+    import cv2
+
+    (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)
+    return tw, th, base
 
 
 @dataclass(frozen=True)
@@ -63,10 +77,7 @@ class LabelPlacer:
         self.left_out: list[str] = []
 
     def size(self, text: str, scale: float | None = None) -> tuple[int, int, int]:
-        import cv2
-
-        (tw, th), base = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale or self.scale, self.thick)
-        return tw, th, base
+        return _text_size(text, scale or self.scale, self.thick)
 
     def reserve(self, box: Box) -> None:
         """Keep labels off this box (e.g. the legend)."""
@@ -77,16 +88,23 @@ class LabelPlacer:
         return inside and not any(box.overlaps(b, gap=1.0) for b in self.boxes)
 
     def _spot(self, text: str, anchor) -> tuple[Box, bool] | None:
+        """The first free spot around the anchor, in _RINGS x _DIRECTIONS order (all tried at once)."""
         tw, th, base = self.size(text)
         bw, bh = tw + 2 * self.pad, th + base + 2 * self.pad
         ax, ay = float(anchor[0]), float(anchor[1])
-        for ring in _RINGS:
-            for dx, dy in _DIRECTIONS:
-                cx, cy = ax + dx * ring * bh + np.sign(dx) * bw / 2, ay + dy * ring * bh
-                box = Box(cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2, text)
-                if self._free(box):
-                    return box, ring > _RINGS[0]
-        return None
+        cx = ax + _OFFSETS[:, 0] * bh + _SIGNS * bw / 2
+        cy = ay + _OFFSETS[:, 1] * bh
+        x0, y0, x1, y1 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
+        free = (x0 >= 0) & (y0 >= 0) & (x1 <= self.w) & (y1 <= self.h)
+        if self.boxes and free.any():
+            b = np.array([(o.x0, o.y0, o.x1, o.y1) for o in self.boxes])  # Box.overlaps with a 1 px gap
+            clear = ((x1[:, None] + 1.0 <= b[None, :, 0]) | (b[None, :, 2] + 1.0 <= x0[:, None])
+                     | (y1[:, None] + 1.0 <= b[None, :, 1]) | (b[None, :, 3] + 1.0 <= y0[:, None]))
+            free &= clear.all(axis=1)
+        if not free.any():
+            return None
+        k = int(np.argmax(free))
+        return Box(float(x0[k]), float(y0[k]), float(x1[k]), float(y1[k]), text), k >= len(_DIRECTIONS)
 
     def place(self, text: str, anchor, colour) -> Box | None:
         """Place one label near anchor (pixels) and draw it; None when there is no free spot."""

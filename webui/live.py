@@ -127,6 +127,10 @@ class LiveSettings:
     # draw the overlay on the frame already shrunk to the page's size, not on the camera's frame
     # (tests/bench/speed.py: at 1080p it halves the drawing and encoding time)
     draw_at_page_size: bool = True
+    # draw and encode the page's frames on a second thread while the next frame is observed
+    # (cv2 drawing and JPEG encoding release the GIL; `refcam serve` turns it on). Off: process()
+    # publishes its frame before it returns, as the tests expect.
+    pipelined: bool = False
     log_size: int = 500
     archive_keep: int = 20  # earlier games' rulings logs kept in memory (all are written when recording)
 
@@ -170,6 +174,8 @@ class LiveEngine:
         self._warned: set[str] = set()
         self._restart_pending = False
         self._mapping = None  # the newest image_from_game, kept while a hand hides the stickers
+        self._drawer: FrameDrawer | None = FrameDrawer(self._draw_frame, self._drawing_failed) \
+            if self.live.pipelined else None
         source.on_warning = self._source_warning
         source.on_status = self._source_status
         source.on_state = self._source_state  # running / ended / lost / error, with a message
@@ -343,6 +349,8 @@ class LiveEngine:
         self.source.close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5.0)
+        if self._drawer is not None:
+            self._drawer.close()
         self.frames.close()
         self.events.close()
         if self.recorder is not None:
@@ -369,6 +377,7 @@ class LiveEngine:
             self.error = f"{type(exc).__name__}: {exc}"
             self._warn(f"the live engine stopped: {self.error}")
         finally:
+            self.drain()  # the last frames drawn before the page hears the source ended
             self.done.set()
             self._publish(self.status_event())
 
@@ -422,10 +431,17 @@ class LiveEngine:
             self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
         if self.live.stream and (self.frames.clients or self.latest_jpeg is None):
             try:
-                self._publish_frame(image, obs, update)
+                self._publish_frame(image, obs, update, entry_ms)
             except Exception as exc:  # a drawing bug must not stop the refereeing
-                self._warn_once(f"could not draw the live view ({type(exc).__name__}: {exc})", entry_ms)
+                self._drawing_failed(exc, entry_ms)
         return rulings
+
+    def _drawing_failed(self, exc: Exception, entry_ms: float | None) -> None:
+        self._warn_once(f"could not draw the live view ({type(exc).__name__}: {exc})", entry_ms)
+
+    def drain(self, timeout: float = 5.0) -> bool:
+        """Wait until every frame handed to the drawing thread is published (pipelined mode)."""
+        return self._drawer.drain(timeout) if self._drawer is not None else True
 
     def _warn_once(self, message: str, entry_ms: float | None) -> None:
         key = re.sub(r"[-+]?\d[\d.]*", "#", message)  # the same warning with other numbers is not news
@@ -444,21 +460,31 @@ class LiveEngine:
                 self._warn_once(f"recording stopped: {exc.strerror or exc}", None)
                 self.recorder = None
 
-    def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate) -> None:
-        import cv2
-
-        from webui.overlay import render_overlay
-
+    def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate,
+                       entry_ms: float | None = None) -> None:
+        """Draw and publish the frame: now, or on the drawing thread in pipelined mode."""
         if obs.image_from_game is not None:
             self._mapping = obs.image_from_game
         elif obs.pieces:
             self._mapping = None
         with self._lock:
             shapes = self.game.shapes(self.state, obs)
+        job = (image, obs, update, self._mapping, shapes)
+        if self._drawer is not None:
+            self._drawer.submit(job, entry_ms)
+        else:
+            self._draw_frame(job)
+
+    def _draw_frame(self, job) -> None:
+        """The overlay drawn (at the page's size), encoded as JPEG and published to the stream."""
+        import cv2
+
+        from webui.overlay import render_overlay
+
+        image, obs, update, mapping, shapes = job
         h, w = image.shape[:2]
         f = min(1.0, self.live.stream_max_width / w)
         size = (self.live.stream_max_width, int(round(h * f)))
-        mapping = self._mapping
         if f < 1.0 and self.live.draw_at_page_size and mapping is not None:
             image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
             mapping = scaled_mapping(mapping, f)
@@ -496,6 +522,53 @@ class LiveEngine:
 
         picture = draw_overlay(image, obs, obs.pieces, (), "stable", obs.image_from_game, game.shapes(state, obs))
         return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t}
+
+
+class FrameDrawer:
+    """The second stage of the pipelined engine: one thread drawing and encoding the frames the
+    engine hands it, in order. One frame waits at most: the engine blocks on a second one until
+    the thread takes the first (every frame is drawn, and memory stays bounded)."""
+
+    def __init__(self, draw: Callable[[Any], None], failed: Callable[[Exception, float | None], None]):
+        self._draw, self._failed = draw, failed
+        self._jobs: queue.Queue = queue.Queue(maxsize=1)
+        self.cpu_s = 0.0  # CPU seconds this thread spent drawing (tests/bench/speed.py)
+        self._thread = threading.Thread(target=self._run, name="live-drawer", daemon=True)
+        self._thread.start()
+
+    def submit(self, job, entry_ms: float | None) -> None:
+        self._jobs.put((job, entry_ms))
+
+    def _run(self) -> None:
+        while True:
+            item = self._jobs.get()
+            try:
+                if item is None:
+                    return
+                job, entry_ms = item
+                c0 = time.thread_time()
+                try:
+                    self._draw(job)
+                except Exception as exc:  # a drawing bug must not stop the refereeing
+                    self._failed(exc, entry_ms)
+                self.cpu_s += time.thread_time() - c0
+            finally:
+                self._jobs.task_done()
+
+    def drain(self, timeout: float) -> bool:
+        """Wait (at most timeout seconds) until every submitted frame is drawn."""
+        deadline = time.monotonic() + timeout
+        while self._jobs.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return not self._jobs.unfinished_tasks
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            try:
+                self._jobs.put(None, timeout=2.0)
+            except queue.Full:
+                return  # a drawing stuck: the daemon thread goes with the process
+            self._thread.join(timeout=5.0)
 
 
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True,

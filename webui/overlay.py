@@ -8,6 +8,7 @@ This module knows no game: piece outlines come from the catalog's footprints.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ class PixelMap:
         self.mapping, self.w, self.h, self.unit = mapping, size[0], size[1], unit
         h = mapping.homography
         self._w0 = h[8] if abs(h[8]) > 1e-12 else 1.0
+        self.cache_key = (mapping, size[0], size[1], unit)  # what its projections depend on
 
     def project(self, points, z_mm: float = 0.0) -> np.ndarray:
         """(N, 2) pixels, NaN where a point cannot be drawn."""
@@ -115,27 +117,42 @@ def project_camera(cam: tuple[float, ...], pts: np.ndarray, z: float) -> np.ndar
     return np.stack([K[0] * ad + K[1] * bd + K[2], K[4] * bd + K[5]], axis=1)
 
 
-def _steps(points, closed: bool) -> list:
-    pts = list(points) + ([points[0]] if closed and len(points) > 2 else [])
-    out = [pts[0]] if pts else []
-    for a, b in zip(pts, pts[1:]):
-        n = max(1, int(math.hypot(b[0] - a[0], b[1] - a[1]) / STEP_MM))
-        out += [(a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n) for i in range(1, n + 1)]
-    return out
+def _steps(points, closed: bool) -> np.ndarray:
+    """(N, 2) points along the path, each segment cut into pieces at most STEP_MM long (the
+    corners kept), so the projected line follows the lens."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    if closed and len(pts) > 2:
+        pts = np.concatenate([pts, pts[:1]])
+    if len(pts) < 2:
+        return pts
+    a, d = pts[:-1], pts[1:] - pts[:-1]
+    n = np.maximum(1, (np.hypot(d[:, 0], d[:, 1]) / STEP_MM).astype(np.int64))
+    seg = np.repeat(np.arange(len(n)), n)
+    i = (np.arange(len(seg)) - np.repeat(np.cumsum(n) - n, n) + 1)[:, None]
+    return np.concatenate([pts[:1], a[seg] + d[seg] * i / n[seg][:, None]])
 
 
 def _runs(px: np.ndarray) -> list[np.ndarray]:
-    """Stretches of consecutive drawable points."""
-    runs, cur = [], []
-    for p in px:
-        if np.all(np.isfinite(p)):
-            cur.append(p)
-        elif cur:
-            runs.append(np.array(cur))
-            cur = []
-    if cur:
-        runs.append(np.array(cur))
-    return [r for r in runs if len(r) >= 2]
+    """Stretches of consecutive drawable points (two or more)."""
+    ok = np.all(np.isfinite(px), axis=1)
+    if ok.all():
+        return [px] if len(px) >= 2 else []
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(np.int8), [0]])))
+    return [px[i:j] for i, j in zip(edges[::2], edges[1::2]) if j - i >= 2]
+
+
+def project_all(view, requests) -> list[np.ndarray]:
+    """view.project of many (points, z_mm) requests with one call per height: the overlay
+    projects a few thousand points a frame, in a few hundred pieces."""
+    requests = [(np.asarray(p, dtype=float).reshape(-1, 2), z) for p, z in requests]
+    out: list = [None] * len(requests)
+    for z in {z for _, z in requests}:
+        idx = [i for i, (_, zi) in enumerate(requests) if zi == z]
+        px = view.project(np.concatenate([requests[i][0] for i in idx]), z)
+        cuts = np.cumsum([len(requests[i][0]) for i in idx])[:-1]
+        for i, part in zip(idx, np.split(px, cuts)):
+            out[i] = part
+    return out
 
 
 def _text(img, text: str, org, scale: float, colour, thick: int = 2) -> None:
@@ -168,17 +185,78 @@ def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: flo
     return placer
 
 
-def _fills(img: np.ndarray, shapes, view: PixelMap) -> None:
+@dataclass
+class ShapePixels:
+    """Every shape's points projected once (index-aligned with the shapes; None: nothing of that
+    kind): its line path, its fill outline, its arrow head (2 points), its centre or label anchor
+    (1 point) and the pixels per mm at a circle's centre."""
+
+    lines: list
+    fills: list
+    heads: list
+    anchors: list
+    px_per_mm: list
+
+
+_PIXEL_CACHE: dict = {}
+_PIXEL_CACHE_SIZE = 4  # a few views (the live page, a settle picture) reuse their projections
+
+
+def shape_pixels(shapes, view) -> ShapePixels:
+    """The shapes' projected geometry: one view.project per height for all of it, kept while
+    the shapes and the view's mapping and size stay the same (a board at rest)."""
+    key = getattr(view, "cache_key", None)
+    if key is not None:
+        try:
+            key = (key, tuple(shapes))
+            hit = _PIXEL_CACHE.get(key)
+        except TypeError:  # a shape with a list inside: not hashable, not cached
+            key, hit = None, None
+        if hit is not None:
+            return hit
+    requests, where = [], []
+    for i, s in enumerate(shapes):
+        st = style_of(s.role)
+        if s.kind in ("line", "polyline", "arrow") or (s.kind == "polygon" and st.width > 0):
+            where.append((i, "lines"))
+            requests.append((_steps(s.points, s.kind == "polygon" and not st.dashed), s.z_mm))
+        if s.kind == "polygon" and st.fill > 0:
+            where.append((i, "fills"))
+            requests.append((_steps(s.points, True), s.z_mm))
+        if s.kind == "arrow" and len(s.points) >= 2:
+            where.append((i, "heads"))
+            requests.append((s.points[-2:], s.z_mm))
+        if s.kind in ("circle", "label") and s.points:
+            where.append((i, "anchors"))
+            requests.append((s.points[:1], s.z_mm))
+        if s.kind == "circle" and s.points:
+            where.append((i, "px_per_mm"))
+            at = s.points[0]
+            requests.append(([at, (at[0] + 10.0, at[1])], 0.0))
+    out = ShapePixels(*([None] * len(shapes) for _ in range(5)))
+    for (i, kind), px in zip(where, project_all(view, requests)):
+        getattr(out, kind)[i] = px
+    for i, px in enumerate(out.px_per_mm):
+        if px is not None:
+            d = float(np.hypot(*(px[1] - px[0]))) / 10.0
+            out.px_per_mm[i] = d if math.isfinite(d) and d > 0 else 1.0
+    if key is not None:
+        while len(_PIXEL_CACHE) >= _PIXEL_CACHE_SIZE:
+            _PIXEL_CACHE.pop(next(iter(_PIXEL_CACHE)))
+        _PIXEL_CACHE[key] = out
+    return out
+
+
+def _fills(img: np.ndarray, shapes, pixels: ShapePixels) -> None:
     import cv2
 
-    fills = [s for s in shapes if s.kind == "polygon" and style_of(s.role).fill > 0]
+    fills = [(s, px) for s, px in zip(shapes, pixels.fills) if px is not None]
     if fills:
         layer = img.copy()
-        for s in fills:
-            px = view.project(_steps(s.points, True), s.z_mm)
+        for s, px in fills:
             if np.all(np.isfinite(px)) and len(px) >= 3:
                 cv2.fillPoly(layer, [np.round(px).astype(np.int32)], style_of(s.role).colour)
-        alpha = max(style_of(s.role).fill for s in fills)
+        alpha = max(style_of(s.role).fill for s, _ in fills)
         cv2.addWeighted(layer, alpha, img, 1 - alpha, 0, img)
 
 
@@ -186,73 +264,131 @@ def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> N
     """Fills, lines, arrows and circles of the shapes (not their labels)."""
     import cv2
 
-    _fills(img, shapes, view)
-    for s in shapes:
+    pixels = shape_pixels(shapes, view)
+    _fills(img, shapes, pixels)
+    for i, s in enumerate(shapes):
         st = style_of(s.role)
         thick = max(1, int(round(line_px * st.width)))
-        if s.kind in ("line", "polyline", "arrow") or (s.kind == "polygon" and st.width > 0):
-            pts = _steps(s.points, s.kind == "polygon")
-            if st.dashed:
-                pts = _steps(s.points, False)
-            _line_runs(img, _runs(view.project(pts, s.z_mm)), st, thick)
-        if s.kind == "arrow" and len(s.points) >= 2:
-            a, b = view.project([s.points[-2], s.points[-1]], s.z_mm)
+        if pixels.lines[i] is not None:
+            _line_runs(img, _runs(pixels.lines[i]), st, thick)
+        if pixels.heads[i] is not None:
+            a, b = pixels.heads[i]
             if np.all(np.isfinite([a, b])):
                 cv2.arrowedLine(img, tuple(map(int, np.round(a))), tuple(map(int, np.round(b))), st.colour, thick,
                                 cv2.LINE_AA, tipLength=0.3)
-        elif s.kind == "circle" and s.points:
-            c = view.project(s.points[:1], s.z_mm)[0]
+        elif s.kind == "circle" and pixels.anchors[i] is not None:
+            c = pixels.anchors[i][0]
             if np.all(np.isfinite(c)):
-                r = max(3, int(round(s.radius_mm * view.mm_to_px(s.points[0]))))
+                r = max(3, int(round(s.radius_mm * pixels.px_per_mm[i])))
                 cv2.circle(img, tuple(map(int, np.round(c))), r, BLACK, thick + 2, cv2.LINE_AA)
                 cv2.circle(img, tuple(map(int, np.round(c))), r, st.colour, thick, cv2.LINE_AA)
 
 
 def place_shape_labels(placer: LabelPlacer, shapes, view: PixelMap) -> None:
     """The shapes' text labels, each near its point and clear of the others."""
-    for s in shapes:
+    pixels = shape_pixels(shapes, view)
+    for i, s in enumerate(shapes):
         if s.kind == "label" and s.points and s.text:
-            c = view.project(s.points[:1], s.z_mm)[0]
-            placer.place(short_names(s.text), c, style_of(s.role).colour)
+            placer.place(short_names(s.text), pixels.anchors[i][0], style_of(s.role).colour)
 
 
 def short_names(text: str) -> str:
     """Piece names without their game's prefix ("boat-2", not "tornado/boat-2"), in any text."""
+    return _game_prefix().sub("", str(text))
+
+
+@functools.lru_cache(maxsize=1)
+def _game_prefix() -> "re.Pattern":
     from referee.registry import game_ids
 
     ids = "|".join(re.escape(g) for g in sorted(game_ids(), key=len, reverse=True))
-    return re.sub(rf"\b(?:{ids})/(?=[A-Za-z0-9])", "", str(text))
+    return re.compile(rf"\b(?:{ids})/(?=[A-Za-z0-9])")
 
 
-def piece_to_game(pose: PiecePose, pts) -> list[tuple[float, float]]:
+def piece_to_game(pose: PiecePose, pts) -> np.ndarray:
+    """(N, 2) game-frame points of piece-frame points."""
     c, s = math.cos(math.radians(pose.theta_deg)), math.sin(math.radians(pose.theta_deg))
-    return [(pose.x_mm + c * x - s * y, pose.y_mm + s * x + c * y) for x, y in pts]
+    p = np.asarray(pts, dtype=float).reshape(-1, 2)
+    return np.stack([pose.x_mm + c * p[:, 0] - s * p[:, 1], pose.y_mm + s * p[:, 0] + c * p[:, 1]], axis=1)
+
+
+@functools.lru_cache(maxsize=512)
+def _outline_of(name: str) -> tuple[bool, np.ndarray] | None:
+    """(a small piece, its footprint's outline in its own frame), None for furniture
+    (table corners, boards: the game's shapes show them) and pieces not in the catalog."""
+    cat = default_catalog()
+    if not cat.has_piece(name):
+        return None
+    spec = cat.piece(name)
+    poly = footprint_polygon(spec.footprint, 16)
+    xs, ys = zip(*poly)
+    if spec.family.startswith("table/") or min(max(xs) - min(xs), max(ys) - min(ys)) >= FURNITURE_MM:
+        return None
+    return max(max(xs) - min(xs), max(ys) - min(ys)) <= SMALL_PIECE_MM, np.array(poly, dtype=float)
+
+
+def _stepped_outlines(sized) -> list[np.ndarray]:
+    """Each piece's footprint outline in game mm, stepped as _steps does; the pieces of one
+    catalog shape (a game's cards) transformed and stepped together."""
+    out: list = [None] * len(sized)
+    groups: dict[bytes, list[int]] = {}
+    for i, (_, _, local) in enumerate(sized):
+        groups.setdefault(local.tobytes(), []).append(i)
+    for idx in groups.values():
+        local = sized[idx[0]][2]
+        if len(idx) == 1 or len(local) < 3:
+            for i in idx:
+                out[i] = _steps(piece_to_game(sized[i][1], local), True)
+            continue
+        turn = np.array([(math.cos(math.radians(sized[i][1].theta_deg)), math.sin(math.radians(sized[i][1].theta_deg)))
+                         for i in idx])
+        at = np.array([(sized[i][1].x_mm, sized[i][1].y_mm) for i in idx])
+        c, s, lx, ly = turn[:, :1], turn[:, 1:], local[None, :, 0], local[None, :, 1]
+        pts = np.stack([at[:, :1] + c * lx - s * ly, at[:, 1:] + s * lx + c * ly], axis=2)  # (P, m, 2)
+        pts = np.concatenate([pts, pts[:, :1]], axis=1)
+        d = pts[:, 1:] - pts[:, :-1]
+        n = np.maximum(1, (np.hypot(d[..., 0], d[..., 1]) / STEP_MM).astype(np.int64))
+        # a side a whole number of steps long rounds either way from piece to piece: one batch per
+        # pattern of step counts
+        patterns, which = np.unique(n, axis=0, return_inverse=True)
+        for q, steps in enumerate(patterns):
+            rows = np.flatnonzero(which.ravel() == q)
+            seg = np.repeat(np.arange(len(steps)), steps)
+            k = (np.arange(len(seg)) - np.repeat(np.cumsum(steps) - steps, steps) + 1)[None, :, None]
+            part = np.concatenate([pts[rows, :1], pts[rows][:, :-1][:, seg] + d[rows][:, seg] * k / steps[seg][None, :, None]],
+                                  axis=1)
+            for j, r in enumerate(rows):
+                out[idx[r]] = part[j]
+    return out
 
 
 def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[str, tuple, tuple]]:
     """Each catalog piece's footprint; the small ones (movers) last and thicker.
     Returns the movers' name labels to place: (text, anchor pixel, colour)."""
-    cat = default_catalog()
-    sized = []
-    for p in pieces:
-        if not cat.has_piece(p.name):
-            continue
-        spec = cat.piece(p.name)
-        xs, ys = zip(*footprint_polygon(spec.footprint, 16))
-        extent = max(max(xs) - min(xs), max(ys) - min(ys))
-        if spec.family.startswith("table/") or min(max(xs) - min(xs), max(ys) - min(ys)) >= FURNITURE_MM:
-            continue
-        sized.append((extent <= SMALL_PIECE_MM, p, spec))
+    import cv2
+
+    sized = [(o[0], p, o[1]) for p in pieces if (o := _outline_of(p.name)) is not None]
+    sized.sort(key=lambda e: e[0])
+    requests = [(outline, 0.0) for outline in _stepped_outlines(sized)]
+    requests += [([(p.x_mm, p.y_mm)], 0.0) for small, p, _ in sized if small]
+    projected = project_all(view, requests)
+    anchors = iter(projected[len(sized):])
     labels = []
-    for small, p, spec in sorted(sized, key=lambda e: e[0]):
+    thick = max(2, int(round(2 * scale)))
+    batch, batch_colour = [], None  # consecutive outlines of one colour: one polylines call
+    for (small, p, _), px in zip(sized, projected):
         # one colour whatever the status: the page shows the status, once, from the server's status event
         colour = GREY if p.name in hidden else GREEN
-        style = Style(colour, 1.5 if small else 1.0)
-        outline = piece_to_game(p, footprint_polygon(spec.footprint, 16))
-        _line_runs(img, _runs(view.project(_steps(outline, True))), style, max(2, int(round(2 * scale))))
+        if colour != batch_colour and batch:
+            cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
+            batch = []
+        batch_colour = colour
+        batch += [np.round(run).astype(np.int32).reshape(-1, 1, 2) for run in _runs(px)]
         if small:
-            c = view.project([(p.x_mm, p.y_mm)])[0]
+            c = next(anchors)[0]
             labels.append((short_names(p.name) + (" (hidden)" if p.name in hidden else ""), tuple(c), colour))
+    if batch:
+        cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
     return labels
 
 

@@ -99,7 +99,12 @@ def read_events(port: int, seconds: float, latencies: list) -> None:
                     if line.startswith(b"data: "):
                         event = json.loads(line[6:])
                         if event.get("entry_ms") and float(event["entry_ms"]) >= connected_ms:
-                            latencies.append((event.get("type"), now_ms - float(event["entry_ms"])))
+                            latencies.append((str(event.get("type")), now_ms - float(event["entry_ms"])))
+                            if event.get("sent_ms"):  # split: in the engine, then on the way to the tab
+                                latencies.append(("engine " + str(event.get("type")),
+                                                  float(event["sent_ms"]) - float(event["entry_ms"])))
+                                latencies.append(("delivery " + str(event.get("type")),
+                                                  now_ms - float(event["sent_ms"])))
     except (OSError, http.client.HTTPException, ValueError):
         pass
     conn.close()
@@ -144,10 +149,15 @@ def run_server(session: Path, source_fps: float | None, seconds: float, fast: bo
                   f"engine processed {engine_fps:.2f} fps; source {source_fps} fps; "
                   f"ratio to source {ratio_src}; ratio to engine {mean / engine_fps if engine_fps else 0:.2f}")
             rulings = [ms for kind, ms in latencies if kind == "ruling"]
-            every = [ms for _, ms in latencies]
+            every = [ms for kind, ms in latencies if not kind.startswith(("engine ", "delivery "))]
             print(f"{tabs} tab(s): frame-to-ruling p50 {percentile(rulings, 50):.0f} ms p95 {percentile(rulings, 95):.0f} ms "
                   f"max {max(rulings, default=float('nan')):.0f} ms over {len(rulings)} rulings received; every event "
                   f"from a frame: p95 {percentile(every, 95):.0f} ms over {len(every)}")
+            kinds = sorted({kind for kind, _ in latencies if " " not in kind})
+            p95 = {k: percentile([ms for kind, ms in latencies if kind == k], 95) for k, _ in latencies}
+            print(f"{tabs} tab(s): p95 by event, frame to tab | in the engine (frame in to event sent) | delivery: "
+                  + ", ".join(f"{k} {p95[k]:.0f} | {p95['engine ' + k]:.0f} | {p95['delivery ' + k]:.0f} ms"
+                              for k in kinds if "engine " + k in p95))
         if results[1]:
             print(f"5 tabs vs 1 tab: {results[5] / results[1]:.2f} of the per-tab frame rate")
     finally:

@@ -118,15 +118,17 @@ def load_frames(folder: Path, limit: int):
 VARIANTS = {"b": "whole", "c": "follow", "r": "regions"}  # variant -> vision/roi.py mode
 
 
-def make_engine(folder: Path, variant: str):
-    """A live engine for the session, with a page watching (so it draws and encodes every frame)."""
+def make_engine(folder: Path, variant: str, pipelined: bool = False):
+    """A live engine for the session, with a page watching (so it draws and encodes every frame);
+    pipelined: drawing and encoding on a second thread, as `refcam serve` runs it."""
     from calibration.camera import CameraModel
     from vision.sources import SessionSource
     from webui.live import LiveEngine, LiveSettings, tracking_observe
 
     source = SessionSource(folder, realtime=False)
     camera = CameraModel.load(source.info.camera_file) if source.info.camera_file else None
-    settings = LiveSettings(game=source.info.game, camera=camera, draw_at_page_size=variant != "b")
+    settings = LiveSettings(game=source.info.game, camera=camera, draw_at_page_size=variant != "b",
+                            pipelined=pipelined)
     engine = LiveEngine(source, tracking_observe(mode=VARIANTS[variant]), settings)
     return engine, engine.frames.subscribe(), engine.events.subscribe()
 
@@ -176,8 +178,38 @@ def time_session(folder: Path, frames: list) -> dict:
             clocks[k].time(engine.process, t, image)
             _drain(frames_sub, events_sub, rulings[k])
     detector = engines["c"][0].observe.keywords.get("detector")
-    return {"clocks": clocks, "rulings": rulings,
+    return {"clocks": clocks, "rulings": rulings, "pipelined": time_pipelined(folder, frames),
             "full_passes": (detector.full_passes, detector.full_passes + detector.roi_passes)}
+
+
+def time_pipelined(folder: Path, frames: list) -> dict:
+    """(c) as `refcam serve` runs it, two threads: each frame's overlay drawn and encoded on the
+    second while the next is observed. Wall time (two cores at work) from the first frame in to
+    the last frame published, and whether it ruled as (c) on one thread."""
+    engine, frames_sub, events_sub = make_engine(folder, "c", pipelined=True)
+    rulings: list = []
+    published = 0
+    engine_cpu = 0.0
+    w0 = time.perf_counter()
+    for t, image in frames:
+        c0 = time.thread_time()
+        engine.process(t, image)
+        engine_cpu += time.thread_time() - c0
+        while (ev := events_sub.get(timeout=0)) is not None:
+            if ev["type"] == "ruling":
+                rulings.append((ev["ruling"].get("summary"), ev["ruling"].get("legal")))
+        while frames_sub.get(timeout=0) is not None:
+            published += 1
+    engine.drain()
+    wall = time.perf_counter() - w0
+    while frames_sub.get(timeout=0) is not None:
+        published += 1
+    drawer_cpu = engine._drawer.cpu_s
+    engine.stop()
+    # on a shared machine the wall time says little: the busier thread's CPU time bounds the rate
+    # two free cores would give
+    return {"wall": wall, "n": len(frames), "rulings": rulings, "busier": max(engine_cpu, drawer_cpu),
+            "threads": (engine_cpu, drawer_cpu)}
 
 
 def _fps(c: "Clock") -> str:
@@ -188,9 +220,12 @@ def print_session(label: str, r: dict) -> None:
     a, b, c, rr = (r["clocks"][k] for k in "abcr")
     same = "/".join("yes" if r["rulings"]["b"] == r["rulings"][k] else "NO" for k in "cr")
     full, total = r["full_passes"]
+    p = r["pipelined"]
     print(f"  {label:14s} {a.n:3d} frames | a {_fps(a)} | b {_fps(b)} | c {_fps(c)} | r {_fps(rr)} | "
           f"b/a {b.ms() / a.ms():.2f} c/a {c.ms() / a.ms():.2f} r/a {rr.ms() / a.ms():.2f} | rulings b=c/b=r {same} "
-          f"({len(r['rulings']['b'])}) | whole frames {full}/{total}", flush=True)
+          f"({len(r['rulings']['b'])}) | whole frames {full}/{total} | pipelined {p['n'] / p['busier']:.1f} fps "
+          f"(busier thread's cpu; wall {p['n'] / p['wall']:.1f}), rulings {'=c' if p['rulings'] == r['rulings']['c'] else 'DIFFER'}",
+          flush=True)
 
 
 def print_resolution(res: str, results: list[dict]) -> dict:
@@ -204,6 +239,15 @@ def print_resolution(res: str, results: list[dict]) -> dict:
           f"wall b/a {wall['b'] / wall['a']:.2f} c/a {wall['c'] / wall['a']:.2f})   fps a {1 / cpu['a']:.1f} "
           f"b {1 / cpu['b']:.1f} c {1 / cpu['c']:.1f} r {1 / cpu['r']:.1f}   rulings b=c=r: "
           f"{'identical' if same else 'DIFFER'}", flush=True)
+    p_wall = sum(r["pipelined"]["wall"] for r in results) / sum(r["pipelined"]["n"] for r in results)
+    p_same = all(r["pipelined"]["rulings"] == r["rulings"]["c"] for r in results)
+    p_busier = sum(r["pipelined"]["busier"] for r in results) / sum(r["pipelined"]["n"] for r in results)
+    p_threads = [sum(r["pipelined"]["threads"][i] for r in results) / sum(r["pipelined"]["n"] for r in results)
+                 for i in (0, 1)]
+    print(f"pipelined (2 cores) {res} fps {1 / p_busier:.1f} (cpu of the busier thread: observe {1000 * p_threads[0]:.0f} "
+          f"ms, draw+encode {1000 * p_threads[1]:.0f} ms a frame; c on one core {1 / cpu['c']:.1f}; wall on this shared "
+          f"machine {1 / p_wall:.1f} vs c {1 / wall['c']:.1f})   rulings = c: {'identical' if p_same else 'DIFFER'}",
+          flush=True)
     return {"res": res, "fps": {k: 1 / v for k, v in cpu.items()}, "b/a": cpu["b"] / cpu["a"],
             "c/a": cpu["c"] / cpu["a"], "same": same}
 
@@ -300,6 +344,37 @@ def scaling_frames(cards: int) -> tuple[object, object]:
     return cv2.imread(str(path)), CameraModel.load(cam_path)
 
 
+class DetectionClock:
+    """CPU time spent in sticker detection (whole frame and followed) while active, so a figure
+    can say what refcam's own work after detection costs."""
+
+    def __init__(self):
+        self.cpu = 0.0
+
+    def __enter__(self):
+        from vision import detect, roi
+
+        self._saved = (detect.detect_all, roi.RoiDetector.detect)
+        timed = self._timed
+        detect.detect_all = timed(self._saved[0])
+        roi.RoiDetector.detect = timed(self._saved[1])
+        return self
+
+    def _timed(self, fn):
+        def call(*args, **kwargs):
+            c0 = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.cpu += time.process_time() - c0
+        return call
+
+    def __exit__(self, *exc):
+        from vision import detect, roi
+
+        detect.detect_all, roi.RoiDetector.detect = self._saved
+
+
 def scaling(repeats: int = 4) -> list[tuple]:
     """Time per frame of (a), (b) and (c) against the stickers found on the same table (c: the
     table at rest, every sticker followed)."""
@@ -320,23 +395,27 @@ def scaling(repeats: int = 4) -> list[tuple]:
         ca, cb, cc = Clock(), Clock(), Clock()
         for engine in engines:
             engine.process(0.0, image)  # warm up (and c's whole-frame pass)
+        detecting = [DetectionClock(), DetectionClock()]
         for i in range(repeats):
             ca.time(bare.detectMarkers, image)
-            for engine, clock, (frames_sub, events_sub) in zip(engines, (cb, cc), subs):
-                clock.time(engine.process, 0.1 * (i + 1), image)
+            for engine, clock, (frames_sub, events_sub), det in zip(engines, (cb, cc), subs, detecting):
+                with det:
+                    clock.time(engine.process, 0.1 * (i + 1), image)
                 _drain(frames_sub, events_sub, [])
+        after = [(clock.cpu - det.cpu) * 1000.0 / max(1, clock.n) for clock, det in zip((cb, cc), detecting)]
         engine = engines[0]
         found = len((engine.latest_update.pieces if engine.latest_update else ()))
         stickers = len(engine.observe(image, camera, "tornado").extra.get("detections", []))
-        rows.append((cards, stickers, ca.ms(), cb.ms(), cc.ms()))
+        rows.append((cards, stickers, ca.ms(), cb.ms(), cc.ms(), after[0], after[1]))
         print(f"  {stickers:4d} stickers in view ({cards:3d} cards, {found} pieces): a {ca.ms():5.0f} ms "
               f"({1000 / ca.ms():5.1f} fps) | b {cb.ms():5.0f} ms ({1000 / cb.ms():5.1f} fps) | c at rest "
-              f"{cc.ms():5.0f} ms ({1000 / cc.ms():5.1f} fps) | b/a {cb.ms() / ca.ms():.2f} c/a {cc.ms() / ca.ms():.2f}",
-              flush=True)
-    (c0, s0, a0, b0, k0), (c1, s1, a1, b1, k1) = rows[0], rows[-1]
+              f"{cc.ms():5.0f} ms ({1000 / cc.ms():5.1f} fps) | b/a {cb.ms() / ca.ms():.2f} c/a {cc.ms() / ca.ms():.2f} | "
+              f"after detection: b {after[0]:4.0f} ms, c {after[1]:4.0f} ms", flush=True)
+    (c0, s0, a0, b0, k0, ab0, ac0), (c1, s1, a1, b1, k1, ab1, ac1) = rows[0], rows[-1]
     if s1 > s0:
         print(f"  per extra sticker: a {(a1 - a0) / (s1 - s0):.2f} ms, b {(b1 - b0) / (s1 - s0):.2f} ms, c "
-              f"{(k1 - k0) / (s1 - s0):.2f} ms; b at {s1} stickers {b1 / b0:.1f} x b at {s0}", flush=True)
+              f"{(k1 - k0) / (s1 - s0):.2f} ms; after detection b {(ab1 - ab0) / (s1 - s0):.2f} ms, c "
+              f"{(ac1 - ac0) / (s1 - s0):.2f} ms; b at {s1} stickers {b1 / b0:.1f} x b at {s0}", flush=True)
     return rows
 
 

@@ -15,6 +15,7 @@ from webui.game_flags import add_game_arguments
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 MAX_REQUEST_BYTES = 1024 * 1024  # waitress refuses bigger bodies before Flask reads them (the API takes 64 kB)
+SWITCH_INTERVAL_S = 0.0005  # how soon a waiting thread gets the GIL (Python's default: 5 ms); see run()
 
 
 def register(subparsers) -> None:
@@ -117,7 +118,8 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
             raise
     return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera, "ACCESS": access_policy(args),
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
-            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow")}
+            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow"),
+            "PIPELINED": True}  # drawing and JPEG encoding on a second thread (webui.live.FrameDrawer)
 
 
 def page_url(host: str, port: int) -> str:
@@ -233,6 +235,10 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
+    # the engine thread computes in Python most of the time; every tab's stream thread waits for
+    # the GIL in turn to send an event, by default up to 5 ms each (tests/bench/live.py: ~20 ms of
+    # the frame-to-ruling latency with 5 tabs). Hand the GIL over sooner.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         engine.start()
         url, phones = announce(args, app, engine, source, int(server.effective_port))
