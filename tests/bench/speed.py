@@ -13,7 +13,8 @@ loaded machine slows all three alike:
   drawing and JPEG encoding (webui.live.LiveEngine.process, speed-ups off);
 * (c) the same with the speed-ups as the live page runs them (vision/roi.py "follow": while
   nothing moves, the stickers of the last frame are followed on their edges instead of
-  detected; the overlay drawn at the page's size);
+  detected; where something moved in part of the frame, the detector runs on crops around
+  the changed cells only; the overlay drawn at the page's size);
 * (r) the same with the exact speed-ups replay runs (vision/roi.py "regions": while nothing
   moves, the detector runs only in regions around the stickers).
 
