@@ -14,14 +14,13 @@ from typing import Any, Mapping
 from .board_squares import square_name
 from .catalog import default_catalog
 from .game import Command, Explanation, Option, Shape, Step, View
+from .motion import moved, shift_mm, turn_deg, turned
 from .observation import Observation, PiecePose
 from .rulings import Ruling
 
 NO_ENGINE = "no rules engine yet for this game"
 # Pieces that define the game frame or the furniture: their "moves" are not game moves.
 FURNITURE_PREFIXES = ("table/", "kang/board")
-MOVED_MM = 5.0  # a piece moved when it shifted more than this (and 3 sigma) ...
-TURNED_DEG = 10.0  # ... or turned more than this
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,9 @@ class StateOnlyGame:
         return Step(new, tuple(rulings))
 
     def _moved(self, t: float, a: PiecePose, b: PiecePose) -> Ruling | None:
-        dist = math.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm)
-        turn = (b.theta_deg - a.theta_deg + 180.0) % 360.0 - 180.0
-        if dist < max(MOVED_MM, 3 * max(a.sigma_mm, b.sigma_mm)) and abs(turn) < TURNED_DEG:
+        if not (moved(a, b) or turned(a, b)):
             return None
+        dist, turn = shift_mm(a, b), turn_deg(a, b)
         if a.name.startswith(FURNITURE_PREFIXES):
             return None
         return self._ruling(t, "move", f"{a.name} moved from {self.where(a)} to {self.where(b)}",

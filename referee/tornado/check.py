@@ -26,6 +26,7 @@ from typing import Mapping
 from shapely.geometry import Point as SPoint
 
 from referee.catalog import Catalog, default_catalog
+from referee.motion import moved
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
@@ -37,7 +38,6 @@ from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_c
                     out_of_bounds_call, pickup_call, turn_order_call)
 
 GAME_TITLE = "Tornado Splash"
-MOVED_FLOOR_MM = 3.0
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,6 @@ def _from_breach(boat: str, breach: Breach) -> Ruling:
 
 def boats_of(obs: Observation) -> dict[str, PiecePose]:
     return {p.name: p for p in obs.pieces if p.name.startswith(BOAT_PREFIX)}
-
-
-def moved(a: PiecePose, b: PiecePose) -> bool:
-    tol = max(MOVED_FLOOR_MM, 3.0 * math.hypot(a.sigma_mm, b.sigma_mm))
-    return math.hypot(b.x_mm - a.x_mm, b.y_mm - a.y_mm) > tol
 
 
 def gate_line_of(pose: PiecePose, catalog: Catalog) -> BoundaryLine:

@@ -24,6 +24,7 @@ from shapely.geometry import Polygon
 
 from referee.catalog import Catalog
 from referee.errors import RefcamError
+from referee import motion
 from referee.observation import Observation, PiecePose
 from referee.rulings import Ruling
 
@@ -49,14 +50,8 @@ RULE_PLACING = rule("Placing Racing Cards")
 RULE_FINAL = rule("Final Rankings")
 RULE_DECK_EMPTY = rule("When Your Deck is Empty")
 RULE_FLOW = rule("Game Flow")
-# A piece has moved when its position changed by more than this many sigma (and 5 mm).
-MOVE_SIGMAS, MOVE_FLOOR_MM = 4.0, 5.0
 # Action Phase / Boosting: movement spaces a boat may move in its turn.
 ALLOWANCE, BOOSTED_ALLOWANCE = 3, 4
-
-
-def _moved(a: PiecePose, b: PiecePose) -> bool:
-    return g.dist((a.x_mm, a.y_mm), (b.x_mm, b.y_mm)) > max(MOVE_FLOOR_MM, MOVE_SIGMAS * math.hypot(a.sigma_mm, b.sigma_mm))
 
 
 @dataclasses.dataclass
@@ -376,7 +371,7 @@ class TornadoReferee:
         all_cards = list(seen.now.values())
         for n in seen.active:
             before, after = self.last_poses.get(n), boats[n]
-            moved = before is not None and _moved(before, after)
+            moved = before is not None and motion.moved(before, after)
             chain = seen.chains.get(n, [])
             if not moved and not chain:
                 continue
@@ -515,7 +510,7 @@ class TornadoReferee:
                               details={"piece": name}))
         for name, c in cards_now.items():
             old = before.get(name)
-            if old is not None and _moved(old, c.pose):
+            if old is not None and motion.moved(old, c.pose):
                 out.append(Ruling(t, self.game, "state", f"{_short(name)} was shifted by "
                                   f"{g.dist((old.x_mm, old.y_mm), c.centre):.0f} mm", rule=RULE_PLACING,
                                   details={"card": name}))
