@@ -22,9 +22,11 @@ its own measured blur (a tone curve moves an edge by a fixed fraction of its blu
 
 Uncertainty: the fit's covariance from the corner noise model, scaled by the residuals the
 picture shows (NOISE_FACTOR_FLOOR), plus each sticker's own edge offset, which moves its four
-corners together (_edge_offset_cov). When few or blurred stickers fix the plane, callers also
-refit it without each sticker in turn (plane_support, leave_one_out) and take that spread
-where it is larger.
+corners together (_edge_offset_cov: modelled from bias and blur, or as large as the residuals
+show it, and its smooth gradient across the picture, which reads as tilt), plus each sticker's
+shift under motion blur (_centre_shift_cov, from its per-edge blurs). When few or blurred
+stickers fix the plane, callers also refit it without each sticker in turn (plane_support,
+leave_one_out) and take that spread where it is larger.
 
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
