@@ -160,15 +160,28 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
         unknown = []
     if edge_refine:
         found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0])
+    edge_blurs = _edge_blurs(gray_f, found) if edge_refine else {}
     detections = []
-    for marker_id, c, source, rms, blur in found:
+    for k, (marker_id, c, source, rms, blur) in enumerate(found):
         if rms < 0:  # not refined (edge_refine off)
             rms, blur = 0.0, 0.0
         side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
+        extra = {"edge_blur_px": edge_blurs[k]} if k in edge_blurs else {}
         detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
-                                    blur_px=blur))
+                                    blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def _edge_blurs(gray_f: np.ndarray, found: list) -> dict[int, tuple[float, ...]]:
+    """{index in found: blur sigma px across each of its four edges} for the stickers whose edges
+    were measured: motion blur spreads only the edges across its path, which the sticker's one
+    blur figure (a median over all four) understates (the sigma model in vision/pipeline.py)."""
+    which = [k for k, f in enumerate(found) if f[3] > 0]
+    if not which:
+        return {}
+    per_edge = edges.refine_edges(gray_f, np.array([found[k][1] for k in which]), per_edge=True)[3]
+    return {k: tuple(float(b) for b in per_edge[n]) for n, k in enumerate(which) if per_edge[n].min() > 0}
 
 
 def _refine_found(gray_f: np.ndarray, found: list, which) -> list:

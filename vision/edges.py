@@ -37,8 +37,9 @@ def refine_corners(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, n
     return c, rms, blur
 
 
-def refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One round of edge-line refinement of (m, 4, 2) corner sets: (corners, rms px, blur sigma px).
+def refine_edges(gray: np.ndarray, corners: np.ndarray, per_edge: bool = False) -> tuple[np.ndarray, ...]:
+    """One round of edge-line refinement of (m, 4, 2) corner sets: (corners, rms px, blur sigma px),
+    and with per_edge the (m, 4) blur sigma px across each edge (0: not measured).
 
     Along each edge (between the corners, normal pointing out of the square), intensity
     profiles are sampled across the edge within 3/4 of a cell (the black border is one
@@ -48,8 +49,9 @@ def refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.
     """
     c = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
     out, rms, blur = c.copy(), np.zeros(len(c)), np.zeros(len(c))
+    blur_edges = np.zeros((len(c), 4))
     if not len(c):
-        return out, rms, blur
+        return (out, rms, blur, blur_edges) if per_edge else (out, rms, blur)
     gray_f = gray if gray.dtype == np.float32 else gray.astype(np.float32)
     edge_vec = np.roll(c, -1, axis=1) - c  # edge k runs from corner k to k+1
     lengths = np.linalg.norm(edge_vec, axis=2)
@@ -64,7 +66,8 @@ def refine_edges(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.
         fitted = got[2]
         sel = group[fitted]
         out[sel], rms[sel], blur[sel] = got[0][fitted], got[1][fitted], got[3][fitted]
-    return out, rms, blur
+        blur_edges[sel] = got[4][fitted]
+    return (out, rms, blur, blur_edges) if per_edge else (out, rms, blur)
 
 
 def _groups(usable: np.ndarray, n_along: np.ndarray, n_across: np.ndarray) -> list[np.ndarray]:
@@ -97,7 +100,7 @@ def _padded_linspace(start: np.ndarray, stop: np.ndarray, num: np.ndarray, width
 
 
 def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
-    """refine_edges for one group of stickers: (corners, rms, fitted, blur), all (g, ...).
+    """refine_edges for one group of stickers: (corners, rms, fitted, blur, blur per edge), all (g, ...).
 
     The profiles of a group share one grid, centred on the edge. A profile shorter than the
     grid repeats its end samples in the padding, which changes no minimum, maximum or
@@ -150,13 +153,15 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
     blur_each = (white - black) / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi)
     alive = (ok.sum(axis=2) >= np.maximum(4, n_along // 3)[:, None]).all(axis=1)
     blur = np.where(alive, _masked_median(blur_each.reshape(g, -1), ok.reshape(g, -1)), 0.0)
+    # motion blur is not round: it spreads the edges across its path and leaves the others sharp
+    blur_edges = np.where(alive[:, None], np.nan_to_num(_masked_median(blur_each, ok)), 0.0)
     # blur rounds the square's corners and pulls the crossing inward near them: keep the
     # edge points further than ~2.5 blur sigmas from either corner
     from_corner = np.minimum(t, 1 - t)[:, None, :] * lengths[:, :, None]
     keep_from = np.minimum(np.maximum(0.1 * lengths, 2.5 * blur[:, None] + 0.5), 0.3 * lengths)
     ok &= from_corner >= keep_from[:, :, None]
     edge_pts = base + pos[..., None] * nrm[:, :, None, :]
-    return _lines_to_corners(c, edge_pts, ok, alive, side, blur)
+    return (*_lines_to_corners(c, edge_pts, ok, alive, side, blur), blur_edges)
 
 
 def _lines_to_corners(c, edge_pts, ok, alive, side, blur):

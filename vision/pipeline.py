@@ -25,8 +25,8 @@ from referee.observation import ImageFromGame, Observation, PiecePose
 from . import detect
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_pieces, sigma_from_cov,
                      transform_pose, with_frame_uncertainty, wrap_deg)
-from .table_pose import (Intrinsics, StickerObs, TablePoseError, check_camera_file, layout_mismatches, leave_one_out,
-                         plane_support, solve_table_pose, unbias_sticker)
+from .table_pose import (Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
+                         leave_one_out, plane_support, solve_table_pose, unbias_sticker)
 
 # Below this sticker side (px) detection stops being reliable: on rendered tables refcam finds
 # every sticker from 14 px up and about 2 in 3 below (tests/bench/accuracy.py); 16 keeps a
@@ -156,9 +156,19 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
                                   sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
                                                       calib_px), size_mm=st.size_mm,
-                                  side_px=d.side_px, blur_px=d.blur_px))
+                                  side_px=d.side_px, blur_px=d.blur_px, streak_px=sticker_streak(d)))
         obs_by_piece[name] = lst
     return intr, obs_by_piece
+
+
+def sticker_streak(d: detect.Detection) -> float:
+    """How much more blurred a sticker's most blurred edge is than its sharpest (px, in quadrature):
+    motion blur spreads the edges across its path and spares the others, which the sticker's one
+    blur figure (a median over all four edges) does not show. 0 when the edges were not measured."""
+    per_edge = d.extra.get("edge_blur_px")
+    if not per_edge:
+        return 0.0
+    return math.sqrt(max(0.0, max(per_edge) ** 2 - min(per_edge) ** 2))
 
 
 def _plane(obs_by_piece: dict[str, list[StickerObs]], catalog: Catalog, game: str | None, intr: Intrinsics,
@@ -298,6 +308,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
         fit = fit_by_centres(sts, tp)
     else:
         fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, frame_pose, catalog)[name]
+        fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)
         if name in tp.outliers:
             fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
@@ -318,6 +329,18 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      x_mm=pose[0], y_mm=pose[1], theta_deg=wrap_deg(math.degrees(pose[2])), z_mm=z_used,
                      sigma_mm=sigma_mm, sigma_theta_deg=sigma_th, face=face,
                      size_px=min(s.side_px for s in sts))
+
+
+# the blur shift of each sticker (table_pose.centre_shift_px), for pieces fitted on their own
+def _with_centre_shift(cov: np.ndarray, sts: list[StickerObs]) -> np.ndarray:
+    """A piece's pose covariance plus its stickers' blur shifts (mm^2 per axis, averaged over them)."""
+    var = 0.0
+    for s in sts:
+        var += (centre_shift_px(s) * s.size_mm / max(s.side_px, 1.0)) ** 2
+    out = np.array(cov, dtype=np.float64)
+    out[0, 0] += var / len(sts) ** 2
+    out[1, 1] += var / len(sts) ** 2
+    return out
 
 
 def _plane_spread(plane: Plane) -> dict[str, tuple[float, float]]:

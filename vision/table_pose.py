@@ -22,9 +22,11 @@ its own measured blur (a tone curve moves an edge by a fixed fraction of its blu
 
 Uncertainty: the fit's covariance from the corner noise model, scaled by the residuals the
 picture shows (NOISE_FACTOR_FLOOR), plus each sticker's own edge offset, which moves its four
-corners together (_edge_offset_cov). When few or blurred stickers fix the plane, callers also
-refit it without each sticker in turn (plane_support, leave_one_out) and take that spread
-where it is larger.
+corners together (_edge_offset_cov: modelled from bias and blur, or as large as the residuals
+show it, and its smooth gradient across the picture, which reads as tilt), plus each sticker's
+shift under motion blur (_centre_shift_cov, from its per-edge blurs). When few or blurred
+stickers fix the plane, callers also refit it without each sticker in turn (plane_support,
+leave_one_out) and take that spread where it is larger.
 
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
@@ -80,6 +82,7 @@ class StickerObs:
     size_mm: float
     side_px: float
     blur_px: float = 0.0  # blur sigma measured across its edges (0: unknown)
+    streak_px: float = 0.0  # its most blurred edge's blur beyond its sharpest's, in quadrature (motion blur)
 
 
 @dataclass
@@ -387,8 +390,12 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     # really is (sharp renders: a third of the model; noisy webcams: more); NOISE_FACTOR_FLOOR
     noise_factor = math.sqrt(max(noise_floor ** 2, chi2))
     bias_var = float(cov[-1, -1]) * noise_factor ** 2  # from corner noise alone (the hold test's scale)
-    cov = cov * noise_factor ** 2 + _edge_offset_cov(cov, Jw, _edge_offset_sd([s for n in names for s in groups[n]],
-                                                                           float(state.bias), blur_ref))
+    seen_sd = _seen_edge_offset_sd(rw, Jw, owner)
+    offset_sd = np.maximum(_edge_offset_sd([s for n in names for s in groups[n]], float(state.bias), blur_ref), seen_sd)
+    stickers = [s for n in names for s in groups[n]]
+    cov = (cov * noise_factor ** 2 + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
+           + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
+                               np.array([centre_shift_px(s) for s in stickers])))
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = {}
     for k, n in enumerate(names):
@@ -432,6 +439,87 @@ def _edge_offset_sd(stickers: list[StickerObs], bias_px: float, blur_ref_px: flo
         out.append(math.hypot(EDGE_OFFSET_BIAS * abs(bias_px) * bias_share(s, blur_ref_px),
                               EDGE_OFFSET_DEFOCUS * max(0.0, blur_cells - EDGE_OFFSET_ONSET)))
     return np.array(out)
+
+
+# The stickers' own edge offsets also show in the residuals, as far as the fit did not absorb
+# them: each sticker's residual along its outward column (all four corners in or out together)
+# against the residual in its other directions. A tone curve that is not a power law (an S-curve)
+# moves each sticker's edges by a share that depends on its own black and white levels, so it
+# varies with the table's lighting in a way no per-image bias or blur model predicts; this term
+# measures it instead (tests/bench/robust.py, scene seeds 11 and 29: Tornado tables under an
+# S-curve had every piece 3-5 sigma off through a shared plane error).
+SEEN_OFFSET_MIN_STICKERS = 4
+
+
+def _seen_edge_offset_sd(rw: np.ndarray, Jw: np.ndarray, owner: np.ndarray) -> float:
+    """One sd (bias px) of the stickers' own edge offsets as the whitened residuals rw show them."""
+    n = len(owner) // 4
+    if n < SEEN_OFFSET_MIN_STICKERS:
+        return 0.0
+    res = rw[:8 * n].reshape(n, 8)
+    col = Jw[:8 * n].reshape(n, 8, -1)[:, :, -1]
+    cc = np.einsum("sn,sn->s", col, col)
+    along = np.einsum("sn,sn->s", col, res) ** 2 / np.maximum(cc, 1e-12)
+    rest = np.einsum("sn,sn->s", res, res) - along
+    # directions left free per sticker: 8 less the outward one less its share of its piece's pose (3)
+    per_piece = np.bincount(owner[::4], minlength=int(owner.max()) + 1)[owner[::4]]
+    noise_var = rest.sum() / max(float((7.0 - 3.0 / per_piece).sum()), 1.0)
+    excess = float((along - noise_var).sum() / max(cc.sum(), 1e-12))
+    return math.sqrt(max(excess, 0.0))
+
+
+# Motion blur spreads the edges across its path only, and bends them toward the bits behind
+# them, which differ on opposite sides: the sticker's whole square reads shifted. Its four corners
+# move together, so residuals never show it (a piece's own pose absorbs it): carried as an
+# independent shift per sticker in x and in y, CENTRE_SHIFT_STREAK px per cell of streak (the
+# extra blur of its most blurred edge over its sharpest) past the onset, into the plane fit here
+# and into pieces fitted on their own (vision/pipeline.py). Round blur is already in the corner
+# noise and edge-offset terms; the streak is ~0.05-0.15 cell on sharp or defocused stickers and
+# 0.2-0.4 under 7 px motion blur. Measured in tests/bench/robust.py under motion 7 px, scene seeds
+# 11 and 29: without it Kang pieces were 2-7 sigma off (sigma 0.01-0.03 mm) and 4K Tornado tables
+# 3 sigma off through the plane.
+CENTRE_SHIFT_STREAK = 1.5
+CENTRE_SHIFT_ONSET = 0.15  # streak / cell
+
+
+def centre_shift_px(s: StickerObs) -> float:
+    """Standard size (px, per axis) of a sticker's blur shift."""
+    return CENTRE_SHIFT_STREAK * max(0.0, s.streak_px / max(s.side_px / 7.0, 0.5) - CENTRE_SHIFT_ONSET)
+
+
+def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, shift_px: np.ndarray) -> np.ndarray:
+    """Covariance of the fit's parameters from independent per-sticker shifts (sd px per axis);
+    row_scale: each observation row's weight per px (sqrt(Huber weight) / sigma)."""
+    n = len(shift_px)
+    if not n or not shift_px.any():
+        return np.zeros_like(cov)
+    rows = Jw[:8 * n].reshape(n, 8, -1)
+    scale = row_scale[:8 * n].reshape(n, 8)
+    out = np.zeros_like(cov)
+    for axis in (0, 1):
+        moved = np.einsum("snp,sn->sp", rows[:, axis::2], scale[:, axis::2]) @ cov
+        out += moved.T @ (moved * (shift_px ** 2)[:, None])
+    return out
+
+
+def _offset_gradient_cov(cov: np.ndarray, Jw: np.ndarray, obs: np.ndarray, seen_sd: float) -> np.ndarray:
+    """Covariance from edge offsets that change smoothly across the picture, by seen_sd (bias px)
+    from its middle to its furthest sticker in x and in y: lighting varies across a table, and
+    under a tone curve that is not a power law each sticker's offset follows its brightness. Such a
+    gradient reads as tilt, so residuals never show it; the stickers' seen spread sizes it."""
+    n = len(obs) // 4
+    if seen_sd <= 0 or n < SEEN_OFFSET_MIN_STICKERS:
+        return np.zeros_like(cov)
+    centres = obs.reshape(n, 4, 2).mean(axis=1)
+    rel = centres - np.median(centres, axis=0)
+    rel /= np.maximum(np.abs(rel).max(axis=0), 1e-9)
+    col = Jw[:8 * n].reshape(n, 8, -1)[:, :, -1]
+    out = np.zeros_like(cov)
+    for axis in (0, 1):
+        pattern = (col * rel[:, axis:axis + 1]).ravel()
+        moved = cov @ (Jw[:8 * n].T @ pattern)
+        out += np.outer(moved, moved) * seen_sd ** 2
+    return out
 
 
 def _edge_offset_cov(cov: np.ndarray, Jw: np.ndarray, offset_sd_px: np.ndarray) -> np.ndarray:
