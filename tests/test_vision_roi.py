@@ -38,6 +38,10 @@ def test_a_table_at_rest_is_followed_to_the_whole_frame_answer(two_frames, mode,
         assert g.source == w.source
         assert np.abs(g.corners - w.corners).max() < (tol if w.source == "full" else tol_second), g.marker_id
         assert g.edge_rms_px > 0 and g.blur_px > 0
+        # the per-edge blurs feed the motion streak of the sigma model: the live page's followed
+        # stickers carry them as a whole-frame pass does (else the page's sigma loses that term)
+        if "edge_blur_px" in w.extra:
+            assert np.allclose(g.extra["edge_blur_px"], w.extra["edge_blur_px"], rtol=0.1, atol=0.05), g.marker_id
 
 
 def test_a_moved_sticker_forces_a_whole_frame_pass(two_frames):

@@ -21,20 +21,21 @@ SECOND_ROUND_PX = 0.3  # a first correction larger than this: fit again from the
 _GROUP_POINTS = 300_000  # profile samples per remap call at most (bounds the memory of a batch)
 
 
-def refine_corners(gray: np.ndarray, corners: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def refine_corners(gray: np.ndarray, corners: np.ndarray, per_edge: bool = False) -> tuple[np.ndarray, ...]:
     """Edge-line refinement of (m, 4, 2) corner sets TL, TR, BR, BL: ((m, 4, 2) corners, (m,) rms px
-    of the edge points about their lines, (m,) blur sigma px). A second round runs for the
+    of the edge points about their lines, (m,) blur sigma px), and with per_edge the (m, 4) blur
+    sigma px across each edge in the round that gave the corners. A second round runs for the
     stickers whose first correction exceeds SECOND_ROUND_PX, since the edge samples follow
     the guessed edges. A sticker whose edges cannot be measured keeps its corners, rms 0."""
     c0 = np.asarray(corners, dtype=np.float64).reshape(-1, 4, 2)
-    c, rms, blur = refine_edges(gray, c0)
+    c, rms, blur, blur_edges = refine_edges(gray, c0, per_edge=True)
     again = np.flatnonzero((rms > 0) & (np.abs(c - c0).max(axis=(1, 2)) > SECOND_ROUND_PX))
     if len(again):
-        c2, rms2, blur2 = refine_edges(gray, c[again])
+        c2, rms2, blur2, edges2 = refine_edges(gray, c[again], per_edge=True)
         better = rms2 > 0
         sel = again[better]
-        c[sel], rms[sel], blur[sel] = c2[better], rms2[better], blur2[better]
-    return c, rms, blur
+        c[sel], rms[sel], blur[sel], blur_edges[sel] = c2[better], rms2[better], blur2[better], edges2[better]
+    return (c, rms, blur, blur_edges) if per_edge else (c, rms, blur)
 
 
 def refine_edges(gray: np.ndarray, corners: np.ndarray, per_edge: bool = False) -> tuple[np.ndarray, ...]:

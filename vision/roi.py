@@ -209,7 +209,7 @@ class RoiDetector:
         x1, y1 = np.minimum(np.ceil(before.max(axis=(0, 1))).astype(int) + FOLLOW_MARGIN_PX + 1, (w, h))
         crop = gray[y0:y1, x0:x1].astype(np.float32)  # only the part of the frame the stickers span
         offset = np.array([x0, y0], dtype=np.float64)
-        corners, rms, blur = edges.refine_corners(crop, before - offset)
+        corners, rms, blur, blur_edges = edges.refine_corners(crop, before - offset, per_edge=True)
         if (rms <= 0).any() or (np.abs(corners + offset - before).max(axis=(1, 2)) > self.settings.moved_px).any():
             return None
         if not reads_as_many(crop, corners, [d.marker_id for d in last]).all():
@@ -218,7 +218,7 @@ class RoiDetector:
         sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2).mean(axis=1)
         return tuple(detect.Detection(marker_id=d.marker_id, corners=corners[k], side_px=float(sides[k]),
                                       edge_rms_px=float(rms[k]), source=d.source, known=d.known,
-                                      blur_px=float(blur[k]))
+                                      blur_px=float(blur[k]), extra=_edge_blur_extra(blur_edges[k]))
                      for k, d in enumerate(last))
 
     def _regions(self, w: int, h: int) -> list[tuple[int, int, int, int, list[int]]]:
@@ -248,7 +248,14 @@ def _inside(a, b) -> bool:
 def _shifted(d: detect.Detection, x0: int, y0: int) -> detect.Detection:
     """A detection in a crop, in the whole frame's pixels."""
     return detect.Detection(marker_id=d.marker_id, corners=d.corners + (x0, y0), side_px=d.side_px,
-                            edge_rms_px=d.edge_rms_px, source=d.source, known=d.known, blur_px=d.blur_px)
+                            edge_rms_px=d.edge_rms_px, source=d.source, known=d.known, blur_px=d.blur_px,
+                            extra=d.extra)
+
+
+def _edge_blur_extra(blur_edges: np.ndarray) -> dict:
+    """A followed sticker's blur across each edge, as a whole-frame pass gives it (the motion
+    streak of the sigma model, vision/pipeline.py); nothing when an edge was not measured."""
+    return {"edge_blur_px": tuple(float(b) for b in blur_edges)} if blur_edges.min() > 0 else {}
 
 
 def merge_boxes(boxes: list[list]) -> list[tuple[int, int, int, int, list[int]]]:
