@@ -17,7 +17,7 @@ import numpy as np
 
 from referee import safeload
 from referee.catalog import Catalog, default_catalog
-from referee.tornado.course import COURSES_DIR, course_ids
+from referee.tornado.course_spec import COURSES_DIR, course_ids
 from referee.errors import InvalidInputError, UnknownNameError
 
 RESOLUTIONS = {"720p": (1280, 720), "1080p": (1920, 1080), "4k": (3840, 2160)}

@@ -272,7 +272,7 @@ def test_observation_loader(spec):
 @examples(50, 1500)
 @given(spec=json_file(COURSE))
 def test_course_loader(spec):
-    from referee.tornado.course import load_course
+    from referee.tornado.course_spec import load_course
 
     with tempfile.TemporaryDirectory() as tmp:
         path = materialise(Path(tmp), "course.json", spec)

@@ -102,7 +102,7 @@ def test_live_engine_and_page_with_the_toy_game(counter, session):
 
 
 def _observations():
-    from referee.tornado.course import load_course
+    from referee.tornado.course_spec import load_course
     from referee.tornado.layout import layout_observation
 
     course = load_course("splashway")

@@ -4,7 +4,7 @@ tall picture, below a wide short one (an enlarged crop of a few boats)."""
 import numpy as np
 
 from referee.game import Explanation, Shape
-from webui.photofinish import PANEL_GREY, render_explanation
+from webui.photofinish import render_explanation
 
 
 def _explanation(focus, n_lines: int) -> Explanation:

@@ -68,7 +68,7 @@ def test_zone_follows_the_space_and_uncertain_contact_stays_marked():
 
 
 def test_zone_after_crossing_moves_a_boat_whose_space_touches_the_exit_line():
-    from referee.tornado.course import load_course
+    from referee.tornado.course_spec import load_course
     from referee.tornado.crossing import zone_after_crossing
     from referee.tornado.layout import layout_observation
     from referee.tornado.course import build_course

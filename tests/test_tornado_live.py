@@ -13,7 +13,7 @@ import pytest
 
 from referee.observation import Observation
 from referee.tornado.cards import card_from_pose
-from referee.tornado.course import load_course
+from referee.tornado.course_spec import load_course
 from referee.tornado.layout import layout_observation
 from referee.tornado.referee import TornadoReferee
 from tests.test_tornado_referee import _pose

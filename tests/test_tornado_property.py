@@ -18,7 +18,7 @@ import random
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from referee.tornado.course import COURSES_DIR, parse_course
+from referee.tornado.course_spec import COURSES_DIR, parse_course
 from referee.tornado.ranking import EQUIDISTANT
 from referee.tornado.standings import TornadoGame, assess
 from tests.test_tornado_scenes import (TruthCourse, boat_pose, course_from_layout, course_pieces, observation,

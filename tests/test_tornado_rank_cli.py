@@ -116,7 +116,7 @@ def test_history_of_a_session_shows_progress_and_names_a_hidden_boat(capsys, mon
 def test_tokens_in_their_gate_spaces_are_equal_in_every_round_weight_decides(capsys, tmp_path):
     """When Equidistant: boat-4 stands 8 mm further forward in its gate space than boat-2,
     and boat-1 is already out on a card (not the first round): still boat-2 (lighter) first."""
-    from referee.tornado.course import load_course
+    from referee.tornado.course_spec import load_course
     from referee.tornado.layout import layout_observation
     from tests.tornado_pieces import card_name, pose
 

@@ -11,7 +11,8 @@ from referee.observation import Observation, PiecePose
 from referee.tornado import rounds
 from referee.tornado.api import rank
 from referee.tornado.cards import card_from_pose, check_turn, covered_spaces
-from referee.tornado.course import build_course, course_ids, load_course, parse_course
+from referee.tornado.course import build_course
+from referee.tornado.course_spec import course_ids, load_course, parse_course
 from referee.tornado.errors import CourseFileError, MissingPiecesError, UnknownCourseError, WeightsError
 from referee.tornado.finish import TOO_CLOSE
 from referee.tornado.layout import layout_observation, layout_poses

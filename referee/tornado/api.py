@@ -12,7 +12,7 @@ from typing import Iterable, Mapping
 from referee.catalog import Catalog
 from referee.observation import Observation
 
-from .course import DEFAULT_COURSE, CourseSpec, course_ids, load_course
+from .course_spec import DEFAULT_COURSE, CourseSpec, course_ids, load_course
 from .referee import TornadoReferee
 from .rounds import GrandPrix, cards_to_draw, grand_prix_points, hand_limit
 from .standings import RankResult, TornadoGame, parse_weights

@@ -22,12 +22,9 @@ from referee.observation import Observation, PiecePose
 from . import geometry as g
 from .errors import CourseGeometryError, MissingPiecesError
 
-# the course file's facts live in course_spec (re-exported here, where callers look for them);
-# the layout fallback in nominal, which builds on layout, which builds on course_spec
-from .course_spec import (  # noqa: F401
-    CARD_TO_MARKER_TOLERANCE_MM, COURSES_DIR, CURVE_CARD_PREFIX, DEFAULT_COURSE, DEFAULT_CURVE_RADIUS_MM,
-    DEFAULT_TRACK_WIDTH_MM, FINISH_LINE, MARKER_PREFIX, MAX_PATH_RADIUS_MM, MIN_PATH_RADIUS_MM,
-    RAY_SIDE_MARGIN_MM, START_GATE, CourseSpec, CurveSpec, course_ids, load_course, parse_course)
+# the course file's facts: course_spec.py; the layout fallback: nominal.py (which builds on layout.py)
+from .course_spec import (CARD_TO_MARKER_TOLERANCE_MM, CURVE_CARD_PREFIX, FINISH_LINE, MARKER_PREFIX, MAX_PATH_RADIUS_MM,
+                          MIN_PATH_RADIUS_MM, RAY_SIDE_MARGIN_MM, START_GATE, CourseSpec, CurveSpec)
 from .nominal import NOMINAL_SIGMA_DEG, fill_from_layout
 
 

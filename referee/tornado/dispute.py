@@ -16,7 +16,7 @@ from typing import Iterable
 from referee.observation import Observation
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
-from .course import CourseSpec, load_course
+from .course_spec import CourseSpec, load_course
 from .identify import choose_course
 from .turns import hidden_boat_warnings
 

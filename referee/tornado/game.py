@@ -14,7 +14,7 @@ from referee.game import Command, Explanation, Offer, Option, Shape, Step, View
 from referee.observation import Observation
 
 from . import picture
-from .course import course_ids, load_course
+from .course_spec import course_ids, load_course
 from .referee import TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights

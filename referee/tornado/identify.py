@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from referee.observation import Observation
 
 from . import geometry as g
-from .course import CARD_TO_MARKER_TOLERANCE_MM, CURVE_CARD_PREFIX, FINISH_LINE, MARKER_PREFIX, START_GATE, \
+from .course_spec import CARD_TO_MARKER_TOLERANCE_MM, CURVE_CARD_PREFIX, FINISH_LINE, MARKER_PREFIX, START_GATE, \
     CourseSpec, course_ids, load_course
 from .errors import CourseNotIdentifiedError
 

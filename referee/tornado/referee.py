@@ -31,7 +31,7 @@ from referee.rulings import Ruling
 from . import geometry as g
 from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMENT, RULE_TOKEN, RULE_TOUCHING,
                     RULE_TURN, Card, Violation, card_under, cards_in, check_turn, covered_spaces, table_polygon)
-from .course import START_GATE, CourseSpec
+from .course_spec import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
 from .rounds import GrandPrix, RoundTracker, grand_prix_view

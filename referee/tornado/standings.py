@@ -15,7 +15,8 @@ from referee.observation import Observation, PiecePose
 
 from . import geometry as g
 from .cards import BOAT_PREFIX, Card, StandingOn, card_under, cards_in, covered_spaces
-from .course import Course, CourseSpec, build_course, load_course
+from .course import Course, build_course
+from .course_spec import CourseSpec, load_course
 from .errors import DuplicateBoatError, WeightsError
 from .crossing import zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
