@@ -25,8 +25,8 @@ def shift_mm(a: PiecePose, b: PiecePose) -> float:
 
 
 def turn_deg(a: PiecePose, b: PiecePose) -> float:
-    """b's heading minus a's, in (-180, 180]."""
-    return -((a.theta_deg - b.theta_deg + 180.0) % 360.0 - 180.0)
+    """b's heading minus a's, in [-180, 180)."""
+    return (b.theta_deg - a.theta_deg + 180.0) % 360.0 - 180.0
 
 
 def moved(a: PiecePose, b: PiecePose) -> bool:
