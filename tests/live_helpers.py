@@ -102,3 +102,33 @@ def unpluggable_camera_engine(monkeypatch):
     engine = LiveEngine(source, lambda image, camera, game: still,
                         LiveSettings(game="kang", tracker=TrackerSettings(stable_s=0.1)))
     return engine, world, engine.events.subscribe()
+
+
+def wait_for(sub, pred, timeout: float = 10.0) -> dict:
+    """The first event of the subscription `sub` for which pred holds, within timeout seconds;
+    fails naming the last events seen (type and source state) otherwise."""
+    import time
+
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        ev = sub.get(timeout=0.1)
+        if ev is not None:
+            seen.append(ev)
+            if pred(ev):
+                return ev
+    raise AssertionError(f"not seen; got {[(e['type'], e.get('source_state')) for e in seen][-10:]}")
+
+
+def write_grey_video(path: Path, n_frames: int) -> Path:
+    """A 64x48 MJPG clip at 10 fps of flat frames 30 grey levels apart (skips the test when this
+    OpenCV build cannot write MJPG)."""
+    import cv2
+    import pytest
+
+    vw = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (64, 48))
+    if not vw.isOpened():
+        pytest.skip("this OpenCV build cannot write MJPG video")
+    for i in range(n_frames):
+        vw.write(np.full((48, 64, 3), 30 * i, np.uint8))
+    vw.release()
+    return path

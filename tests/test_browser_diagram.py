@@ -44,16 +44,22 @@ def chromium():
     yield from launch_chromium()
 
 
+def _open_desktop(chromium, server: str):
+    """The page of `server` in a desktop-sized tab, and the list its script errors land in."""
+    page = chromium.new_page(viewport={"width": 1400, "height": 950})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server + "/")
+    return page, errors
+
+
 def _count(page, selector: str) -> int:
     return page.locator(selector).count()
 
 
 def test_river_diagram_appears_and_follows_the_turns(chromium, kayak_server):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = chromium.new_page(viewport={"width": 1400, "height": 950})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(kayak_server + "/")
+    page, errors = _open_desktop(chromium, kayak_server)
     page.wait_for_selector(f"{SVG} polygon.role-water", timeout=45000)
     assert page.locator("#game-title").inner_text() == "Kayak Chaos"
     assert _count(page, f"{SVG} polygon.role-water") >= 2  # the Start tile and at least one more
@@ -103,10 +109,7 @@ def test_river_diagram_fits_a_phone(chromium, kayak_server):
 
 def test_kang_board_diagram_appears_with_zones_turn_and_the_last_move(chromium, kang_server):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = chromium.new_page(viewport={"width": 1400, "height": 950})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(kang_server + "/")
+    page, errors = _open_desktop(chromium, kang_server)
     page.wait_for_selector(f"{SVG} polygon.role-surface", timeout=45000)
     assert page.locator("#game-title").inner_text() == "Kang"
     assert _count(page, f"{SVG} polygon.role-surface") == 36

@@ -44,29 +44,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_replay(session: Path, stderr_name: str | None = None):
-    """`refcam serve --replay SESSION --loop` on a free port: yields its address, then stops it
-    and checks it printed no traceback (its stderr kept in tests/artifacts/ when named)."""
-    _need_browser()
-    if not (session / "manifest.jsonl").is_file():
-        pytest.skip(f"no bundled session at {session}")
+def start_serve(*args: str) -> tuple[subprocess.Popen, int, str]:
+    """`refcam serve ARGS` on a free port: (its process, the port, the line where it printed the
+    address to open); fails the test with its stderr when it does not start within 30 s."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", "--replay", str(session), "--loop",
-                             "--host", "127.0.0.1", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", *args, "--port", str(port)],
                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    started = False
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
             break
         if "open http" in line:
-            started = True
-            break
-    if not started:
-        proc.kill()
-        pytest.fail(f"refcam serve did not start: {proc.stderr.read()[-500:]}")
-    yield f"http://127.0.0.1:{port}"
+            return proc, port, line
+    proc.kill()
+    pytest.fail(f"refcam serve did not start: {proc.stderr.read()[-500:]}")
+
+
+def stop_serve(proc: subprocess.Popen, stderr_name: str | None = None) -> None:
+    """Stop a served page and check it printed no traceback (its stderr kept in tests/artifacts/
+    when named)."""
     proc.terminate()
     try:
         proc.wait(timeout=10)
@@ -77,6 +74,17 @@ def serve_replay(session: Path, stderr_name: str | None = None):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         (ARTIFACTS / stderr_name).write_text(rest)
     assert "Traceback" not in rest, rest[-2000:]
+
+
+def serve_replay(session: Path, stderr_name: str | None = None):
+    """`refcam serve --replay SESSION --loop` on a free port: yields its address, then stops it
+    and checks it printed no traceback (its stderr kept in tests/artifacts/ when named)."""
+    _need_browser()
+    if not (session / "manifest.jsonl").is_file():
+        pytest.skip(f"no bundled session at {session}")
+    proc, port, _ = start_serve("--replay", str(session), "--loop", "--host", "127.0.0.1")
+    yield f"http://127.0.0.1:{port}"
+    stop_serve(proc, stderr_name)
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.test_browser_live import ARTIFACTS, REPO, _free_port, _need_browser, launch_chromium
+from tests.test_browser_live import ARTIFACTS, REPO, _need_browser, launch_chromium, start_serve, stop_serve
 
 pytestmark = pytest.mark.browser
 
@@ -26,31 +24,12 @@ VIEWPORTS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, 
 
 def _serve(*args: str) -> tuple[subprocess.Popen, str]:
     """Start `refcam serve` and return it with the address it printed for this computer."""
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", "serve", *args, "--port", str(port)],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        if "referee on" in line:
-            url = next(w for w in line.split() if w.startswith(f"http://127.0.0.1:{port}/"))
-            return proc, url
-    proc.kill()
-    pytest.fail(f"refcam serve did not start: {proc.stderr.read()[-500:]}")
+    proc, port, line = start_serve(*args)
+    return proc, next(w for w in line.split() if w.startswith(f"http://127.0.0.1:{port}/"))
 
 
 def _stop(proc: subprocess.Popen, name: str) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    rest = proc.stderr.read()
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / f"page-serve-{name}-stderr.txt").write_text(rest)
-    assert "Traceback" not in rest, rest[-2000:]
+    stop_serve(proc, f"page-serve-{name}-stderr.txt")
 
 
 @pytest.fixture(scope="module")

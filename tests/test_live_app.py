@@ -11,7 +11,7 @@ from webui.app import create_app
 from webui.live import Broadcaster, LiveEngine, LiveSettings
 
 
-from tests.live_helpers import move_script, scripted_observe, unpluggable_camera_engine, write_session
+from tests.live_helpers import move_script, scripted_observe, unpluggable_camera_engine, wait_for, write_session
 
 
 @pytest.fixture(autouse=True)
@@ -200,24 +200,12 @@ def test_observe_errors_become_warnings_not_crashes(tmp_path):
 def test_camera_lost_mid_session_is_reported_and_the_log_kept(monkeypatch):
     engine, world, sub = unpluggable_camera_engine(monkeypatch)
     engine.start()
-    seen = []
-
-    def wait_for(pred, timeout=5.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ev = sub.get(timeout=0.1)
-            if ev is not None:
-                seen.append(ev)
-                if pred(ev):
-                    return ev
-        raise AssertionError(f"not seen; got {[e['type'] for e in seen]}")
-
-    wait_for(lambda e: e["type"] == "ruling")
+    wait_for(sub, lambda e: e["type"] == "ruling", 5.0)
     world["plugged"] = False
-    lost = wait_for(lambda e: e["type"] == "status" and "lost" in e["source_status"])
+    lost = wait_for(sub, lambda e: e["type"] == "status" and "lost" in e["source_status"], 5.0)
     assert lost["source_status"].startswith("camera lost: camera 0 stopped delivering frames; retrying in ")
     world["plugged"] = True
-    wait_for(lambda e: e["type"] == "status" and "back" in e["source_status"])
+    wait_for(sub, lambda e: e["type"] == "status" and "back" in e["source_status"], 5.0)
     assert [e["ruling"]["summary"] for e in engine.backlog() if e["type"] == "ruling"] == [
         "kang/small-1 appeared at a1 (-100, -100) mm"]  # the log survived the outage
     engine.stop()

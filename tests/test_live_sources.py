@@ -10,7 +10,7 @@ import pytest
 from referee.errors import RefcamError
 from vision.sources import CameraSource, SessionSource, SourceError, VideoSource, open_source
 
-from tests.live_helpers import frame_number, write_session
+from tests.live_helpers import frame_number, write_grey_video, write_session
 
 
 def test_fast_replay_yields_every_frame_with_manifest_times(tmp_path):
@@ -91,15 +91,7 @@ def test_looping_replay_restarts_and_says_so(tmp_path):
 
 
 def test_video_file_source(tmp_path):
-    import cv2
-
-    path = tmp_path / "clip.avi"
-    vw = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (64, 48))
-    if not vw.isOpened():
-        pytest.skip("this OpenCV build cannot write MJPG video")
-    for i in range(8):
-        vw.write(np.full((48, 64, 3), 30 * i, np.uint8))
-    vw.release()
+    path = write_grey_video(tmp_path / "clip.avi", 8)
     src = VideoSource(path, realtime=False)
     frames = list(src)
     assert len(frames) == 8

@@ -23,6 +23,7 @@ import pytest
 from referee import safeload
 from referee.errors import InvalidInputError, RefcamError
 from tests.conftest import run_cli
+from tests.live_helpers import write_grey_video
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -418,13 +419,7 @@ def test_a_replay_that_ends_says_so(tmp_path):
 def test_a_video_deleted_before_its_next_lap_is_an_error(tmp_path):
     from vision.sources import SourceError, VideoSource
 
-    path = tmp_path / "clip.avi"
-    vw = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (64, 48))
-    if not vw.isOpened():
-        pytest.skip("this OpenCV build cannot write MJPG video")
-    for i in range(4):
-        vw.write(np.full((48, 64, 3), 30 * i, np.uint8))
-    vw.release()
+    path = write_grey_video(tmp_path / "clip.avi", 4)
     source = VideoSource(path, realtime=False, loop=True)
     it = iter(source)
     next(it)

@@ -12,21 +12,10 @@ import pytest
 from vision.sources import SessionSource
 from webui.live import LiveEngine, LiveSettings
 
-from tests.live_helpers import move_script, scripted_observe, unpluggable_camera_engine, write_session
+from tests.live_helpers import move_script, scripted_observe, unpluggable_camera_engine, wait_for, write_session
 
 if not hasattr(SessionSource, "set_state"):  # vision.sources' states come with the loaders branch (issue 15)
     pytest.skip("the frame sources here have no running/ended/lost/error states yet", allow_module_level=True)
-
-
-def wait_for(sub, pred, timeout=10.0):
-    deadline, seen = time.monotonic() + timeout, []
-    while time.monotonic() < deadline:
-        ev = sub.get(timeout=0.1)
-        if ev is not None:
-            seen.append(ev)
-            if pred(ev):
-                return ev
-    raise AssertionError(f"not seen; got {[(e['type'], e.get('source_state')) for e in seen][-10:]}")
 
 
 
