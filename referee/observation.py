@@ -37,10 +37,15 @@ class PiecePose:
     sigma_theta_deg: float = 0.0
     face: str | None = None  # which sticker slot(s) showed, e.g. "front", "A", "face-down"
     size_px: float = 0.0  # smallest visible sticker side in pixels
+    # where the pose came from when not from one frame: "fused(8)" is a piece read only in the
+    # average of 8 registered frames of a still table (vision/fusion.py); None: seen in a frame
+    source: str | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["marker_ids"] = list(self.marker_ids)
+        if self.source is None:  # one frame's piece: the document stays as it always was
+            del d["source"]
         return json_ready(d)
 
     @classmethod
@@ -50,7 +55,7 @@ class PiecePose:
                        x_mm=float(d["x_mm"]), y_mm=float(d["y_mm"]), theta_deg=float(d.get("theta_deg", 0.0)),
                        z_mm=float(d.get("z_mm", 0.0)), sigma_mm=float(d.get("sigma_mm", 0.0)),
                        sigma_theta_deg=float(d.get("sigma_theta_deg", 0.0)), face=d.get("face"),
-                       size_px=float(d.get("size_px", 0.0)))
+                       size_px=float(d.get("size_px", 0.0)), source=d.get("source"))
         except KeyError as exc:
             raise InvalidInputError(f"piece entry {json.dumps(d)[:80]} has no {exc.args[0]!r}") from None
         except (TypeError, ValueError, AttributeError) as exc:
@@ -64,8 +69,10 @@ class PiecePose:
             if abs(value) > MAX_OBSERVED_VALUE:  # y_mm 1e308 used to overflow in the geometry
                 raise InvalidInputError(f"piece {pose.name!r}: {key} {value:g} is beyond "
                                         f"+-{MAX_OBSERVED_VALUE:g} (a table is a few metres)")
-        if "\x00" in pose.name or (pose.face is not None and not isinstance(pose.face, str)):
-            raise InvalidInputError(f"piece {pose.name!r}: name and face must be text without NUL characters")
+        if "\x00" in pose.name or any(v is not None and not isinstance(v, str) for v in (pose.face, pose.source)):
+            raise InvalidInputError(f"piece {pose.name!r}: name, face and source must be text without NUL characters")
+        if pose.source is not None and ("\x00" in pose.source or len(pose.source) > 64):
+            raise InvalidInputError(f"piece {pose.name!r}: source must be a short text without NUL characters")
         return pose
 
 

@@ -1,0 +1,265 @@
+"""Several frames of a still table -> one picture with less noise -> one Observation.
+
+A webcam's frames of a table at rest differ only by sensor noise and by JPEG blocks that
+fall differently on each frame; averaging N of them cuts the noise by about sqrt(N) and
+washes the blocks out, so a small sticker the detector misses in every single frame can be
+read in their average. Stages, one function each:
+
+1. register (register): each frame's stickers against the reference frame's, the same ids
+   at the same place up to one homography (the camera or the table shifted a pixel or two,
+   or a hand-held phone moved between photos); a sticker off that homography by more than
+   MOVED_PX moved between the frames;
+2. fuse (fuse): every frame warped onto the reference and averaged in float: the per-pixel
+   median of 3, or with 4 and more frames the mean without each pixel's lowest and highest
+   value (a hand's edge in one frame is dropped; noise falls almost as with the plain mean);
+3. read (observe_fused): the whole pipeline (vision/pipeline.py) on the fused picture, so
+   every sigma comes from the fused picture's own edges (their scatter is the noise the
+   sigma model measures, vision/pieces.py corner_sigma_px), not from any single frame's.
+   A piece no single frame showed is marked ``source: "fused(N)"``.
+
+Frames come as Frame(image, stickers by id); the stickers are what each frame's own
+detection found (the live engine has them from its per-frame observe; photos are detected
+here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from referee.catalog import Catalog, default_catalog
+from referee.errors import InvalidInputError
+from referee.observation import Observation
+
+from . import detect, pipeline
+
+# Frames fused for one stable state: sqrt(8) ~ 2.8 times less noise.
+DEFAULT_FRAMES = 8
+# At most this many bytes of frames are kept (8 frames of 1080p are 50 MB; 4K keeps 5).
+DEFAULT_MAX_BYTES = 128 * 2 ** 20
+# A sticker farther than this (px, any corner) from where the frames' common homography puts
+# it has moved between the frames (or the frames are not of one still table). A hand-held
+# phone's few millimetres of parallax on a piece's top stay below it.
+MOVED_PX = 3.0
+# Below this many common stickers the homography is not trusted: a shift (median) is used.
+MIN_STICKERS_FOR_HOMOGRAPHY = 3
+# A fitted motion that moves no sticker corner by more than this (px) is taken as no motion: no
+# resampling. A left-over 0.3 px shift widens a webcam's 0.6-1.1 px lens blur by under 10 %.
+IDENTITY_PX = 0.3
+
+
+class FusionError(InvalidInputError):
+    """The frames are not of one still table: a frame does not register, or a piece moved."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame to fuse: (H, W, 3) or (H, W) uint8, and its stickers' corners by marker id."""
+
+    image: np.ndarray
+    stickers: dict
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Registration:
+    """How one frame lies on the reference: homography frame px -> reference px, the rms (px)
+    of the common stickers' corners about it, and the stickers that moved (ids)."""
+
+    homography: np.ndarray
+    rms_px: float
+    common: int
+    moved: tuple[int, ...] = ()
+
+    @property
+    def identity(self) -> bool:
+        return self.homography is None
+
+
+@dataclass(frozen=True)
+class Fused:
+    """The fused picture and what it took: frames used, method, and the noise measured in the
+    reference frame and in the fused picture (grey levels, Immerkaer's estimator)."""
+
+    image: np.ndarray
+    frames: int
+    method: str
+    noise_single: float
+    noise_fused: float
+    registration_rms_px: float
+
+
+def stickers_of(result: detect.DetectionResult) -> dict[int, np.ndarray]:
+    """{marker id: (4, 2) corners} of a detection result; ids seen twice are left out (which is which?)."""
+    ids = [d.marker_id for d in result.detections]
+    return {d.marker_id: np.asarray(d.corners, dtype=np.float64) for d in result.detections if ids.count(d.marker_id) == 1}
+
+
+def stickers_from_observation(obs: Observation) -> dict[int, np.ndarray] | None:
+    """The stickers a live observation kept (webui.live.pipeline_observe's "detections"), or None."""
+    dets = obs.extra.get("detections")
+    if dets is None:
+        return None
+    ids = [d["id"] for d in dets]
+    return {d["id"]: np.asarray(d["corners"], dtype=np.float64) for d in dets if ids.count(d["id"]) == 1}
+
+
+def register(reference: dict, frame: dict) -> Registration | None:
+    """The frame's stickers mapped onto the reference's: one homography (RANSAC) from three common
+    stickers up, a shift below; None when they share no sticker."""
+    common = sorted(set(reference) & set(frame))
+    if not common:
+        return None
+    src = np.concatenate([frame[i] for i in common]).astype(np.float64)
+    dst = np.concatenate([reference[i] for i in common]).astype(np.float64)
+    H = None
+    if len(common) >= MIN_STICKERS_FOR_HOMOGRAPHY:
+        H, _ = cv2.findHomography(src, dst, cv2.RANSAC, MOVED_PX)
+        if H is not None and (not np.all(np.isfinite(H)) or abs(np.linalg.det(H[:2, :2])) < 0.5):
+            H = None  # degenerate: fall back to the shift
+    if H is None:
+        shift = np.median(dst - src, axis=0)
+        H = np.array([[1.0, 0.0, shift[0]], [0.0, 1.0, shift[1]], [0.0, 0.0, 1.0]])
+    mapped = cv2.perspectiveTransform(src.reshape(-1, 1, 2), H).reshape(-1, 4, 2)
+    off = np.linalg.norm(mapped - dst.reshape(-1, 4, 2), axis=2).max(axis=1)
+    moved = tuple(i for i, o in zip(common, off) if o > MOVED_PX)
+    still = off <= MOVED_PX
+    resid = (mapped - dst.reshape(-1, 4, 2))[still]
+    rms = float(np.sqrt((resid ** 2).sum(axis=2).mean())) if resid.size else float("inf")
+    # a still camera: the fitted motion at the stickers is their detection noise averaged over
+    # every corner, and resampling would blur each frame by up to half a pixel for nothing
+    motion = np.linalg.norm(mapped.reshape(-1, 2) - src, axis=1).max()
+    return Registration(None if motion < IDENTITY_PX else H, rms, len(common), moved)
+
+
+def frames_that_fit(frames: list[Frame], max_bytes: int = DEFAULT_MAX_BYTES) -> int:
+    """How many of these frames' pictures fit in max_bytes (at least 1)."""
+    per = max(1, frames[0].image.nbytes) if frames else 1
+    return max(1, int(max_bytes // per))
+
+
+def register_all(frames: list[Frame], catalog: Catalog | None = None, strict: bool = True
+                 ) -> tuple[list[Frame], list[Registration]]:
+    """Every frame registered on the first. strict (photos on the command line): a frame that
+    does not register, or in which a piece moved, is refused with one line naming it; otherwise
+    (the live engine) such a frame is left out."""
+    catalog = catalog or default_catalog()
+    ref = frames[0]
+    kept, regs = [ref], [Registration(None, 0.0, len(ref.stickers))]
+    for f in frames[1:]:
+        reg = register(ref.stickers, f.stickers) if f.image.shape == ref.image.shape else None
+        problem = _mismatch(ref, f, reg, catalog)
+        if problem is None:
+            kept.append(f)
+            regs.append(reg)
+        elif strict:
+            raise FusionError(problem)
+    return kept, regs
+
+
+def _mismatch(ref: Frame, f: Frame, reg: Registration | None, catalog: Catalog) -> str | None:
+    """Why frame f cannot be fused with the reference (one line naming both), or None."""
+    name, ref_name = f.label or "a frame", ref.label or "the first frame"
+    if f.image.shape != ref.image.shape:
+        return (f"{name} is {f.image.shape[1]}x{f.image.shape[0]}, {ref_name} "
+                f"{ref.image.shape[1]}x{ref.image.shape[0]}: photos to fuse must come from one camera")
+    if reg is None:
+        return f"{name} shares no sticker with {ref_name}: not the same table, or a hand over it"
+    if reg.moved:
+        pieces = sorted({catalog.sticker(i).piece if catalog.sticker(i) else f"id {i}" for i in reg.moved})
+        return (f"{name}: {', '.join(pieces)} moved since {ref_name}; photos to fuse must show one still "
+                f"table (take them again without touching the pieces)")
+    return None
+
+
+ROWS_PER_BAND = 256  # the float average is made a band of rows at a time (4K: 8 MB, not 100 MB)
+
+
+def fuse(frames: list[Frame], regs: list[Registration]) -> Fused:
+    """The frames warped onto the first and averaged (see the module docstring). Sums are exact
+    integers (uint16 holds 257 frames of 255) and the lowest/highest values stay uint8, so the
+    memory beyond the frames is about three more pictures whatever their size."""
+    ref = frames[0].image
+    h, w = ref.shape[:2]
+    n = len(frames)
+    total = lo = hi = None
+    layers = []
+    for f, reg in zip(frames, regs):
+        img = f.image if reg.identity else cv2.warpPerspective(
+            f.image, reg.homography, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        if n <= 3:
+            layers.append(img)
+        elif total is None:
+            total, lo, hi = img.astype(np.uint16), img.copy(), img.copy()
+        else:
+            total += img
+            np.minimum(lo, img, out=lo)
+            np.maximum(hi, img, out=hi)
+    if n == 1:
+        image, method = layers[0], "one frame"
+    elif n == 2:
+        image, method = _banded_mean(layers[0].astype(np.uint16) + layers[1], 2.0), "mean of 2"
+    elif n == 3:  # the median of three, element-wise
+        a, b, c = layers
+        image, method = np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), c)), "median of 3"
+    else:
+        total -= lo
+        total -= hi
+        image, method = _banded_mean(total, float(n - 2)), f"mean of {n} without each pixel's lowest and highest"
+    rms = [r.rms_px for r in regs[1:] if math.isfinite(r.rms_px)]
+    return Fused(image, n, method, noise_level(ref), noise_level(image),
+                 float(np.sqrt(np.mean(np.square(rms)))) if rms else 0.0)
+
+
+def _banded_mean(total: np.ndarray, n: float) -> np.ndarray:
+    """total / n rounded to uint8, a band of rows at a time."""
+    out = np.empty(total.shape, np.uint8)
+    for y in range(0, total.shape[0], ROWS_PER_BAND):
+        band = total[y:y + ROWS_PER_BAND].astype(np.float32) / n
+        out[y:y + ROWS_PER_BAND] = np.clip(np.round(band), 0, 255)
+    return out
+
+
+def noise_level(image: np.ndarray) -> float:
+    """Immerkaer's fast estimate of the noise sigma (grey levels) of a picture (Immerkaer 1996:
+    a Laplacian difference that cancels smooth shading; edges make it an upper bound)."""
+    gray = detect.to_gray(image).astype(np.float32)
+    kernel = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], dtype=np.float32)
+    r = cv2.filter2D(gray, -1, kernel)[1:-1, 1:-1]
+    return float(math.sqrt(math.pi / 2.0) * np.abs(r).mean() / 6.0)
+
+
+def observe_fused(frames: list[Frame], camera=None, game: str | None = None, catalog: Catalog | None = None,
+                  strict: bool = True, thorough: bool = True) -> tuple[Observation, Fused]:
+    """The Observation of the fused frames (registered on the first), and the fused picture.
+
+    A piece none of the frames' own stickers showed is marked source "fused(N)". The
+    Observation's extra "fusion" says how many frames, how, and the noise before and after.
+    One frame: that frame's own observation, unchanged. Raises FusionError (strict) when the
+    frames are not of one still table, pipeline.NoStickersError when nothing is found.
+    """
+    catalog = catalog or default_catalog()
+    kept, regs = register_all(frames, catalog, strict)
+    fused = fuse(kept, regs)
+    found = detect.detect_all(fused.image, catalog, second_pass=thorough)
+    obs = pipeline.observe(fused.image, camera, game, catalog=catalog, detections=found)
+    if fused.frames < 2:
+        return obs, fused
+    seen = set().union(*(f.stickers.keys() for f in kept))
+    tag = f"fused({fused.frames})"
+    pieces = tuple(p if seen & set(p.marker_ids) else replace(p, source=tag) for p in obs.pieces)
+    info = {"frames": fused.frames, "method": fused.method, "noise_single": round(fused.noise_single, 2),
+            "noise_fused": round(fused.noise_fused, 2), "registration_rms_px": round(fused.registration_rms_px, 3),
+            "fused_only": sorted(p.name for p in pieces if p.source == tag)}
+    return replace(obs, pieces=pieces, extra={**obs.extra, "fusion": info}), fused
+
+
+def detected_frames(images: list[np.ndarray], labels: list[str], catalog: Catalog | None = None,
+                    thorough: bool = True) -> list[Frame]:
+    """Frames of photos: each one's stickers found by the detector."""
+    catalog = catalog or default_catalog()
+    return [Frame(img, stickers_of(detect.detect_all(img, catalog, second_pass=thorough)), label)
+            for img, label in zip(images, labels)]
