@@ -62,6 +62,7 @@ class Frame:
     image: np.ndarray
     stickers: dict
     label: str = ""
+    detections: tuple = ()  # the frame's own detect.Detection list, when it was detected here
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ def observe_fused(frames: list[Frame], camera=None, game: str | None = None, cat
     catalog = catalog or default_catalog()
     kept, regs = register_all(frames, catalog, strict)
     fused = fuse(kept, regs)
-    found = detect.detect_all(fused.image, catalog, second_pass=thorough)
+    found = _with_frames_own(detect.detect_all(fused.image, catalog, second_pass=thorough), kept, regs)
     obs = pipeline.observe(fused.image, camera, game, catalog=catalog, detections=found)
     if fused.frames < 2:
         return obs, fused
@@ -257,9 +258,31 @@ def observe_fused(frames: list[Frame], camera=None, game: str | None = None, cat
     return replace(obs, pieces=pieces, extra={**obs.extra, "fusion": info}), fused
 
 
+def _with_frames_own(found: detect.DetectionResult, frames: list[Frame], regs: list[Registration]
+                     ) -> detect.DetectionResult:
+    """The fused picture's detections plus any sticker a frame read on its own and the fused
+    picture did not (a lucky read in one noisy frame), moved onto the reference by that frame's
+    registration and keeping that frame's own edge measures: fusing never loses a sticker."""
+    have = {d.marker_id for d in found.detections}
+    extra = {}
+    for f, reg in zip(frames, regs):
+        for d in f.detections:
+            if d.marker_id in have or d.marker_id in extra or d.marker_id not in f.stickers:
+                continue
+            corners = d.corners if reg.identity else cv2.perspectiveTransform(
+                np.asarray(d.corners, np.float64).reshape(-1, 1, 2), reg.homography).reshape(4, 2)
+            extra[d.marker_id] = replace(d, corners=np.asarray(corners, np.float64))
+    if not extra:
+        return found
+    return replace(found, detections=tuple(sorted(found.detections + tuple(extra.values()), key=lambda d: d.marker_id)))
+
+
 def detected_frames(images: list[np.ndarray], labels: list[str], catalog: Catalog | None = None,
                     thorough: bool = True) -> list[Frame]:
     """Frames of photos: each one's stickers found by the detector."""
     catalog = catalog or default_catalog()
-    return [Frame(img, stickers_of(detect.detect_all(img, catalog, second_pass=thorough)), label)
-            for img, label in zip(images, labels)]
+    out = []
+    for img, label in zip(images, labels):
+        result = detect.detect_all(img, catalog, second_pass=thorough)
+        out.append(Frame(img, stickers_of(result), label, result.detections))
+    return out

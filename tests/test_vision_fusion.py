@@ -1,0 +1,186 @@
+"""Fusing frames of a still table (vision/fusion.py): reads what no single frame reads, marks it,
+takes sigma from the fused picture, and refuses photos that are not of one still table.
+
+The truth is the renderer's (synth/render.py): where each piece lies and which stickers show.
+The frames are one rendered 720p Tornado Splash table with heavy sensor noise (sigma 30 grey
+levels, seeded) and JPEG, so that single frames miss stickers the average of 8 can read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.catalog import default_catalog
+from referee.observation import Observation, PiecePose
+from tests.bench.accuracy import camera_of
+from tests.bench.vision_scenes import BUILDERS
+from tests.conftest import run_cli
+from vision import detect, fusion
+
+CAT = default_catalog()
+NOISE = 30.0
+FRAMES = 8
+
+
+def _scene():
+    return BUILDERS["tornado"](np.random.default_rng(1), "720p")
+
+
+def _render(scene):
+    from synth.render import render_scene
+
+    return render_scene(scene, apply_jpeg=False)
+
+
+def _noisy(image: np.ndarray, rng: np.random.Generator, shift=(0.0, 0.0)) -> np.ndarray:
+    if shift != (0.0, 0.0):
+        m = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+        image = cv2.warpAffine(image, m, image.shape[1::-1], flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    x = image.astype(np.float32) + rng.normal(0, NOISE, image.shape).astype(np.float32)
+    ok, buf = cv2.imencode(".jpg", np.clip(x, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 80])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+@pytest.fixture(scope="module")
+def table():
+    image, truth = _render(_scene())
+    rng = np.random.default_rng(1)
+    images = [_noisy(image, rng) for _ in range(FRAMES)]
+    frames = fusion.detected_frames(images, [f"frame-{k}" for k in range(FRAMES)], CAT)
+    obs, fused = fusion.observe_fused(frames, camera_of(truth), "tornado", CAT)
+    visible = {s["id"] for s in truth["stickers"] if s.get("visible") and s["id"] in CAT.known_ids()}
+    return {"image": image, "truth": truth, "images": images, "frames": frames, "obs": obs, "fused": fused,
+            "visible": visible}
+
+
+def test_fusion_reads_a_sticker_no_single_frame_reads_and_marks_it(table):
+    obs, frames, visible = table["obs"], table["frames"], table["visible"]
+    seen_alone = set().union(*(f.stickers for f in frames))
+    fused_only = [p for p in obs.pieces if p.source == f"fused({FRAMES})"]
+    assert fused_only, "the fused picture read nothing that the single frames missed"
+    truth = {p["name"]: p for p in table["truth"]["pieces"]}
+    for p in fused_only:
+        assert not set(p.marker_ids) & seen_alone  # truly missed by every single frame
+        assert set(p.marker_ids) <= visible  # and truly there: no phantom
+        err = math.hypot(p.x_mm - truth[p.name]["x_mm"], p.y_mm - truth[p.name]["y_mm"])
+        assert err <= 3.0 * p.sigma_mm, f"{p.name} off {err:.1f} mm with sigma {p.sigma_mm:.2f}"
+    for p in obs.pieces:  # a piece some frame showed is not marked
+        assert (p.source is None) == bool(set(p.marker_ids) & seen_alone)
+    assert obs.extra["fusion"]["fused_only"] == sorted(p.name for p in fused_only)
+    assert {d for p in obs.pieces for d in p.marker_ids} <= visible
+
+
+def test_fusion_keeps_every_sticker_a_single_frame_read(table):
+    seen_alone = set().union(*(f.stickers for f in table["frames"])) & table["visible"]
+    read = {d for p in table["obs"].pieces for d in p.marker_ids}
+    # a piece left out for a reason the observation states (e.g. a duplicate) would be named in a warning
+    assert seen_alone <= read
+
+
+def test_noise_falls_about_as_the_square_root_of_the_frames(table):
+    fused = table["fused"]
+    ratio = fused.noise_fused / fused.noise_single
+    # trimmed mean of 8 (6 values kept per pixel): about 1/sqrt(7); JPEG's smoothing makes it a little larger
+    assert 0.25 < ratio < 0.5, ratio
+    assert fused.frames == FRAMES and table["obs"].extra["fusion"]["noise_fused"] < table["obs"].extra["fusion"]["noise_single"]
+
+
+def test_sigma_comes_from_the_fused_pictures_edges(table):
+    """The sigma model's noise term is the scatter of a sticker's edge points about its fitted edges:
+    measured on the fused picture it must be well below one frame's for the same stickers."""
+    single = {d.marker_id: d.edge_rms_px for d in table["frames"][0].detections if d.edge_rms_px > 0}
+    fused = {d.marker_id: d.edge_rms_px for d in detect.detect_all(table["fused"].image, CAT).detections
+             if d.edge_rms_px > 0}
+    common = sorted(set(single) & set(fused))
+    assert len(common) >= 5
+    assert np.median([fused[i] for i in common]) < 0.7 * np.median([single[i] for i in common])
+
+
+def test_fused_source_in_json_round_trips_and_single_frame_json_is_unchanged():
+    plain = PiecePose("tornado/boat-1", (1,), 1.0, 2.0, 3.0, 4.0, 0.5)
+    assert "source" not in plain.to_json()
+    fused = PiecePose("tornado/boat-1", (1,), 1.0, 2.0, 3.0, 4.0, 0.5, source="fused(8)")
+    doc = Observation(pieces=(fused,)).to_json()
+    assert doc["pieces"][0]["source"] == "fused(8)"
+    assert Observation.from_json(json.loads(json.dumps(doc))).pieces[0].source == "fused(8)"
+
+
+def test_a_camera_shifted_by_a_pixel_or_two_is_registered(table):
+    rng = np.random.default_rng(2)
+    shifts = [(0.0, 0.0), (1.5, -1.0), (-2.0, 0.5), (0.7, 1.8)]
+    images = [_noisy(table["image"], rng, s) for s in shifts]
+    frames = fusion.detected_frames(images, [f"s{k}" for k in range(4)], CAT)
+    kept, regs = fusion.register_all(frames, CAT)
+    assert len(kept) == 4 and regs[0].identity
+    for (dx, dy), reg in zip(shifts[1:], regs[1:]):
+        assert not reg.identity and not reg.moved
+        back = cv2.perspectiveTransform(np.float64([[[640 + dx, 360 + dy]]]), reg.homography).ravel()
+        assert np.hypot(*(back - [640, 360])) < 0.3  # the frame's shift is undone to a third of a pixel
+
+
+def test_a_moved_piece_refuses_the_photos_naming_photo_and_piece(table):
+    scene = _scene()
+    boat = next(p for p in scene["pieces"] if p["name"] == "tornado/boat-2")
+    boat["x_mm"] += 20.0
+    moved, _ = _render(scene)
+    frames = fusion.detected_frames([table["image"], table["image"], moved], ["a.jpg", "b.jpg", "c.jpg"], CAT)
+    with pytest.raises(fusion.FusionError) as exc:
+        fusion.register_all(frames, CAT)
+    message = str(exc.value)
+    assert "c.jpg" in message and "tornado/boat-2" in message and "\n" not in message
+    kept, _ = fusion.register_all(frames, CAT, strict=False)  # the live engine leaves such a frame out
+    assert len(kept) == 2
+
+
+def test_a_photo_of_another_table_is_refused():
+    other, _ = _render(BUILDERS["kang"](np.random.default_rng(4), "720p"))
+    image, _ = _render(_scene())
+    frames = fusion.detected_frames([image, other], ["race.jpg", "kang.jpg"], CAT)
+    with pytest.raises(fusion.FusionError, match="kang.jpg shares no sticker with race.jpg"):
+        fusion.register_all(frames, CAT)
+
+
+def test_memory_is_capped_by_bytes():
+    k4 = fusion.Frame(np.zeros((2160, 3840, 3), np.uint8), {})
+    p1080 = fusion.Frame(np.zeros((1080, 1920, 3), np.uint8), {})
+    assert fusion.frames_that_fit([k4]) == 5
+    assert fusion.frames_that_fit([p1080]) >= fusion.DEFAULT_FRAMES
+
+
+def test_observe_and_rank_take_several_photos(table, tmp_path, capsys):
+    paths = []
+    for k, img in enumerate(table["images"][:3]):
+        paths.append(tmp_path / f"shot-{k}.png")
+        cv2.imwrite(str(paths[-1]), img)
+    camera = tmp_path / "camera.json"
+    camera_of(table["truth"]).save(camera)
+    code, out, err = run_cli(capsys, ["observe", *paths, "--camera-file", camera, "--json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["fusion"]["frames"] == 3 and doc["fusion"]["method"] == "median of 3"
+    code, out, err = run_cli(capsys, ["observe", tmp_path, "--camera-file", camera])  # a folder of them
+    assert code == 0, err
+    assert "fused 3 photos" in out
+    code, out, err = run_cli(capsys, ["rank", *paths, "--camera-file", camera, "--course", "tornado-circuit",
+                                      "--json"])
+    assert code == 0, err
+    assert json.loads(out)["ranking"]
+
+
+def test_photos_of_a_moved_table_exit_2_with_one_line(table, tmp_path, capsys):
+    scene = _scene()
+    next(p for p in scene["pieces"] if p["name"] == "tornado/boat-2")["x_mm"] += 20.0
+    moved, _ = _render(scene)
+    a, b = tmp_path / "before.png", tmp_path / "after.png"
+    cv2.imwrite(str(a), table["image"])
+    cv2.imwrite(str(b), moved)
+    for command in (["observe", a, b], ["rank", a, b, "--course", "tornado-circuit"]):
+        code, out, err = run_cli(capsys, command)
+        assert code == 2 and out == ""
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "after.png" in lines[0] and "tornado/boat-2 moved" in lines[0], err
