@@ -184,3 +184,56 @@ def test_photos_of_a_moved_table_exit_2_with_one_line(table, tmp_path, capsys):
         assert code == 2 and out == ""
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "after.png" in lines[0] and "tornado/boat-2 moved" in lines[0], err
+
+
+def test_the_live_engine_rules_on_what_fusion_reads(table):
+    """A calm table whose per-frame observe never shows boat-2 (a stand-in that drops it): the
+    stable state handed to the game has boat-2 from the fusion of the calm frames, marked, and
+    the fused picture is the one kept for "Settle it"."""
+    from dataclasses import replace
+
+    from vision.sources import FrameSource, SourceInfo
+    from vision.tracking import TrackerSettings
+    from webui.live import LiveEngine, LiveSettings, pipeline_observe
+
+    camera = camera_of(table["truth"])
+    rng = np.random.default_rng(5)
+    clean = pipeline_observe(table["image"], camera, "tornado")
+    boat = clean.piece("tornado/boat-2")
+    assert boat is not None
+    dropped = replace(clean, pieces=tuple(p for p in clean.pieces if p.name != boat.name),
+                      extra={**clean.extra, "detections": [d for d in clean.extra["detections"]
+                                                           if d["id"] not in boat.marker_ids]})
+
+    class Frames(FrameSource):
+        def __init__(self):
+            super().__init__()
+            self.info = SourceInfo(kind="video", name="noisy frames", fps=10.0)
+
+        def __iter__(self):
+            for k in range(12):
+                yield k * 0.1, _mild(table["image"], rng)
+
+    engine = LiveEngine(Frames(), lambda image, cam, game: dropped,
+                        LiveSettings(game="tornado", camera=camera, stream=False,
+                                     tracker=TrackerSettings(stable_s=0.5)))
+    for t, image in engine.source:
+        engine.process(t, image)
+    stable = engine.stable_obs
+    assert stable is not None and engine.fusion_s
+    got = stable.piece("tornado/boat-2")
+    assert got is not None and got.source.startswith("fused(")
+    frames = int(got.source[len("fused("):-1])
+    assert 2 <= frames <= 8 and "tornado/boat-2" in stable.extra["fusion"]["fused_only"]
+    truly_there = {CAT.sticker(s["id"]).piece for s in table["truth"]["stickers"] if s.get("visible")
+                   and s["id"] in CAT.known_ids()}
+    assert set(stable.extra["fusion"]["fused_only"]) <= truly_there  # no phantom comes in through fusion
+    assert math.hypot(got.x_mm - boat.x_mm, got.y_mm - boat.y_mm) < 3.0 * max(got.sigma_mm, 0.1)
+    assert all((p.source is None) == (p.name in clean.names()) for p in stable.pieces if p.name != boat.name)
+    assert engine.stable_image.shape == table["image"].shape
+
+
+def _mild(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A webcam's noise (sigma 6 grey levels) on a frame: every sticker stays readable."""
+    x = image.astype(np.float32) + rng.normal(0, 6.0, image.shape).astype(np.float32)
+    return np.clip(np.round(x), 0, 255).astype(np.uint8)

@@ -258,6 +258,25 @@ def observe_fused(frames: list[Frame], camera=None, game: str | None = None, cat
     return replace(obs, pieces=pieces, extra={**obs.extra, "fusion": info}), fused
 
 
+def with_fused_pieces(stable: Observation, fused: Observation) -> Observation:
+    """A stable state (the tracker's average of single-frame poses) with the pieces the fused
+    picture of its calm period read and it lacks, each marked source "fused(N)": the tracker
+    never confirmed them in a single frame. Pieces it has keep its poses (an average of N
+    single-frame poses is as good as the pose in the average of N frames). Nothing is added when
+    the two are not in one frame (the fused read anchored elsewhere)."""
+    info = fused.extra.get("fusion")
+    same_frame = (fused.frame.get("kind"), fused.frame.get("anchor")) == (stable.frame.get("kind"),
+                                                                           stable.frame.get("anchor"))
+    if not info or not same_frame:
+        return stable
+    tag = f"fused({info['frames']})"
+    have = set(stable.names())
+    added = [replace(p, source=tag) for p in fused.pieces if p.name not in have]
+    pieces = tuple(sorted(stable.pieces + tuple(added), key=lambda p: p.name))
+    return replace(stable, pieces=pieces, extra={**stable.extra, "fusion": dict(info, fused_only=sorted(
+        p.name for p in added))})
+
+
 def _with_frames_own(found: detect.DetectionResult, frames: list[Frame], regs: list[Registration]
                      ) -> detect.DetectionResult:
     """The fused picture's detections plus any sticker a frame read on its own and the fused
