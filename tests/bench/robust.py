@@ -14,7 +14,8 @@ with the true camera file. Per condition it prints:
 * refused: images where observe said it cannot tell (with the reasons);
 * ms per frame (observe incl. detection) and its ratio to the clean condition.
 Then phantom pieces on real photographs without refcam stickers (../shared/realdata,
-skipped with a reason when absent) and on synthetic markers of other dictionaries.
+skipped with a reason when absent) and on synthetic markers of other dictionaries. Last, one
+frame against 8 fused frames through the webcam chain (tests/bench/robust_fusion.py).
 Targets (1080p, camera file): 0 confidently wrong; 2 sigma covers >= 90 %; p95 <= 1.5 mm
 under tone curves; found >= 97 % under defocus 1 px and noise 15, >= 60 % under 7 px
 motion blur; 0 phantom pieces.
@@ -295,6 +296,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=20261130, help="scene seed (the bundled samples use others)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     ap.add_argument("--verbose", action="store_true", help="list confidently wrong pieces and refusals")
+    ap.add_argument("--fusion-scenes", type=int, default=3,
+                    help="tables per game for one frame against 8 fused (tests/bench/robust_fusion.py; 0: skip)")
     args = ap.parse_args(argv)
     catalog = default_catalog()
     conditions = args.conditions.split(",")
@@ -326,6 +329,9 @@ def main(argv=None) -> int:
     print("== phantom pieces (stickers read where there are none) ==")
     real_photo_phantoms(catalog)
     synthetic_phantoms(catalog)
+    if args.fusion_scenes > 0:
+        from .robust_fusion import run as fusion_run
+        fusion_run(args.fusion_scenes)
     return 0
 
 
