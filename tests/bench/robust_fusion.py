@@ -29,9 +29,11 @@ from referee.errors import RefcamError
 from vision import fusion, pipeline
 
 FRAMES = 8
-# (name, output size, sensor gain): the ordinary webcam at 1080p and scaled to 720p, and the
-# 720p one in a dim room (4x the gain: the noise of a frame about doubles)
-CONDITIONS = (("1080p", "1080p", 1.0), ("720p", "720p", 1.0), ("720p dim", "720p", 4.0))
+# (name, output size, sensor gain): the ordinary webcam at 1080p and scaled to 720p, the 720p
+# one in a dim and a dark room (4x and 16x the gain: a frame's noise about 2x and 5x), and the
+# 720p one without any sensor noise (gain 0): the most that averaging frames could give
+CONDITIONS = (("1080p", "1080p", 1.0), ("720p", "720p", 1.0), ("720p dim", "720p", 4.0), ("720p dark", "720p", 16.0),
+              ("720p no noise", "720p", 0.0))
 SMALL_STICKER_MM = 16.0
 # held out: vision/fusion.py's thresholds were set on tests/test_vision_fusion.py's seeds and a
 # hand-made chain on seeds 5-7; the figures in the README come from this seed
@@ -135,16 +137,16 @@ def report(res: str, tally: Tally, out=sys.stdout) -> None:
 
     noise = np.asarray(tally.noise) if tally.noise else np.zeros((1, 2))
     one_ms, fuse_ms = float(np.median(tally.ms_one)), float(np.median(tally.ms_fusion))
-    print(f"  {res:8s}  one frame: found {pct(tally.found['one'], tally.pieces)}, 16 mm "
+    print(f"  {res:13s}  one frame: found {pct(tally.found['one'], tally.pieces)}, 16 mm "
           f"{pct(tally.found_small['one'], tally.small)}, cw {tally.wrong['one']}, 2sig {cover(tally.z['one'])}", file=out)
-    print(f"  {res:8s}  any of {FRAMES}: found {pct(tally.found['any'], tally.pieces)}, 16 mm "
+    print(f"  {res:13s}  any of {FRAMES}: found {pct(tally.found['any'], tally.pieces)}, 16 mm "
           f"{pct(tally.found_small['any'], tally.small)} (read in at least one single frame)", file=out)
-    print(f"  {res:8s}  {FRAMES} fused:   found {pct(tally.found['fused'], tally.pieces)}, 16 mm "
+    print(f"  {res:13s}  {FRAMES} fused:   found {pct(tally.found['fused'], tally.pieces)}, 16 mm "
           f"{pct(tally.found_small['fused'], tally.small)}, cw {tally.wrong['fused']}, 2sig {cover(tally.z['fused'])}; "
           f"{tally.fused_only} piece(s) read only fused", file=out)
-    print(f"  {res:8s}  noise: {np.mean(tally.temporal):.2f} grey levels a frame (two frames' difference); "
+    print(f"  {res:13s}  noise: {np.mean(tally.temporal):.2f} grey levels a frame (two frames' difference); "
           f"Immerkaer's estimate {noise[:, 0].mean():.2f} one frame -> {noise[:, 1].mean():.2f} fused", file=out)
-    print(f"  {res:8s}  fusion per stable state: {fuse_ms:.0f} ms median ({fuse_ms / max(one_ms, 1e-9):.2f}x one "
+    print(f"  {res:13s}  fusion per stable state: {fuse_ms:.0f} ms median ({fuse_ms / max(one_ms, 1e-9):.2f}x one "
           f"frame's read, {one_ms:.0f} ms); {tally.pieces} pieces, {tally.small} with 16 mm stickers", file=out)
 
 
@@ -166,7 +168,7 @@ def run(scenes_per_game: int, seed: int = HELD_OUT_SEED, out=sys.stdout) -> dict
             for name, size, gain in CONDITIONS:
                 settings = draw_settings(seed + n, SIZE_720P if size == "720p" else None)
                 if gain != 1.0:  # a dim room: the camera amplifies the signal, and its noise with it
-                    settings = replace(settings, full_well=settings.full_well / gain,
+                    settings = replace(settings, full_well=settings.full_well / gain if gain else 1e12,
                                        read_noise=settings.read_noise * gain)
                 measure_table(image, truth, game, settings, tallies[name], catalog)
     print(f"== one frame against {FRAMES} fused frames, webcam chain (synth/webcam.py): {n} fresh tables "
