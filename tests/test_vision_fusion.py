@@ -237,3 +237,24 @@ def _mild(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A webcam's noise (sigma 6 grey levels) on a frame: every sticker stays readable."""
     x = image.astype(np.float32) + rng.normal(0, 6.0, image.shape).astype(np.float32)
     return np.clip(np.round(x), 0, 255).astype(np.uint8)
+
+
+def test_a_sticker_frames_read_alone_joins_the_fused_read_when_enough_frames_read_it(table):
+    """A live frame keeps only its stickers' corners: a sticker the fused picture missed joins when
+    LIVE_MIN_READS frames read it, measured again on the frame's own edges (so its sigma has its
+    edge scatter, not the doubled fallback of an unmeasured sticker), and not when one frame did."""
+    result = detect.detect_all(table["image"], CAT)
+    boat = next(d for d in result.detections if CAT.sticker(d.marker_id).piece == "tornado/boat-2")
+    without = detect.DetectionResult(tuple(d for d in result.detections if d is not boat), ())
+    everything = fusion.stickers_of(result)
+    rest = {i: c for i, c in everything.items() if i != boat.marker_id}
+    still = fusion.Registration(None, 0.0, len(rest))
+
+    def joined(reads: int) -> list:
+        frames = [fusion.Frame(table["image"], everything if k < reads else rest) for k in range(3)]
+        got = fusion._with_frames_own(without, frames, [still] * 3, fusion.LIVE_MIN_READS)
+        return [d for d in got.detections if d.marker_id == boat.marker_id]
+
+    assert joined(1) == []
+    (added,) = joined(2)
+    assert added.edge_rms_px > 0 and added.blur_px > 0 and np.array_equal(added.corners, boat.corners)

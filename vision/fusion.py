@@ -34,7 +34,7 @@ from referee.catalog import Catalog, default_catalog
 from referee.errors import InvalidInputError
 from referee.observation import Observation
 
-from . import detect, pipeline
+from . import detect, edges, pipeline
 
 # Frames fused for one stable state: sqrt(8) ~ 2.8 times less noise.
 DEFAULT_FRAMES = 8
@@ -44,6 +44,10 @@ DEFAULT_MAX_BYTES = 128 * 2 ** 20
 # it has moved between the frames (or the frames are not of one still table). A hand-held
 # phone's few millimetres of parallax on a piece's top stay below it.
 MOVED_PX = 3.0
+# On the live page a sticker some calm frames read alone joins the fused read when at least
+# this many read it: the tracker asks 3 sightings in a row of a new piece, so one frame's read
+# must not slip a flash past that guard (photos on the command line: one photo suffices).
+LIVE_MIN_READS = 2
 # Below this many common stickers the homography is not trusted: a shift (median) is used.
 MIN_STICKERS_FOR_HOMOGRAPHY = 3
 # A fitted motion that moves no sticker corner by more than this (px) is taken as no motion: no
@@ -234,10 +238,12 @@ def noise_level(image: np.ndarray) -> float:
 
 
 def observe_fused(frames: list[Frame], camera=None, game: str | None = None, catalog: Catalog | None = None,
-                  strict: bool = True, thorough: bool = True) -> tuple[Observation, Fused]:
+                  strict: bool = True, thorough: bool = True, min_reads: int = 1) -> tuple[Observation, Fused]:
     """The Observation of the fused frames (registered on the first), and the fused picture.
 
-    A piece none of the frames' own stickers showed is marked source "fused(N)". The
+    Stickers the frames read on their own (in at least min_reads of them) and the fused picture
+    did not are kept (_with_frames_own). A piece none of the frames' own stickers showed is
+    marked source "fused(N)". The
     Observation's extra "fusion" says how many frames, how, and the noise before and after.
     One frame: that frame's own observation, unchanged. Raises FusionError (strict) when the
     frames are not of one still table, pipeline.NoStickersError when nothing is found.
@@ -245,7 +251,7 @@ def observe_fused(frames: list[Frame], camera=None, game: str | None = None, cat
     catalog = catalog or default_catalog()
     kept, regs = register_all(frames, catalog, strict)
     fused = fuse(kept, regs)
-    found = _with_frames_own(detect.detect_all(fused.image, catalog, second_pass=thorough), kept, regs)
+    found = _with_frames_own(detect.detect_all(fused.image, catalog, second_pass=thorough), kept, regs, min_reads)
     obs = pipeline.observe(fused.image, camera, game, catalog=catalog, detections=found)
     if fused.frames < 2:
         return obs, fused
@@ -277,23 +283,49 @@ def with_fused_pieces(stable: Observation, fused: Observation) -> Observation:
         p.name for p in added))})
 
 
-def _with_frames_own(found: detect.DetectionResult, frames: list[Frame], regs: list[Registration]
-                     ) -> detect.DetectionResult:
-    """The fused picture's detections plus any sticker a frame read on its own and the fused
-    picture did not (a lucky read in one noisy frame), moved onto the reference by that frame's
-    registration and keeping that frame's own edge measures: fusing never loses a sticker."""
+def _with_frames_own(found: detect.DetectionResult, frames: list[Frame], regs: list[Registration],
+                     min_reads: int = 1) -> detect.DetectionResult:
+    """The fused picture's detections plus every sticker the frames read on their own (in at least
+    min_reads of them) and the fused picture did not, moved onto the reference by the first such
+    frame's registration and measured on that frame's own edges: a sticker on the edge of
+    readability is read in some noisy frames and not others, and is not always read in their
+    average (JPEG drops a noisy frame's fine detail for good), so fusing never loses it."""
     have = {d.marker_id for d in found.detections}
+    reads: dict[int, int] = {}
+    for f in frames:
+        for i in f.stickers:
+            reads[i] = reads.get(i, 0) + 1
     extra = {}
     for f, reg in zip(frames, regs):
-        for d in f.detections:
-            if d.marker_id in have or d.marker_id in extra or d.marker_id not in f.stickers:
-                continue
+        wanted = [i for i in f.stickers if i not in have and i not in extra and reads[i] >= min_reads]
+        for d in _frame_detections(f, wanted):
             corners = d.corners if reg.identity else cv2.perspectiveTransform(
                 np.asarray(d.corners, np.float64).reshape(-1, 1, 2), reg.homography).reshape(4, 2)
             extra[d.marker_id] = replace(d, corners=np.asarray(corners, np.float64))
     if not extra:
         return found
     return replace(found, detections=tuple(sorted(found.detections + tuple(extra.values()), key=lambda d: d.marker_id)))
+
+
+def _frame_detections(frame: Frame, ids: list[int]) -> list[detect.Detection]:
+    """The frame's own detections of these stickers: as its detector gave them, or (a live frame
+    keeps only corners) its corners with their edge scatter and blur measured again on the frame
+    (edges.refine_corners; its corners are not taken: refitting a refitted 12 px sticker moves a
+    corner by up to 0.15 px)."""
+    if not ids:
+        return []
+    own = {d.marker_id: d for d in frame.detections}
+    if own:
+        return [own[i] for i in ids if i in own]
+    gray_f = detect.to_gray(frame.image).astype(np.float32)
+    corners = np.array([frame.stickers[i] for i in ids], dtype=np.float64)
+    _, rms, blur = edges.refine_corners(gray_f, corners)
+    out = []
+    for i, c, r, b in zip(ids, corners, rms, blur):
+        side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
+        out.append(detect.Detection(marker_id=i, corners=c, side_px=side, edge_rms_px=float(max(r, 0.0)),
+                                    blur_px=float(b)))
+    return out
 
 
 def detected_frames(images: list[np.ndarray], labels: list[str], catalog: Catalog | None = None,
