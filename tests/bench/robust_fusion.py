@@ -180,8 +180,9 @@ def run(scenes_per_game: int, seed: int = HELD_OUT_SEED, out=sys.stdout) -> dict
                     settings = replace(settings, full_well=settings.full_well / gain if gain else 1e12,
                                        read_noise=settings.read_noise * gain)
                 measure_table(image, truth, game, settings, tallies[name], catalog)
+    kind = "held out" if seed == HELD_OUT_SEED else "not the held-out seed"
     print(f"== one frame against {FRAMES} fused frames, webcam chain (synth/webcam.py): {n} fresh tables "
-          f"(seed {seed}, {"held out" if seed == HELD_OUT_SEED else "not the held-out seed"}), {time.perf_counter() - t0:.0f} s ==", file=out)
+          f"(seed {seed}, {kind}), {time.perf_counter() - t0:.0f} s ==", file=out)
     for res, tally in tallies.items():
         report(res, tally, out)
     return tallies
