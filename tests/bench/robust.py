@@ -296,7 +296,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=20261130, help="scene seed (the bundled samples use others)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     ap.add_argument("--verbose", action="store_true", help="list confidently wrong pieces and refusals")
-    ap.add_argument("--fusion-scenes", type=int, default=3,
+    ap.add_argument("--fusion-scenes", type=int, default=4,
                     help="tables per game for one frame against 8 fused (tests/bench/robust_fusion.py; 0: skip)")
     args = ap.parse_args(argv)
     catalog = default_catalog()

@@ -190,7 +190,7 @@ def run(scenes_per_game: int, seed: int = HELD_OUT_SEED, out=sys.stdout) -> dict
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenes", type=int, default=3, help="tables per game")
+    ap.add_argument("--scenes", type=int, default=4, help="tables per game")
     ap.add_argument("--seed", type=int, default=HELD_OUT_SEED)
     args = ap.parse_args(argv)
     run(args.scenes, args.seed)
