@@ -228,6 +228,31 @@ def _banded_mean(total: np.ndarray, n: float) -> np.ndarray:
     return out
 
 
+# Frames whose noise (one frame's sigma, grey levels, from two frames' difference) is below this
+# and whose own reads agree are not fused on the live page (worth_fusing).
+QUIET_GREY_LEVELS = 3.0
+
+
+def worth_fusing(frames: list[Frame]) -> bool:
+    """Is fusing these frames of a calm table worth its cost (about a whole frame's read)? Yes when
+    their own reads differ (a sticker on the edge of readability comes and goes with the noise)
+    or when the noise is high (a sticker below readability in every frame may show in the
+    average); no when quiet frames all read the same stickers: their average reads what each
+    does (tests/bench/robust_fusion.py shows the fusion's gains all come with one or the other)."""
+    if len(frames) < 2:
+        return False
+    if len({frozenset(f.stickers) for f in frames}) > 1:
+        return True
+    return temporal_noise(frames[0].image, frames[-1].image) >= QUIET_GREY_LEVELS
+
+
+def temporal_noise(a: np.ndarray, b: np.ndarray, step: int = 4) -> float:
+    """One frame's noise sigma (grey levels) from two frames of a still scene: the robust spread
+    (MAD) of their difference over every step-th pixel, divided by sqrt(2)."""
+    d = detect.to_gray(a)[::step, ::step].astype(np.float32) - detect.to_gray(b)[::step, ::step].astype(np.float32)
+    return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+
+
 def noise_level(image: np.ndarray) -> float:
     """Immerkaer's fast estimate of the noise sigma (grey levels) of a picture (Immerkaer 1996:
     a Laplacian difference that cancels smooth shading; edges make it an upper bound)."""

@@ -453,7 +453,8 @@ class LiveEngine:
         fuse_frames of them within fuse_max_bytes, each with the stickers its observe found (an
         observe that keeps no stickers, a test's stand-in, turns fusion off); and fuse them once
         per calm period, as soon as they are all there or on the last frame before the table
-        can be called stable, so the ruling does not wait for the fusion."""
+        can be called stable, so the ruling does not wait for the fusion (and only when it is
+        worth it: vision.fusion.worth_fusing)."""
         from vision.fusion import stickers_from_observation
 
         stickers = stickers_from_observation(obs)
@@ -481,6 +482,8 @@ class LiveEngine:
         from vision import fusion
 
         frames = [fusion.Frame(img, st, f"frame at {ft:.2f} s") for ft, img, st in reversed(self._calm_frames)]
+        if not fusion.worth_fusing(frames):  # quiet frames that all read the same stickers
+            return None
         t0 = time.perf_counter()
         try:
             fused_obs, fused = fusion.observe_fused(frames, self.live.camera, self.game.id, strict=False,

@@ -49,11 +49,13 @@ class Tally:
     found: dict = field(default_factory=lambda: {"one": 0, "any": 0, "fused": 0, "picture": 0})
     found_small: dict = field(default_factory=lambda: {"one": 0, "any": 0, "fused": 0, "picture": 0})
     fused_only: int = 0
+    fused_runs: int = 0  # tables the live engine would fuse (vision.fusion.worth_fusing)
     wrong: dict = field(default_factory=lambda: {"one": 0, "fused": 0})
     z: dict = field(default_factory=lambda: {"one": [], "fused": []})
     noise: list = field(default_factory=list)  # (one frame, fused) grey levels, Immerkaer's estimate
     temporal: list = field(default_factory=list)  # one frame's noise from two frames' difference, grey levels
-    ms_fusion: list = field(default_factory=list)
+    ms_fusion: list = field(default_factory=list)  # every table's, the check whether to fuse included
+    ms_runs: list = field(default_factory=list)  # the tables fused
     ms_one: list = field(default_factory=list)
 
 
@@ -101,14 +103,15 @@ def measure_table(image: np.ndarray, truth: dict, game: str, settings, tally: Ta
         one = None
     t2 = time.perf_counter()
     live = [fusion.Frame(f.image, f.stickers, f.label) for f in frames]  # as the live engine keeps them
-    try:
-        fused_obs, fused = fusion.observe_fused(live, camera, game, catalog, strict=False,
-                                                min_reads=fusion.LIVE_MIN_READS)
-    except RefcamError:
-        fused_obs, fused = None, None
+    fused_obs, fused = _fused_read(live, camera, game, catalog)
     t3 = time.perf_counter()
     tally.ms_one.append(1000 * ((t1 - t0) / FRAMES + (t2 - t1)))
     tally.ms_fusion.append(1000 * (t3 - t2))
+    tally.fused_runs += fused is not None
+    if fused is not None:
+        tally.ms_runs.append(1000 * (t3 - t2))
+    if fused is None:  # the live engine does not fuse (vision.fusion.worth_fusing): the frame's read stands
+        fused_obs = one
     tally.pieces += len(visible)
     tally.small += len(small)
     for key, obs in (("one", one), ("fused", fused_obs)):
@@ -119,15 +122,26 @@ def measure_table(image: np.ndarray, truth: dict, game: str, settings, tally: Ta
     any_frame = {catalog.sticker(i).piece for f in frames for i in f.stickers} & visible
     tally.found["any"] += len(any_frame)
     tally.found_small["any"] += len(any_frame & small)
-    diff = images[1].astype(np.float32).mean(axis=2) - images[0].astype(np.float32).mean(axis=2)
-    tally.temporal.append(1.4826 * float(np.median(np.abs(diff - np.median(diff)))) / math.sqrt(2.0))
-    if fused is not None:  # what the fused picture reads by itself, without the frames' own reads
-        alone = {catalog.sticker(d.marker_id).piece for d in detect.detect_all(fused.image, catalog).detections}
-        tally.found["picture"] += len(alone & visible)
-        tally.found_small["picture"] += len(alone & visible & small)
-    if fused_obs is not None:
+    tally.temporal.append(fusion.temporal_noise(images[0], images[1], step=1))
+    # what the fused picture reads by itself, without the frames' own reads (the frame's when not fused)
+    alone = {catalog.sticker(d.marker_id).piece for d in detect.detect_all(
+        fused.image if fused is not None else images[0], catalog).detections}
+    tally.found["picture"] += len(alone & visible)
+    tally.found_small["picture"] += len(alone & visible & small)
+    if fused is not None:
         tally.fused_only += sum(1 for p in fused_obs.pieces if p.source)
         tally.noise.append((fused.noise_single, fused.noise_fused))
+
+
+def _fused_read(live: list, camera, game: str, catalog):
+    """(observation, Fused) of the frames fused as the live engine does, or (None, None) when the
+    engine would not fuse them or the fused read finds nothing."""
+    if not fusion.worth_fusing(live):
+        return None, None
+    try:
+        return fusion.observe_fused(live, camera, game, catalog, strict=False, min_reads=fusion.LIVE_MIN_READS)
+    except RefcamError:
+        return None, None
 
 
 def _result_of(frame: fusion.Frame):
@@ -144,7 +158,8 @@ def report(res: str, tally: Tally, out=sys.stdout) -> None:
         return f"{100.0 * float(np.mean(np.asarray(z) <= 2.0)):5.1f} %" if z else "   - "
 
     noise = np.asarray(tally.noise) if tally.noise else np.zeros((1, 2))
-    one_ms, fuse_ms = float(np.median(tally.ms_one)), float(np.median(tally.ms_fusion))
+    one_ms = float(np.median(tally.ms_one))
+    fuse_ms = float(np.median(tally.ms_runs)) if tally.ms_runs else 0.0
     print(f"  {res:13s}  one frame: found {pct(tally.found['one'], tally.pieces)}, 16 mm "
           f"{pct(tally.found_small['one'], tally.small)}, cw {tally.wrong['one']}, 2sig {cover(tally.z['one'])}", file=out)
     print(f"  {res:13s}  any of {FRAMES}: found {pct(tally.found['any'], tally.pieces)}, 16 mm "
@@ -155,8 +170,10 @@ def report(res: str, tally: Tally, out=sys.stdout) -> None:
           f"{pct(tally.found['picture'], tally.pieces)}, 16 mm {pct(tally.found_small['picture'], tally.small)}", file=out)
     print(f"  {res:13s}  noise: {np.mean(tally.temporal):.2f} grey levels a frame (two frames' difference); "
           f"Immerkaer's estimate {noise[:, 0].mean():.2f} one frame -> {noise[:, 1].mean():.2f} fused", file=out)
-    print(f"  {res:13s}  fusion per stable state: {fuse_ms:.0f} ms median ({fuse_ms / max(one_ms, 1e-9):.2f}x one "
-          f"frame's read, {one_ms:.0f} ms); {tally.pieces} pieces, {tally.small} with 16 mm stickers", file=out)
+    print(f"  {res:13s}  fused {tally.fused_runs} of {len(tally.ms_fusion)} calm tables (the others quiet, every frame "
+          f"reading the same stickers); fusion per stable state when it runs: {fuse_ms:.0f} ms median "
+          f"({fuse_ms / max(one_ms, 1e-9):.2f}x one frame's read, {one_ms:.0f} ms), on average "
+          f"{float(np.mean(tally.ms_fusion)):.0f} ms; {tally.pieces} pieces, {tally.small} with 16 mm stickers", file=out)
 
 
 def run(scenes_per_game: int, seed: int = HELD_OUT_SEED, out=sys.stdout) -> dict[str, Tally]:
