@@ -258,3 +258,26 @@ def test_a_sticker_frames_read_alone_joins_the_fused_read_when_enough_frames_rea
     assert joined(1) == []
     (added,) = joined(2)
     assert added.edge_rms_px > 0 and added.blur_px > 0 and np.array_equal(added.corners, boat.corners)
+
+
+def test_the_live_engine_fuses_only_frames_that_can_gain():
+    """worth_fusing: quiet frames that all read the same stickers are not fused; frames whose reads
+    differ, or whose noise reaches QUIET_GREY_LEVELS (measured against the noise drawn), are."""
+    rng = np.random.default_rng(7)
+    base = np.full((240, 320, 3), 128, np.uint8)
+
+    def noisy(sigma: float) -> np.ndarray:
+        return np.clip(np.round(base + rng.normal(0, sigma, base.shape)), 0, 255).astype(np.uint8)
+
+    same = {1: np.zeros((4, 2)), 2: np.ones((4, 2))}
+    quiet = [fusion.Frame(noisy(1.0), same) for _ in range(3)]
+    assert not fusion.worth_fusing(quiet)
+    assert fusion.worth_fusing(quiet[:2] + [fusion.Frame(quiet[2].image, {1: same[1]})])
+    # the grey picture the detector reads weighs the channels' independent noise (luma weights)
+    to_grey = math.sqrt(0.299 ** 2 + 0.587 ** 2 + 0.114 ** 2)
+    assert abs(fusion.temporal_noise(noisy(5.0), noisy(5.0), step=1) - 5.0 * to_grey) < 0.15 * 5.0 * to_grey
+    just_below = fusion.QUIET_GREY_LEVELS * 0.85 / to_grey
+    assert not fusion.worth_fusing([fusion.Frame(noisy(just_below), same) for _ in range(3)])
+    just_above = fusion.QUIET_GREY_LEVELS * 1.15 / to_grey
+    assert fusion.worth_fusing([fusion.Frame(noisy(just_above), same) for _ in range(3)])
+    assert not fusion.worth_fusing(quiet[:1])
