@@ -157,23 +157,26 @@ def report(res: str, tally: Tally, out=sys.stdout) -> None:
     def cover(z: list) -> str:
         return f"{100.0 * float(np.mean(np.asarray(z) <= 2.0)):5.1f} %" if z else "   - "
 
+    def found(key: str) -> str:
+        return f"found {pct(tally.found[key], tally.pieces)}, 16 mm {pct(tally.found_small[key], tally.small)}"
+
     noise = np.asarray(tally.noise) if tally.noise else np.zeros((1, 2))
     one_ms = float(np.median(tally.ms_one))
     fuse_ms = float(np.median(tally.ms_runs)) if tally.ms_runs else 0.0
-    print(f"  {res:13s}  one frame: found {pct(tally.found['one'], tally.pieces)}, 16 mm "
-          f"{pct(tally.found_small['one'], tally.small)}, cw {tally.wrong['one']}, 2sig {cover(tally.z['one'])}", file=out)
-    print(f"  {res:13s}  any of {FRAMES}: found {pct(tally.found['any'], tally.pieces)}, 16 mm "
-          f"{pct(tally.found_small['any'], tally.small)} (read in at least one single frame)", file=out)
-    print(f"  {res:13s}  {FRAMES} fused:   found {pct(tally.found['fused'], tally.pieces)}, 16 mm "
-          f"{pct(tally.found_small['fused'], tally.small)}, cw {tally.wrong['fused']}, 2sig {cover(tally.z['fused'])}; "
-          f"{tally.fused_only} piece(s) read only fused; the fused picture by itself: found "
-          f"{pct(tally.found['picture'], tally.pieces)}, 16 mm {pct(tally.found_small['picture'], tally.small)}", file=out)
-    print(f"  {res:13s}  noise: {np.mean(tally.temporal):.2f} grey levels a frame (two frames' difference); "
-          f"Immerkaer's estimate {noise[:, 0].mean():.2f} one frame -> {noise[:, 1].mean():.2f} fused", file=out)
-    print(f"  {res:13s}  fused {tally.fused_runs} of {len(tally.ms_fusion)} calm tables (the others quiet, every frame "
-          f"reading the same stickers); fusion per stable state when it runs: {fuse_ms:.0f} ms median "
-          f"({fuse_ms / max(one_ms, 1e-9):.2f}x one frame's read, {one_ms:.0f} ms), on average "
-          f"{float(np.mean(tally.ms_fusion)):.0f} ms; {tally.pieces} pieces, {tally.small} with 16 mm stickers", file=out)
+    rows = [("one frame", f"{found('one')}, cw {tally.wrong['one']}, 2sig {cover(tally.z['one'])}"),
+            (f"any of {FRAMES}", f"{found('any')} (read in at least one single frame)"),
+            (f"{FRAMES} fused", f"{found('fused')}, cw {tally.wrong['fused']}, 2sig {cover(tally.z['fused'])}; "
+                                f"{tally.fused_only} piece(s) read only fused; the fused picture by itself: "
+                                f"{found('picture')}"),
+            ("noise", f"{np.mean(tally.temporal):.2f} grey levels a frame (two frames' difference); Immerkaer's "
+                      f"estimate {noise[:, 0].mean():.2f} one frame -> {noise[:, 1].mean():.2f} fused"),
+            ("fused", f"{tally.fused_runs} of {len(tally.ms_fusion)} calm tables (the others quiet, every frame "
+                      f"reading the same stickers); fusion per stable state when it runs: {fuse_ms:.0f} ms median "
+                      f"({fuse_ms / max(one_ms, 1e-9):.2f}x one frame's read, {one_ms:.0f} ms), on average "
+                      f"{float(np.mean(tally.ms_fusion)):.0f} ms; {tally.pieces} pieces, {tally.small} with 16 mm "
+                      f"stickers")]
+    for name, text in rows:
+        print(f"  {res:13s}  {name + ':':11s} {text}", file=out)
 
 
 def run(scenes_per_game: int, seed: int = HELD_OUT_SEED, out=sys.stdout) -> dict[str, Tally]:
