@@ -78,7 +78,8 @@ class KayakGame:
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
         try:
-            reading = read_river(observation, self.book, self.catalog)
+            # a tile out of view keeps its last stable place (tiles never leave the river)
+            reading = read_river(observation, self.book, self.catalog, state.position)
         except RefcamError as exc:
             return self._cannot_tell(state, t, str(exc))
         if reading.problems:
@@ -87,7 +88,12 @@ class KayakGame:
             gone = [pawn_name(p) for p, _ in state.position.kayaks if reading.position.where(p) is None]
             if gone:
                 return self._cannot_tell(state, t, f"{', '.join(gone)} not in view")
-        return self._rule(state, reading, t)
+        step = self._rule(state, reading, t)
+        if not reading.kept:
+            return step
+        kept = Ruling(t, GAME_ID, "warning", f"{', '.join(reading.kept)} not in view: its last stable place is kept",
+                      None, None)
+        return Step(step.state, (kept,) + step.rulings)
 
     def _cannot_tell(self, state: KayakState, t: float, why: str) -> Step:
         ruling = Ruling(t, GAME_ID, "warning", f"cannot tell: {why}", None, None)
@@ -98,6 +104,8 @@ class KayakGame:
         cards = tuple(sorted((k, n) for k, n in reading.cards.items() if k))
         if state.position is None:
             text = f"river {after.text()} ({len(after.tiles)} tile(s), {len(after.kayaks)} kayak(s))"
+            # a first river that breaks a rule is reported with the conflict flagged, not refused
+            text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts)
             new = replace(state, position=after, cards=cards, cannot_tell="")
             return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
                                      {"position": after.text()}),))
