@@ -229,3 +229,30 @@ def test_the_first_finisher_keeps_the_win_when_a_second_finishes():
     assert second.state.winner == 2 and not [r for r in second.rulings if r.kind == "finish"]
     assert [(r.kind, r.legal) for r in second.rulings] == [("move", True)]
     assert GAME.view(second.state).data["winner"] == "kayak/pawn-2"
+
+
+def test_a_kayak_pushed_onto_the_finish_is_first_there():
+    """Game End with Pushing Kayaks: pawn-1 paddles down into pawn-2, pushing it onto the
+    Finish row, then swerves and paddles onto the Finish row itself. Pawn-2 got there first
+    and wins, though pawn-1 has the lower number and was the one playing."""
+    state = GAME.step(GAME.new_state({}), observation_of(f"{FINAL} 1@7.1.0,2@7.2.0"), 0.0).state
+    step = GAME.step(state, observation_of(f"{FINAL} 1@7.3.1,2@7.3.0"), 1.0)
+    move = next(r for r in step.rulings if r.kind == "move")
+    assert move.legal and move.details["readings"][0]["text"] == (
+        "Paddle pawn-1 downstream then Swerve pawn-1 left then Paddle pawn-1 downstream")
+    assert step.state.winner == 2
+    assert [r.summary for r in step.rulings if r.kind == "finish"] == ["kayak/pawn-2 reaches the Finish space and wins"]
+
+
+def test_first_to_finish_says_when_the_readings_disagree():
+    """Two kayaks each paddled onto the Finish row (an illegal turn: two movers): one reading
+    has pawn-1 first, another pawn-2; nobody can say who was first, so both are named. With a
+    single new finisher there is no question."""
+    from referee.kayak.explain import first_to_finish
+
+    verdict = explain(from_text(f"{FINAL} 1@7.2.0,2@7.2.2"), from_text(f"{FINAL} 1@7.3.0,2@7.3.2"), BOOK)
+    orders = {tuple(a.pawn for a in r.actions) for r in verdict.readings}
+    assert not verdict.legal and orders == {(1, 2), (2, 1)}
+    assert first_to_finish(verdict, BOOK) == (1, 2)
+    one = explain(from_text(f"{FINAL} 1@7.2.0,2@7.3.2"), from_text(f"{FINAL} 1@7.3.0,2@7.3.2"), BOOK)
+    assert one.legal and first_to_finish(one, BOOK) == (1,)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError, rule
-from .position import Position, pawn_name, rule_breaches, tile_token
+from .position import Position, pawn_name, rule_breaches, tile_token, winners
 from .rules import Placement, apply, check_turn
 from .tiles import RiverTile, TileBook, tile_book
 
@@ -314,3 +314,36 @@ def _narrow(readings: list[Reading], cards: Counter | None) -> tuple[Reading, ..
         return tuple(readings)
     fits = [r for r in readings if not Counter(a.kind for a in r.actions if a.kind != "free-move") - cards]
     return tuple(fits or readings)
+
+
+def first_to_finish(verdict: Explained, book: TileBook | None = None) -> tuple[int, ...]:
+    """Game End: the kayak(s) that may have been first onto a Finish space during this turn.
+
+    Each reading is played again action by action; the first action that puts a kayak on a
+    Finish space names it. A kayak pushed there arrives before the one pushing it (Pushing
+    Kayaks: the kayak ahead moves first), so within one action the mover comes last. More
+    than one kayak means the readings disagree and the camera cannot tell who was first."""
+    book = book or tile_book()
+    already = set(winners(verdict.before, book))
+    arrived = [p for p in winners(verdict.after, book) if p not in already]
+    if len(arrived) < 2:
+        return tuple(arrived)
+    firsts: set[int] = set()
+    for reading in verdict.readings:
+        firsts |= _first_in_reading(verdict.before, reading, already, book) or set(arrived)
+    return tuple(sorted(firsts))
+
+
+def _first_in_reading(before: Position, reading: Reading, already: set, book: TileBook) -> set[int]:
+    pos, supply = before, tuple(p.tile for p in reading.placements)
+    for action in reading.actions:
+        try:
+            out = apply(pos, action, book, supply, breaches=[])
+        except (IllegalActionError, NeedsNewTileError):
+            return set()
+        supply, pos = supply[len(out.placements):], out.position
+        new = {p for p in winners(pos, book) if p not in already}
+        pushed = new - {getattr(action, "pawn", None)}
+        if new:
+            return pushed or new
+    return set()

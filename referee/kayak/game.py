@@ -17,8 +17,8 @@ from ..observation import Observation
 from ..rulings import Ruling
 from .errors import GAME_ID, GAME_TITLE, rule
 from .diagram import river_diagram
-from .explain import Explained, explain
-from .position import Position, pawn_name, winners
+from .explain import Explained, explain, first_to_finish
+from .position import Position, pawn_name
 from .river import RiverReading, read_river, space_centre
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
@@ -120,8 +120,12 @@ class KayakGame:
         verdict = explain(before, after, self.book, state.advanced, played or None)
         rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1)]
         winner = state.winner
-        if winner is None and winners(after, self.book):
-            winner = winners(after, self.book)[0]
+        firsts = first_to_finish(verdict, self.book) if winner is None else ()
+        if len(firsts) > 1:
+            rulings.append(Ruling(t, GAME_ID, "warning", "cannot tell which kayak reached the Finish space first: "
+                                  + " or ".join(map(pawn_name, firsts)), None, str(rule("Game End"))))
+        elif firsts:
+            winner = firsts[0]
             rulings.append(Ruling(t, GAME_ID, "finish", f"{pawn_name(winner)} reaches the Finish space and wins",
                                   True, str(rule("Game End"))))
         new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
