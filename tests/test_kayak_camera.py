@@ -266,7 +266,12 @@ def test_state_with_a_tile_under_a_hand_reports_the_tiles_in_view_and_marks_the_
     doc = json.loads(capsys.readouterr().out)
     assert doc["river"] is None and "Start tile (kayak/tile-0) is not in view" in doc["problems"][0]
     assert sorted(t["tile"] for t in doc["tiles_in_view"]) == [1, 4]
-    assert sorted(doc["kayaks_in_view"]) == ["kayak/pawn-1", "kayak/pawn-2"]
+    assert sorted(doc["kayaks_in_view"]) == ["kayak/pawn-1", "kayak/pawn-2"] and doc["kayaks"] == {}
+    # such a report is no position: `kayak check` given it as a state file says so in one line
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(doc))
+    with pytest.raises(KayakError, match="incomplete river .*the Start tile .* is not in view"):
+        _command("check").run(_args(before=str(report), after=str(report)), FakeTools())
 
 
 def test_live_play_keeps_a_hidden_tiles_last_stable_place():

@@ -81,6 +81,9 @@ def test_a_file_name_is_still_a_file(capsys):
     ("0A/1A 1@0.0.2", "0A+1/1A 1@0.0.2", "Kayak Chaos, Weather Shift Cards"),
     ("0A/1A 1@0.0.2", "0Ar/1A 1@0.3.2", "Kayak Chaos, Tip the Kayak Cards"),
     ("0A/1A 1@0.0.2", "1A/0A 1@1.0.2", "Kayak Chaos, Whirlpool Cards"),
+    # the same on the one-tile river of the first turn (issue 23, 1: these read as file names)
+    ("0A 1@0.0.1", "0A+1 1@0.0.1", "Kayak Chaos, Weather Shift Cards"),
+    ("0A 1@0.0.1", "0Ar 1@0.3.3", "Kayak Chaos, Tip the Kayak Cards"),
     # and so is the Finish tile
     ("0A/1A/2A/3A/4A/5A/6A/7A 1@0.0.2", "0A/1A/2A/3A/4A/5A/7A/6A 1@0.0.2", "Kayak Chaos, Whirlpool Cards"),
     ("0A/1A/2A/3A/4A/5A/6A/7A 1@0.0.2", "0A/1A/2A/3A/4A/5A/6A/7A-1 1@0.0.2", "Kayak Chaos, Weather Shift Cards"),

@@ -42,6 +42,10 @@ def _game(game, args):
 
 def position_from_state_json(doc: dict, book=None) -> Position:
     """A position from `kayak state --json` output (SPEC section 4)."""
+    if doc.get("complete") is False and doc.get("text") is None:
+        # `kayak state` reported a river with a tile out of view: a turn cannot be judged from it
+        raise KayakStateError("the state file holds an incomplete river (" + "; ".join(map(str, doc.get("problems") or ()))
+                              + "): take it again with every tile in view")
     try:
         tiles = [RiverTile(int(t["tile"]), str(t["side"]), int(t.get("rotation", 0)), int(t.get("shift", 0)))
                  for t in doc["river"]]
