@@ -227,7 +227,8 @@ def test_the_first_finisher_keeps_the_win_when_a_second_finishes():
     state = GAME.step(GAME.new_state({}), observation_of(f"{FINAL} 1@7.2.0,2@7.2.4"), 0.0).state
     first = GAME.step(state, observation_of(f"{FINAL} 1@7.2.0,2@7.3.4"), 1.0)
     assert first.state.winner == 2
-    assert [r.summary for r in first.rulings if r.kind == "finish"] == ["kayak/pawn-2 reaches the Finish space and wins"]
+    finished = [r.summary for r in first.rulings if r.kind == "finish"]
+    assert finished == ["kayak/pawn-2 reaches the Finish space and wins"]
     second = GAME.step(first.state, observation_of(f"{FINAL} 1@7.3.0,2@7.3.4"), 2.0)
     assert second.state.winner == 2 and not [r for r in second.rulings if r.kind == "finish"]
     assert [(r.kind, r.legal) for r in second.rulings] == [("move", True)]

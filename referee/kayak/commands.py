@@ -44,8 +44,9 @@ def position_from_state_json(doc: dict, book=None) -> Position:
     """A position from `kayak state --json` output (SPEC section 4)."""
     if doc.get("complete") is False and doc.get("text") is None:
         # `kayak state` reported a river with a tile out of view: a turn cannot be judged from it
-        raise KayakStateError("the state file holds an incomplete river (" + "; ".join(map(str, doc.get("problems") or ()))
-                              + "): take it again with every tile in view")
+        problems = "; ".join(map(str, doc.get("problems") or ()))
+        raise KayakStateError(f"the state file holds an incomplete river ({problems}): take it again with every "
+                              f"tile in view")
     try:
         tiles = [RiverTile(int(t["tile"]), str(t["side"]), int(t.get("rotation", 0)), int(t.get("shift", 0)))
                  for t in doc["river"]]
@@ -137,8 +138,8 @@ def _print_survey(doc: dict, observation: Observation, as_json: bool) -> int:
         return 0
     print("river: incomplete (nothing is judged until every tile is seen)")
     for t in doc["river"] or []:
-        print(f"  {t['place']}: " + ("not in view" if t["tile"] is None else
-                                     f"tile {t['tile']}{t['side']} rotation {t['rotation']} shift {t['shift']:+d} lanes"))
+        seen = None if t["tile"] is None else f"tile {t['tile']}{t['side']} rotation {t['rotation']}"
+        print(f"  {t['place']}: " + (f"{seen} shift {t['shift']:+d} lanes" if seen else "not in view"))
     for t in doc.get("tiles_in_view", []):
         print(f"  tile {t['tile']}{t['side']} in view at ({t['x_mm']:.0f}, {t['y_mm']:.0f}) mm, place unknown")
     for name, k in doc.get("kayaks", {}).items():

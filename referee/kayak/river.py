@@ -195,7 +195,8 @@ def survey_river(observation: Observation, book: TileBook | None = None, catalog
                              f"counted from it, so none is given"],
                 "tiles_in_view": [{"tile": n, "side": _side_of(catalog, p), "x_mm": round(p.x_mm, 1),
                                    "y_mm": round(p.y_mm, 1)} for n, p in sorted(poses.items())],
-                "kayaks": {}, "kayaks_in_view": {p.name: {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1)} for p in pawns}}
+                "kayaks": {},
+                "kayaks_in_view": {p.name: {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1)} for p in pawns}}
     placed = _places(poses, start, book)
     river, tiles = [], []
     for place in range(max(placed) + 1):
