@@ -6,6 +6,9 @@ sections named, worked out by hand, not from the engine."""
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,9 +17,9 @@ from referee.kayak import actions as A
 from referee.kayak.explain import LEFT_OUT, explain
 from referee.kayak.game import GAME
 from referee.kayak.playout import play_game
-from referee.kayak.position import from_text, to_text, winners
+from referee.kayak.position import Position, Space, from_text, to_text, winners
 from referee.kayak.rules import apply
-from referee.kayak.tiles import tile_book
+from referee.kayak.tiles import ROCK, tile_book
 from tests.conftest import run_cli
 from tests.kayak_tools import findable, observation_of
 
@@ -100,6 +103,70 @@ def test_pawn_on_a_rock_is_named_in_the_ruling(capsys):
     assert doc["summary"] == ("illegal: Double Paddle pawn-1 downstream: kayak/pawn-1 would move onto a rock at "
                               "0.2.2 (Kayak Chaos, Rocks)")
     assert doc["position_breaches"][0]["reason"] == "kayak/pawn-1 at 0.2.2 is on a rock of tile 0A"
+
+
+def _mirror(space: Space, index: int) -> Space:
+    return Space(index, BOOK.rows - 1 - space.row, BOOK.lanes - 1 - space.lane)
+
+
+def _broken(pos: Position, kind: str, rng: random.Random) -> tuple[Position, str] | None:
+    """A position a player could lay out from ``pos`` by breaking one rule, and that rule's
+    section (the truth, set by what was changed, not by the engine); None when ``pos`` does
+    not allow that kind."""
+    tiles, kayaks, last = list(pos.tiles), dict(pos.kayaks), len(pos.tiles) - 1
+    if kind == "kayak on a rock":
+        rocks = [Space(i, r, ln) for i, rt in enumerate(tiles) for r in range(BOOK.rows) for ln in range(BOOK.lanes)
+                 if BOOK.cell(rt, r, ln) == ROCK and pos.occupant_free(Space(i, r, ln))]
+        if not rocks or not kayaks:
+            return None
+        kayaks[rng.choice(sorted(kayaks))] = rng.choice(rocks)
+        return Position.make(tiles, kayaks), "Rocks"
+    if kind == "tile 5 lanes off":
+        if last < 1:
+            return None
+        i = rng.randrange(1, last + 1)
+        tiles[i] = replace(tiles[i], shift=tiles[i - 1].shift + rng.choice((5, -5)))
+        return Position.make(tiles, kayaks), "The River"
+    i = 0 if kind.startswith("Start") else last
+    if tiles[i].tile != (BOOK.start if i == 0 else BOOK.finish):
+        return None
+    if kind.endswith("shifted"):
+        tiles[i] = replace(tiles[i], shift=tiles[i].shift + rng.choice((1, -1)))
+        return Position.make(tiles, kayaks), "Weather Shift Cards"
+    if kind.endswith("turned"):
+        tiles[i] = replace(tiles[i], rotation=180 - tiles[i].rotation)
+        kayaks = {p: _mirror(s, i) if s.index == i else s for p, s in kayaks.items()}
+        return Position.make(tiles, kayaks), "Tip the Kayak Cards"
+    j = 1 if i == 0 else last - 1
+    if j < 0 or j > last or j == i:
+        return None
+    # swapped with its neighbour, each taking the other's shift; the kayaks go with their tile
+    tiles[i], tiles[j] = replace(tiles[j], shift=tiles[i].shift), replace(tiles[i], shift=tiles[j].shift)
+    kayaks = {p: replace(s, index=i + j - s.index) if s.index in (i, j) else s for p, s in kayaks.items()}
+    return Position.make(tiles, kayaks), "Whirlpool Cards"
+
+
+BREAKS = ("kayak on a rock", "tile 5 lanes off", "Start shifted", "Start turned", "Start swapped",
+          "Finish shifted", "Finish turned", "Finish swapped")
+
+
+def test_seeded_rule_breaking_changes_are_all_ruled_never_refused():
+    """Positions from seeded games, each changed by breaking one rule as a player could on the
+    table: every one parses from its text form and is ruled illegal under the rule broken,
+    with a reading. Cases per kind are counted so that none goes untested."""
+    rng, tried = random.Random(23), Counter()
+    for seed in range(120):
+        kind = BREAKS[seed % len(BREAKS)]
+        turns = list(play_game(seed, max_turns=3000 if kind.startswith("Finish") else rng.randint(1, 60), book=BOOK))
+        made = _broken(turns[-1].after, kind, rng)
+        if made is None:
+            continue
+        after, section = made
+        verdict = explain(turns[-1].after, from_text(to_text(after)), BOOK)
+        assert not verdict.legal and verdict.readings, (kind, to_text(turns[-1].after), to_text(after))
+        assert f"Kayak Chaos, {section}" in verdict.rules, (kind, to_text(after), verdict.summary())
+        tried[kind] += 1
+    assert set(tried) == set(BREAKS) and min(tried.values()) >= 5, tried
 
 
 @pytest.mark.parametrize("text, says", [
