@@ -288,3 +288,13 @@ def test_live_play_keeps_a_hidden_tiles_last_stable_place():
     blind = GAME.step(state, covered, 2.0)
     assert blind.state.position == state.position
     assert blind.rulings[-1].summary == "cannot tell: kayak/pawn-2 not in view"
+
+
+def test_live_play_rules_a_kayak_paddled_onto_a_rock():
+    """A kayak seen on a rock is no reason to stop judging: the turn that put it there is
+    ruled illegal under Rocks (it used to be 'cannot tell: ... sits on a rock')."""
+    state = GAME.step(GAME.new_state({}), observation_of("0A/1A 1@0.0.2"), 0.0).state
+    step = GAME.step(state, observation_of("0A/1A 1@0.2.2"), 1.0)
+    move = next(r for r in step.rulings if r.kind == "move")
+    assert move.legal is False and move.rule == "Kayak Chaos, Rocks"
+    assert step.state.position == from_text("0A/1A 1@0.2.2")
