@@ -26,9 +26,10 @@ MAX_ACTIONS = 3
 # the camera has no trace of, tried only where it is needed to explain the change at all.
 LEFT_OUT = ("readings that pass through the same position twice; that move a kayak which ends the turn on "
             "the space where it began (unless a tile was laid that turn); that shift or tip a tile which ends "
-            "the turn lying as it began (a tile laid this turn: as it was laid), or swap two tiles when neither "
-            "changed and neither neighbours one that did; that tip a tile laid this turn, unless nothing else "
-            "explains the change. Discards and Life Rings leave no trace and are never listed.")
+            "the turn lying as it began (a tile laid this turn: shift it only if it ends out of line with "
+            "the last tile before the turn, tip it only if nothing else explains the change); that swap "
+            "two tiles unless one of them changed and the other changed too or lay beside a tile that "
+            "changed. Discards and Life Rings leave no trace and are never listed.")
 
 
 @dataclass(frozen=True)
