@@ -258,7 +258,8 @@ def _settle_routes(app: Flask, engine: LiveEngine) -> None:
             settled[n] = result
             while len(settled) > int(app.config["SETTLE_KEEP"]):
                 settled.popitem(last=False)
-        return jsonify(id=n, t=result["t"], measures=result["measures"], lines=result["lines"], png=f"/settle/{n}.png",
+        return jsonify(id=n, t=result["t"], title=result.get("title", ""), measures=result["measures"],
+                       lines=result["lines"], png=f"/settle/{n}.png",
                        download=f"/settle/{n}.png?download=1")
 
     @app.get("/settle/<int:n>.png")

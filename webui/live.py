@@ -515,8 +515,10 @@ class LiveEngine:
         annotated = drawn.image
         k = w / annotated.shape[1]  # label boxes in the camera frame's pixels, wherever they were drawn
         self.latest_labels = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in drawn.boxes]
-        if annotated.shape[1] > self.live.stream_max_width:
-            annotated = cv2.resize(annotated, size, interpolation=cv2.INTER_AREA)
+        if annotated.shape[1] > self.live.stream_max_width:  # its own height: the legend's strip is under it
+            ah, aw = annotated.shape[:2]
+            annotated = cv2.resize(annotated, (self.live.stream_max_width, int(round(ah * self.live.stream_max_width / aw))),
+                                   interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.live.jpeg_quality])
         if ok:
             self.latest_jpeg = buf.tobytes()
@@ -540,11 +542,13 @@ class LiveEngine:
             measures = dict(explanation.measures)
             if note:
                 measures["note"] = note
-            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t}
+            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t,
+                    "title": explanation.title}
         from webui.overlay import draw_overlay
 
         picture = draw_overlay(image, obs, obs.pieces, (), "stable", obs.image_from_game, game.shapes(state, obs))
-        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t}
+        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t,
+                "title": f"{game.title}: the table as refcam saw it"}
 
 
 class FrameDrawer:

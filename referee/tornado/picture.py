@@ -109,7 +109,7 @@ def photo_finish(result: RankResult, extra_warnings=()) -> Explanation:
         if b.position is not None:
             shapes += _boat_shapes(b, result.course)
     shapes += _equidistant_links(result)
-    return Explanation(title=f"Ranking - {result.course_id}", shapes=tuple(shapes), lines=tuple(panel_lines(result, extra_warnings)),
+    return Explanation(title=f"Photo finish - {result.course_id}", shapes=tuple(shapes), lines=tuple(panel_lines(result, extra_warnings)),
                        focus=_focus(result), measures=result.to_json())
 
 
