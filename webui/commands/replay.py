@@ -160,7 +160,7 @@ def check_pieces_game(folder, game: str, frames_to_look: int = 3) -> None:
         theirs = owners.most_common(1)[0][0]
         title = get_game(theirs).title
         raise InvalidInputError(f"--game {game}: these are {title} pieces (stickers of {theirs}/... in {entry.path.name}); "
-                                f"replay with --game {theirs}, or leave --game out")
+                                f"use --game {theirs}, or leave --game out")
 
 
 def run(args: argparse.Namespace) -> int:
