@@ -150,7 +150,14 @@
     const data = state.data || {};
     if (data.note) para(data.note, "note");
     const rest = window.refcamDiagram ? window.refcamDiagram.show(data, add) : data;  // the view's diagram, if any (diagram.js)
-    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(rest, add, para);
+    if (state.kind && VIEWS[state.kind]) VIEWS[state.kind](rest, add, para);
+    else if (state.kind && rest !== data) {
+      // the drawing says it at a glance: its data as a table stays one tap away
+      const more = add(document.createElement("details"));
+      more.className = "view-data";
+      more.appendChild(ui.el("summary", "the state as a table"));
+      renderKeyValues(rest, (e) => { more.appendChild(e); return e; }, (text, cls) => more.appendChild(ui.el("p", text, cls)));
+    } else if (state.kind) renderKeyValues(rest, add, para);
     renderOffers(state.offers || [], add);
     const det = document.createElement("details");
     det.appendChild(ui.el("summary", "all details"));
