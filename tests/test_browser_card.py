@@ -112,3 +112,56 @@ def test_the_card_holds_a_violation_until_the_next_turn_or_a_dismissal():
             assert "info" in page.get_attribute("#alert", "class")
     finally:
         stop_serve(proc)
+
+
+def test_players_declare_on_the_page_and_a_refusal_without_the_token_stays_in_words():
+    """The "Players declare" control lists the game's declarables and posts one into the log;
+    a page opened without its token (served beyond loopback) says in words why Declare and
+    Settle it were refused, and the words stay until dismissed."""
+    _need_browser()
+    session = RACE.parent / "kayak"
+    if not (session / "manifest.jsonl").is_file():
+        pytest.skip(f"no bundled session at {session}")
+    proc, port, line = start_serve("--replay", str(session), "--fast", "--host", "0.0.0.0")
+    token = line.split("token=", 1)[1].split()[0] if "token=" in line else ""
+    try:
+        for browser in launch_chromium():
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"http://127.0.0.1:{port}/?token={token}")
+            page.wait_for_selector("#declare:not([hidden]) form[data-kind=turn]", timeout=90000)
+            row = page.locator("form[data-kind=turn]")
+            row.locator("select[name=subject]").select_option("pawn-2")
+            row.locator("button").click()
+            _poll_text(page, "#log", "pawn-2's turn")
+            assert page.locator("#declare-error").is_hidden()
+            # a discard takes a value from the offered ones
+            discard = page.locator("form[data-kind=discard]")
+            assert discard.locator("select[name=value] option").count() == 3
+            page.screenshot(path=str(ARTIFACTS / "declare-1280.png"), full_page=True)
+
+            bare = browser.new_page(viewport={"width": 390, "height": 844})
+            bare.goto(f"http://127.0.0.1:{port}/")  # no token in the address
+            bare.wait_for_selector("#declare:not([hidden]) form[data-kind=turn]", timeout=30000)
+            bare.locator("form[data-kind=turn] button").click()
+            bare.wait_for_selector("#declare-error:not([hidden])", timeout=10000)
+            assert "needs the access token" in bare.locator("#declare-error").inner_text()
+            bare.click("#settle")
+            bare.wait_for_selector("#notice:not([hidden])", timeout=10000)
+            words = bare.locator("#notice-text").inner_text()
+            assert words.startswith("Settle it needs the access token") and "?token=" in words
+            bare.wait_for_timeout(2500)  # status events keep coming: the notice stays
+            assert bare.locator("#notice").is_visible()
+            bare.screenshot(path=str(ARTIFACTS / "declare-no-token-phone.png"))
+            bare.click("#notice-close")
+            assert bare.locator("#notice").is_hidden()
+    finally:
+        stop_serve(proc)
+
+
+def _poll_text(page, selector: str, words: str, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if words in page.locator(selector).inner_text():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"{words!r} not in {selector} within {timeout_s} s")
