@@ -119,6 +119,8 @@ def test_kayak_life_ring_is_played_on_another_players_turn_and_counts_an_action(
     step = GAME.declare(state, Declaration("life-ring", "pawn-2"), 2.0)
     assert step.state.spent_actions == 1 and step.state.short_hands == (2,)
     assert "Life Ring played by pawn-2" in step.rulings[0].summary
+    assert "pawn-1's turn; 1 action(s) used out of sight; pawn-2 holding 4 cards" in \
+        GAME.view(step.state).data["diagram"]["caption"][-1]
     refilled = GAME.declare(step.state, Declaration("refill", "pawn-1"), 3.0).state
     assert refilled.turn_of is None and refilled.spent_actions == 0 and refilled.short_hands == (2,)
 

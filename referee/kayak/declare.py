@@ -79,6 +79,16 @@ def declare(game, state, declaration: Declaration, t: float) -> Step:
                                       str(rule("Turns"))),))
 
 
+def summary(state) -> str:
+    """What the players declared that still counts, in words ("" when nothing)."""
+    parts = [f"{_short(state.turn_of)}'s turn"] if state.turn_of else []
+    if state.spent_actions:
+        parts.append(f"{state.spent_actions} action(s) used out of sight")
+    if state.short_hands:
+        parts.append(", ".join(_short(p) for p in state.short_hands) + " holding 4 cards")
+    return "; ".join(parts)
+
+
 def _short(pawn: int) -> str:
     """"pawn-2": the name players say (the piece is kayak/pawn-2)."""
     return pawn_name(pawn).split("/")[-1]

@@ -240,6 +240,9 @@ def _caption(state: KayakState) -> tuple[str, ...]:
         lines.append(("last turn: " if state.last.legal else "last turn, ") + state.last.summary())
     if state.winner:
         lines.append(f"winner: {pawn_name(state.winner)}")
+    declared = declare.summary(state)
+    if declared:
+        lines.append(f"declared: {declared}")
     if state.cannot_tell:
         lines.append(f"cannot tell: {state.cannot_tell}")
     return tuple(lines)
