@@ -35,3 +35,13 @@ class Ruling:
         d = asdict(self)
         d["rule"] = None if self.rule is None else str(self.rule)
         return json_ready(d)
+
+
+def sigma_text(sigma: float) -> str:
+    """An uncertainty with the digits it needs: one decimal from 0.1 up, one significant digit
+    below ("0.03"), "<0.01" for none measured; never "0.0" for a small but real sigma."""
+    if sigma >= 0.095:
+        return f"{sigma:.1f}"
+    if sigma > 0:
+        return f"{float(f'{sigma:.1g}'):g}"
+    return "<0.01"

@@ -317,3 +317,11 @@ def test_replay_replays_the_declarations_at_their_time(counter, tmp_path, monkey
         ("move", "count 0 -> 1", True), ("move", "count 1 -> 2", True),
         ("declared", "players declare 3 pieces", None), ("move", "count 3 -> 4", True)]
     assert timeline[2]["t"] == 1.95
+
+
+@pytest.mark.parametrize("sigma, text", [(0.0, "<0.01"), (0.03, "0.03"), (0.049, "0.05"), (0.094, "0.09"),
+                                         (0.095, "0.1"), (0.54, "0.5"), (12.34, "12.3")])
+def test_sigma_is_never_printed_as_zero(sigma, text):
+    from referee.rulings import sigma_text
+
+    assert sigma_text(sigma) == text
