@@ -110,6 +110,12 @@ def test_the_card_holds_a_violation_until_the_next_turn_or_a_dismissal():
             assert _offer(page, kind="state", summary="after dismissal", t=14.0)["summary"] == "after dismissal"
             # the replay's normal end is news, not an alarm
             assert "info" in page.get_attribute("#alert", "class")
+            # a Grand Prix's end names its winner in the state panel, a tie as a tie
+            final = {"totals": {"tornado/boat-1": 8, "tornado/boat-2": 8}, "points": 8,
+                     "leaders": ["tornado/boat-1", "tornado/boat-2"], "winner": None}
+            page.evaluate("(d) => window.refcamViews.renderState({kind: 'ranking', data: d})",
+                          {"ranking": [], "grand_prix": {"final": final}})
+            assert "Grand Prix over: boat-1, boat-2 tie" in page.locator("#state").inner_text()
     finally:
         stop_serve(proc)
 

@@ -73,6 +73,16 @@
     if (data.eliminated && data.eliminated.length) facts.push("eliminated " + data.eliminated.map(short).join(", "));
     if (data.violations && data.violations.length) facts.push(data.violations.length + " violation(s)");
     if (facts.length) para(facts.join(" · "), "facts");
+    const gp = data.grand_prix;
+    if (gp && gp.final) {
+      const f = gp.final;
+      const who = f.winner ? `${short(f.winner)} wins` : `${f.leaders.map(short).join(", ")} tie: the players name the winner`;
+      para(`Grand Prix over: ${who} (${Object.entries(f.totals).sort((a, b) => b[1] - a[1])
+        .map(([n, v]) => short(n) + " " + v).join(", ")} points)`, "notice");
+    } else if (gp && gp.totals && Object.keys(gp.totals).length) {
+      para("Grand Prix totals: " + Object.entries(gp.totals).sort((a, b) => b[1] - a[1])
+        .map(([n, v]) => short(n) + " " + v).join(", "), "facts");
+    }
   }
 
   function renderPieces(data, add, para) {
