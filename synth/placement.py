@@ -183,6 +183,11 @@ def _draw_sticker(pdf, catalog: Catalog, st: StickerSpec, cx: float, cy: float, 
     pdf.cell(30, LABEL_MM - 1.0, label, align="C")
 
 
+def face_words(face: str | None) -> str:
+    """", face up" for the catalog's "face-up" (the guide once printed "face face-up")."""
+    return f", face {face.removeprefix('face-')}" if face else ""
+
+
 def _caption(pdf, catalog: Catalog, view: GuideView, x: float, y: float, scale: float) -> None:
     from synth.printing import draw_cells
     import numpy as np
@@ -192,7 +197,7 @@ def _caption(pdf, catalog: Catalog, view: GuideView, x: float, y: float, scale: 
     if view.family_pieces:
         name = (f"{view.piece.family}: all {len(view.family_pieces)} alike, ids listed below "
                 f"(markers drawn: {view.piece.name.split('/')[-1]}'s)")
-    face = f", face {view.face}" if view.face else ""
+    face = face_words(view.face)
     pdf.set_text_color(0, 0, 0)
     pdf.set_font("Helvetica", style="B", size=7)
     pdf.set_xy(x, y)

@@ -136,3 +136,10 @@ def test_an_edited_catalog_moves_and_turns_the_drawn_sticker(tmp_path):
         assert abs(math.degrees(math.atan2(-tl_to_tr[1], tl_to_tr[0])) - 90) < 1.0  # +x now points up the page
     finally:
         use_catalog(None)
+
+
+def test_a_face_is_named_once_in_the_caption():
+    from synth.placement import face_words
+
+    assert face_words("face-up") == ", face up" and face_words("face-down") == ", face down"
+    assert face_words(None) == "" and face_words("left") == ", face left"

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from ..game import Explanation, RuleRef, Shape, Step, View
+from ..game import Declarable, Declaration, Explanation, RuleRef, Shape, Step, View
 from ..observation import Observation
 from ..rulings import Ruling
+from . import declare
 from .board import BoardRead, Geometry, read_board
 from .diagram import board_diagram
 from .explain import RULES, Rule, explain
@@ -201,6 +202,13 @@ class KangGame:
         from .commands import COMMANDS
 
         return COMMANDS
+
+    # --- what the players declare (the camera cannot see it) -------------------------------------
+    def declarables(self, state: KangState) -> tuple[Declarable, ...]:
+        return declare.declarables(self, state)
+
+    def declare(self, state: KangState, declaration: Declaration, t: float) -> Step:
+        return declare.declare(self, state, declaration, t)
 
 
 GAME = KangGame()

@@ -12,12 +12,13 @@ from typing import Any, Mapping
 
 from ..catalog import Catalog, default_catalog
 from ..errors import InvalidInputError, RefcamError
-from ..game import Explanation, Option, Shape, Step, View
+from ..game import Declarable, Declaration, Explanation, Option, Shape, Step, View
 from ..observation import Observation
 from ..rulings import Ruling
+from . import declare
 from .errors import GAME_ID, GAME_TITLE, rule
 from .diagram import river_diagram
-from .explain import Explained, explain, first_to_finish
+from .explain import MAX_ACTIONS, Explained, explain, first_to_finish
 from .position import Position, pawn_name
 from .river import RiverReading, read_river, space_centre
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
@@ -49,6 +50,11 @@ class KayakState:
     winner: int | None = None
     cards: tuple[tuple[str, int], ...] = ()  # action cards in view at the last stable state
     cannot_tell: str = ""
+    # what the players declared (referee/kayak/declare.py): whose turn it is, actions used out of
+    # sight this turn (discards, an action a Life Ring cancelled), players holding four cards
+    turn_of: int | None = None
+    spent_actions: int = 0
+    short_hands: tuple[int, ...] = ()
 
 
 class KayakGame:
@@ -117,8 +123,10 @@ class KayakGame:
         for kind, n in seen_before.items():
             played[kind] -= n
         played = +played
-        verdict = explain(before, after, self.book, state.advanced, played or None)
-        rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1)]
+        # Turns: actions the players declared (discards, a cancelled action) leave fewer for what is seen
+        verdict = explain(before, after, self.book, state.advanced, played or None,
+                          limit=max(0, MAX_ACTIONS - state.spent_actions))
+        rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1, state)]
         winner = state.winner
         firsts = first_to_finish(verdict, self.book) if winner is None else ()
         if len(firsts) > 1:
@@ -129,7 +137,7 @@ class KayakGame:
             rulings.append(Ruling(t, GAME_ID, "finish", f"{pawn_name(winner)} reaches the Finish space and wins",
                                   True, str(rule("Game End"))))
         new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
-                      cannot_tell="")
+                      cannot_tell="", turn_of=None, spent_actions=0)
         return Step(new, tuple(rulings))
 
     def _joining(self, before: Position, after: Position, t: float) -> tuple[Position, tuple[Ruling, ...]]:
@@ -152,14 +160,16 @@ class KayakGame:
         return Position.make(before.tiles, kayaks), tuple(rulings)
 
     @staticmethod
-    def _move_ruling(verdict: Explained, t: float, turn: int) -> Ruling:
+    def _move_ruling(verdict: Explained, t: float, turn: int, state: KayakState) -> Ruling:
         first = verdict.readings[0] if verdict.readings else None
         if verdict.legal and first and first.actions:
             section = {"free-move": "Turns"}.get(first.actions[0].kind) or _card_section(first.actions[0].kind)
         else:
             section = first.breaches[0][0] if first and first.breaches else "Turns"
-        return Ruling(t, GAME_ID, "move", f"turn {turn}: {verdict.summary()}", verdict.legal, str(rule(section)),
-                      verdict.to_json())
+        whose = f" ({pawn_name(state.turn_of)}'s)" if state.turn_of else ""
+        spent = f" after {state.spent_actions} declared action(s)" if state.spent_actions else ""
+        return Ruling(t, GAME_ID, "move", f"turn {turn}{whose}{spent}: {verdict.summary()}", verdict.legal,
+                      str(rule(section)), verdict.to_json())
 
     # --- what the page shows -------------------------------------------------------------------
     def view(self, state: KayakState) -> View:
@@ -225,6 +235,13 @@ class KayakGame:
 
         return kayak_commands(self)
 
+    # --- what the players declare (the camera cannot see it) ------------------------------------
+    def declarables(self, state: KayakState) -> tuple[Declarable, ...]:
+        return declare.declarables(state)
+
+    def declare(self, state: KayakState, declaration: Declaration, t: float) -> Step:
+        return declare.declare(self, state, declaration, t)
+
 
 def _caption(state: KayakState) -> tuple[str, ...]:
     """The lines under the river diagram: the turn, the last turn's verdict, the winner, what blocks judging."""
@@ -235,6 +252,9 @@ def _caption(state: KayakState) -> tuple[str, ...]:
         lines.append(("last turn: " if state.last.legal else "last turn, ") + state.last.summary())
     if state.winner:
         lines.append(f"winner: {pawn_name(state.winner)}")
+    declared = declare.summary(state)
+    if declared:
+        lines.append(f"declared: {declared}")
     if state.cannot_tell:
         lines.append(f"cannot tell: {state.cannot_tell}")
     return tuple(lines)

@@ -14,6 +14,7 @@ from pathlib import Path
 from referee.errors import InvalidInputError
 from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
+from referee.rulings import sigma_text
 
 from . import picture
 from .dispute import course_for, hidden_boat_notes
@@ -176,7 +177,7 @@ def _table_row(b: dict) -> str:
     m = b.get("measure")
     if m:
         unit = "mm" if m["kind"] == "distance_mm" else "deg"
-        meas = f"{m['value']:.1f} +- {m['sigma']:.1f} {unit}"
+        meas = f"{m['value']:.1f} +- {sigma_text(m['sigma'])} {unit}"
     else:
         meas = "-"
     notes = []

@@ -8,13 +8,16 @@ draws the course; "Settle it" is the photo finish.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
-from referee.game import Command, Explanation, Offer, Option, Shape, Step, View
+from referee.game import Command, Declarable, Declaration, Explanation, Offer, Option, Shape, Step, View
 from referee.observation import Observation
+from referee.rulings import Ruling
 
-from . import picture
+from . import declare, picture
 from .course_spec import course_ids, load_course
+from .declare import RULE_GRAND_PRIX, grand_prix_final, short
 from .referee import TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights
@@ -65,7 +68,26 @@ class TornadoSplash:
     def step(self, state: TornadoState, observation: Observation, t: float) -> Step:
         work = TornadoReferee.from_state(state)
         rulings = work.observe_stable(observation, t)
-        return Step(work.to_state(), tuple(rulings))
+        after = work.to_state()
+        # the declarations live beside the worksheet's fields; a pass lasts until its round ends
+        passes = state.declared_passes if after.rounds.round == state.rounds.round else frozenset()
+        after = dataclasses.replace(after, declared_passes=passes, declared=state.declared)
+        return Step(after, tuple(rulings) + self._grand_prix_over(state, after, t))
+
+    def _grand_prix_over(self, before: TornadoState, after: TornadoState, t: float) -> tuple[Ruling, ...]:
+        """Grand Prix Mode: the third race just scored; the most points wins (a tie is said as one)."""
+        if after.grand_prix is None or _final(before) is not None:
+            return ()
+        final = _final(after)
+        if final is None:
+            return ()
+        totals = ", ".join(f"{short(n)} {v}" for n, v in sorted(final["totals"].items(), key=lambda kv: -kv[1]))
+        if final["winner"]:
+            summary = f"Grand Prix over: {short(final['winner'])} wins with {final['points']} points ({totals})"
+        else:
+            summary = (f"Grand Prix over: {' and '.join(short(n) for n in final['leaders'])} tie on {final['points']} "
+                       f"points ({totals}); the rulebook gives no tie-break: the players name the winner")
+        return (Ruling(t, self.id, "finish", summary, rule=str(RULE_GRAND_PRIX), details=final),)
 
     def assess(self, state: TornadoState, observation: Observation) -> RankResult:
         """The standings of an observation given the race so far (the state is left as it is)."""
@@ -73,6 +95,13 @@ class TornadoSplash:
 
     def view(self, state: TornadoState) -> View:
         data = TornadoReferee.from_state(state).state_json()
+        final = grand_prix_final(data.get("grand_prix"), state.declared)
+        if final is not None:
+            data["grand_prix"] = dict(data["grand_prix"], final=final)
+            data["grand_prix"].pop("next_race_setting", None)  # three races make a Grand Prix: no fourth
+        if state.declared_passes or state.declared:
+            data["declared"] = {"passed_this_round": sorted(short(b) for b in state.declared_passes),
+                                "declarations": [str(d) for d in state.declared]}
         return View("ranking", data, title=TITLE, offers=_next_race_offer(data.get("grand_prix")))
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
@@ -91,6 +120,20 @@ class TornadoSplash:
         from .commands import RANK
 
         return (RANK, CHECK)
+
+    # ------------------------------------------------------------------ what the players declare
+    def declarables(self, state: TornadoState) -> tuple[Declarable, ...]:
+        return declare.declarables(state, _final(state))
+
+    def declare(self, state: TornadoState, declaration: Declaration, t: float) -> Step:
+        return declare.declare(self, state, declaration, t, _final(state))
+
+
+def _final(state: TornadoState) -> dict | None:
+    """The Grand Prix result once its third race is scored (None otherwise, and without one)."""
+    if state.grand_prix is None:
+        return None
+    return grand_prix_final(TornadoReferee.from_state(state)._grand_prix_json(), state.declared)
 
 
 def _next_race_offer(grand_prix: dict | None) -> tuple[Offer, ...]:

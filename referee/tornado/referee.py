@@ -148,6 +148,11 @@ class TornadoState:
     gate_depth_mm: float
     turnlog: TurnLog = TurnLog()  # issue 11's turn rules (turnlog.py), frozen itself
     grand_prix: GrandPrix | None = None  # Grand Prix Mode: the earlier races (never changed in place)
+    # what the players declared (declare.py): the boats declared passed in the current round, which
+    # the turn-order check counts as having taken their turn; and the race's other declarations
+    # (start-gate order, majority votes, a named Grand Prix winner) as referee.game.Declaration values
+    declared_passes: frozenset = frozenset()
+    declared: tuple = ()
 
 
 class TornadoReferee:
