@@ -18,8 +18,8 @@ from ..rulings import Ruling
 from . import declare
 from .errors import GAME_ID, GAME_TITLE, rule
 from .diagram import river_diagram
-from .explain import MAX_ACTIONS, Explained, explain
-from .position import Position, pawn_name, winners
+from .explain import MAX_ACTIONS, Explained, explain, first_to_finish
+from .position import Position, pawn_name
 from .river import RiverReading, read_river, space_centre
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
@@ -84,7 +84,8 @@ class KayakGame:
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
         try:
-            reading = read_river(observation, self.book, self.catalog)
+            # a tile out of view keeps its last stable place (tiles never leave the river)
+            reading = read_river(observation, self.book, self.catalog, state.position)
         except RefcamError as exc:
             return self._cannot_tell(state, t, str(exc))
         if reading.problems:
@@ -93,7 +94,12 @@ class KayakGame:
             gone = [pawn_name(p) for p, _ in state.position.kayaks if reading.position.where(p) is None]
             if gone:
                 return self._cannot_tell(state, t, f"{', '.join(gone)} not in view")
-        return self._rule(state, reading, t)
+        step = self._rule(state, reading, t)
+        if not reading.kept:
+            return step
+        kept = Ruling(t, GAME_ID, "warning", f"{', '.join(reading.kept)} not in view: its last stable place is kept",
+                      None, None)
+        return Step(step.state, (kept,) + step.rulings)
 
     def _cannot_tell(self, state: KayakState, t: float, why: str) -> Step:
         ruling = Ruling(t, GAME_ID, "warning", f"cannot tell: {why}", None, None)
@@ -104,6 +110,8 @@ class KayakGame:
         cards = tuple(sorted((k, n) for k, n in reading.cards.items() if k))
         if state.position is None:
             text = f"river {after.text()} ({len(after.tiles)} tile(s), {len(after.kayaks)} kayak(s))"
+            # a first river that breaks a rule is reported with the conflict flagged, not refused
+            text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts)
             new = replace(state, position=after, cards=cards, cannot_tell="")
             return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
                                      {"position": after.text()}),))
@@ -120,8 +128,12 @@ class KayakGame:
                           limit=max(0, MAX_ACTIONS - state.spent_actions))
         rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1, state)]
         winner = state.winner
-        if winner is None and winners(after, self.book):
-            winner = winners(after, self.book)[0]
+        firsts = first_to_finish(verdict, self.book) if winner is None else ()
+        if len(firsts) > 1:
+            rulings.append(Ruling(t, GAME_ID, "warning", "cannot tell which kayak reached the Finish space first: "
+                                  + " or ".join(map(pawn_name, firsts)), None, str(rule("Game End"))))
+        elif firsts:
+            winner = firsts[0]
             rulings.append(Ruling(t, GAME_ID, "finish", f"{pawn_name(winner)} reaches the Finish space and wins",
                                   True, str(rule("Game End"))))
         new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
