@@ -12,10 +12,12 @@ from typing import Any, Mapping
 
 from referee.game import Command, Explanation, Offer, Option, Shape, Step, View
 from referee.observation import Observation
+from referee.pending import guarded_step, pending_json
+from referee.rulings import Ruling
 
 from . import picture
 from .course_spec import course_ids, load_course
-from .referee import TornadoReferee, TornadoState
+from .referee import RULE_END, TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights
 
@@ -63,9 +65,9 @@ class TornadoSplash:
         return work.to_state()
 
     def step(self, state: TornadoState, observation: Observation, t: float) -> Step:
-        work = TornadoReferee.from_state(state)
-        rulings = work.observe_stable(observation, t)
-        return Step(work.to_state(), tuple(rulings))
+        """One stable state ruled on; an illegal turn holds the race (referee/pending.py)."""
+        return guarded_step(self.id, _rule_step, state, observation, t, follows=follows_from_turn,
+                            is_illegal=is_illegal_turn)
 
     def assess(self, state: TornadoState, observation: Observation) -> RankResult:
         """The standings of an observation given the race so far (the state is left as it is)."""
@@ -73,6 +75,7 @@ class TornadoSplash:
 
     def view(self, state: TornadoState) -> View:
         data = TornadoReferee.from_state(state).state_json()
+        data["illegal_turn"] = pending_json(state)
         return View("ranking", data, title=TITLE, offers=_next_race_offer(data.get("grand_prix")))
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
@@ -91,6 +94,25 @@ class TornadoSplash:
         from .commands import RANK
 
         return (RANK, CHECK)
+
+
+def _rule_step(state: TornadoState, observation: Observation, t: float) -> Step:
+    work = TornadoReferee.from_state(state)
+    rulings = work.observe_stable(observation, t)
+    return Step(work.to_state(), tuple(rulings))
+
+
+def follows_from_turn(ruling: Ruling) -> bool:
+    """What a turn leads to and an illegal turn must not (referee/pending.py): a finishing
+    place (Crossing the Finish Line), the race's end (Ending the Game) and the new standings
+    (Ranking Phase), and with them the Grand Prix points, which come from the race's end."""
+    return ruling.kind in ("finish", "ranking") or ruling.rule == RULE_END
+
+
+def is_illegal_turn(ruling: Ruling) -> bool:
+    """A ruling that makes the turn illegal. Out of Bounds is not one: there the rulebook
+    itself says what follows (the boat is eliminated), so nothing is held back."""
+    return ruling.legal is False and not str(ruling.rule or "").endswith("Out of Bounds")
 
 
 def _next_race_offer(grand_prix: dict | None) -> tuple[Offer, ...]:

@@ -26,6 +26,7 @@ from referee.catalog import Catalog
 from referee.errors import RefcamError
 from referee import motion
 from referee.observation import Observation, PiecePose
+from referee.pending import TurnGuard
 from referee.rulings import Ruling
 
 from . import geometry as g
@@ -148,6 +149,7 @@ class TornadoState:
     gate_depth_mm: float
     turnlog: TurnLog = TurnLog()  # issue 11's turn rules (turnlog.py), frozen itself
     grand_prix: GrandPrix | None = None  # Grand Prix Mode: the earlier races (never changed in place)
+    guard: TurnGuard = TurnGuard()  # an illegal turn pending (referee/pending.py), set by the game step
 
 
 class TornadoReferee:
