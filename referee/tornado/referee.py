@@ -38,7 +38,7 @@ from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, inde
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
 from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
-from .turnlog import TurnLog, advance, as_rulings
+from .turnlog import TurnLog, advance, as_rulings, declare_pass
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
@@ -405,18 +405,21 @@ class TornadoReferee:
                 a.new_turn = False
             else:
                 a.new_turn = self.last_actor != a.boat or bool(a.chain)
-            a.new_round = a.new_turn and a.boat in self.rounds.acted
-        actions.sort(key=lambda a: (a.new_turn, a.new_round, order.index(a.boat) if a.boat in order else len(order)))
-        for a in actions:
+            a.new_round = a.new_turn and self.rounds.begins_round(a.boat, self._gone())
+        actions.sort(key=lambda a: (a.new_turn, a.new_round, _index(order, a.boat)))
+        for i, a in enumerate(actions):
             if not a.acts:
                 continue
             if a.new_turn:
                 if a.new_round and self.rounds.round == round_before:
                     rulings += self._begin_round(observation, [x for x in actions if x.new_round], t)
+                    # the boats beginning the new round (the rest, as sorted) act in its turn order
+                    actions[i:] = sorted(actions[i:], key=lambda x: _index(self.rounds.turn_order, x.boat))
+                    a = actions[i]
                 prev = self.turns.get(a.boat)
                 self.turns[a.boat] = Turn(round=self.rounds.round, start=a.before_place or Place(None, why="unseen"),
                                           prev_action_t=prev.last_action_t if prev else -math.inf)
-                self.rounds.begin_turn(a.boat, self.rounds.turn_order)
+                self.rounds.begin_turn(a.boat, self.rounds.turn_order, self._gone())
             self.last_actor = a.boat
         return rulings
 
@@ -675,14 +678,27 @@ class TornadoReferee:
                           details=details)
         return Ruling(t, self.game, "move", f"{what}: legal", legal=True, rule=RULE_MOVEMENT, details=details)
 
+    def _gone(self) -> list[str]:
+        """Boats no longer racing: crossed the finish line or eliminated."""
+        return self.memory.crossed + self.memory.eliminated
+
+    def declare_pass(self, boat: str) -> None:
+        """The players say ``boat`` passes this round (Moving Less Than 3 Spaces): for the
+        turn order it has taken its turn, in the round count and in the turn rules alike."""
+        if boat not in self.rounds.passed:
+            self.rounds.passed.append(boat)
+        self.turnlog = declare_pass(self.turnlog, boat)
+
     def _turn_order_note(self, boat: str) -> str | None:
-        """Action Phase: turns follow the round's ranking. Moving out of turn is no
-        violation for refcam (a player may be slow to move the token), only noted."""
-        waiting = self.rounds.waiting_before(boat, self.memory.crossed + self.memory.eliminated)
+        """Action Phase: turns go down the round's ranking. A boat acting before higher-ranked
+        boats that have not acted means those passed (a 0-space turn): noted, no violation.
+        Acting after a lower-ranked boat is the turn rules' violation (turnlog.py)."""
+        waiting = self.rounds.waiting_before(boat, self._gone())
         if not waiting:
             return None
-        return (f"moved before {', '.join(_short(n) for n in waiting)} (earlier in round {self.rounds.round}'s turn "
-                f"order); not a violation by itself ({RULE_ACTION})")
+        names = ", ".join(_short(n) for n in waiting)
+        return (f"moved before {names} (earlier in round {self.rounds.round}'s turn order), so {names} passed this "
+                f"round ({RULE_ACTION})")
 
     def _finish_and_ranking(self, observation: Observation, result: RankResult, movers: list[str], t: float,
                             first: bool = False) -> list[Ruling]:
@@ -778,6 +794,11 @@ class TornadoReferee:
     def _violation(self, t: float, v: Violation) -> Ruling:
         self.violations.append((t, v))
         return Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json())
+
+
+def _index(order: list[str], boat: str) -> int:
+    """A boat's place in a turn order; boats not in it come last."""
+    return order.index(boat) if boat in order else len(order)
 
 
 def _resolve(place: Place, seq) -> int | None:
