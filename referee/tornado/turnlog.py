@@ -28,7 +28,7 @@ from typing import Mapping, Sequence
 from referee.observation import Observation, PiecePose
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
-from .check import Ruling, TurnReport, boats_of, check_turn
+from .check import SECTION_TOKEN, Ruling, TurnReport, boats_of, check_turn
 from .turns import (CANNOT_TELL, SECTION_OUT, SECTION_RANKING, SECTION_REPLACE, begins_round, hidden_boat_warnings,
                     turn_order_call)
 
@@ -166,6 +166,8 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     rulings += cleared
     opened, eliminated, boosted = list(log.open), list(log.eliminated), set(log.boosted)
     for r in report.rulings:
+        if r.section == SECTION_TOKEN:
+            continue  # the step's move ruling applies the same rule function (cards.token_placement_fault)
         if r.section == SECTION_REPLACE:  # a card off the table, token not moved: pending
             rulings.append(r)
             continue
