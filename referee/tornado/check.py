@@ -67,6 +67,18 @@ class Ruling:
                 "legal": self.legal, "summary": self.summary, "cards": list(self.cards)}
 
 
+# What two photos cannot settle: each rule that needs the race's history (the live referee
+# and `rank --history` have it), with what is missing. `tornado check` lists them as not judged.
+NOT_JUDGED_WITHOUT_HISTORY = (
+    "Tornado Splash, Action Phase (turn order: this round's ranking and which boats acted or passed "
+    "before are not in two photos)",
+    "Tornado Splash, Racing Card Limitation (spaces moved earlier in the same turn are not counted)",
+    "Tornado Splash, Boosting (whether a face-down character card was flipped on an earlier turn or "
+    "this one)",
+    "Tornado Splash, Final Rankings (places follow the order of earlier crossings)",
+)
+
+
 @dataclass(frozen=True)
 class TurnReport:
     movers: tuple[str, ...]
