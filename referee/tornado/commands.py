@@ -16,7 +16,7 @@ from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
 
 from . import picture
-from .dispute import course_for, hidden_boat_notes
+from .dispute import completeness, course_for, parse_boats
 from .errors import MissingPiecesError
 from .referee import TornadoReferee
 from .standings import parse_weights
@@ -31,6 +31,9 @@ def add_arguments(p) -> None:
                    help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file; "
                         "without it the course is identified from the pieces in view, or the fitting ones are listed")
     p.add_argument("--weights", default=None, metavar="boat-1=3,...", help="boat weights (default: boat k weighs k)")
+    p.add_argument("--boats", default=None, metavar="boat-1,boat-6",
+                   help="the boats in play (e.g. 1,2,6): a boat in play but not in view marks the ranking "
+                        "incomplete; without it (or --history) completeness is not claimed")
     p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
     p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
@@ -101,8 +104,9 @@ def run(args, tools: Tools) -> int:
     if args.history:
         doc["history_states"] = states
         doc["round"] = referee.rounds.round
-    hidden = hidden_boat_notes(obs, seen_before, list(referee.memory.crossed) + list(referee.memory.eliminated))
-    doc["complete"] = not any(n.startswith("ranking incomplete") for n in hidden)
+    doc["complete"], hidden = completeness(obs, parse_boats(args.boats), seen_before,
+                                           list(referee.memory.crossed) + list(referee.memory.eliminated),
+                                           bool(args.history))
     doc["warnings"] = notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
     if args.annotate:
         image = None if Path(args.image).suffix.lower() == ".json" else args.image
@@ -118,7 +122,8 @@ def run(args, tools: Tools) -> int:
 def _referee_for(args, tools: Tools):
     """(referee, observation, notes): the course from --course, or the one the pieces in
     view fit; course pieces out of view from its layout unless --strict."""
-    parse_weights(args.weights)  # refuse bad weights, and a bad course, before reading any image
+    parse_weights(args.weights)  # refuse bad weights and boats, and a bad course, before reading any image
+    parse_boats(args.boats)
     if args.course:
         TornadoReferee(args.course, args.weights, nominal_fallback=not args.strict)
     obs = tools.observe_path(args.image, args.camera_file, GAME_ID)
@@ -160,6 +165,8 @@ def format_table(doc: dict) -> str:
                              f"band {p['band']:.2f}: {p['reason']}")
     if doc.get("complete") is False:
         lines.append("ranking INCOMPLETE: a boat still in the race is not in view (see the warnings)")
+    elif doc.get("complete") is None:
+        lines.append("ranking of the boats in view; complete or not cannot be told without --boats or --history")
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
     if doc.get("game_over"):
