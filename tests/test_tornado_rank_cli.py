@@ -178,3 +178,29 @@ def test_photo_finish_panel_fits_a_phone_and_keeps_every_warning():
     assert "from the course file" in " ".join(line.strip() for line in ex.lines)
     x0, y0, x1, y1 = ex.focus
     assert x1 - x0 < 800 and y1 - y0 < 800
+
+
+def test_a_course_that_does_not_fit_is_refused_naming_what_contradicts_it(capsys):
+    """Issue 21 (commands item 2): still 001 is Roundabout River (a right-turn curve at marker 1,
+    opening 180 deg); Splashway turns left there through 90 deg, so ranking on it is refused."""
+    code, _, err = run_cli(capsys, ["rank", STILLS / "001.jpg", "--course", "splashway"])
+    line = assert_one_line_error(code, err, "--course 'splashway' does not fit the pieces in view",
+                                 "curve-card-1 at marker 1 shows its right-turn face", "fit roundabout-river")
+    assert "Traceback" not in line
+    code, out, err = run_cli(capsys, ["rank", STILLS / "001.jpg", "--course", "roundabout-river", "--json"])
+    assert code == 0, err
+
+
+def test_replay_takes_the_sessions_own_course_file(tmp_path):
+    from referee.tornado.game import GAME
+    from webui.commands.replay import session_options
+
+    (tmp_path / "course.json").write_text("{}")
+    options, notes = session_options(tmp_path, GAME, {}, {})
+    assert options["course"] == str(tmp_path / "course.json") and notes == [
+        "--course not given: the session's own course.json is used"]
+    given, notes = session_options(tmp_path, GAME, {}, {"course": "splashway"})  # the command line wins
+    assert given["course"] == "splashway" and notes == []
+    (tmp_path / "course.json").unlink()
+    options, _ = session_options(tmp_path, GAME, {"course": "tornado-circuit"}, {})  # else the header's
+    assert options["course"] == "tornado-circuit"

@@ -20,16 +20,28 @@ from referee.observation import Observation
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
 from .course_spec import CourseSpec, load_course
-from .identify import choose_course
+from .errors import CourseMismatchError
+from .identify import choose_course, fit_course, identify_course
 from .turns import hidden_boat_warnings
 
 
 def course_for(course_arg: str | None, obs: Observation) -> tuple[CourseSpec, list[str]]:
-    """The course to rank on, and a warning when it was identified rather than given."""
-    if course_arg:
-        return load_course(course_arg), []
-    spec, why = choose_course(obs)
-    return spec, [why]
+    """The course to rank on, and a warning when it was identified rather than given. A
+    course given that the pieces in view contradict (Variant Courses: markers, curve faces,
+    where the gate, finish line and markers stand) is refused, naming what contradicts it
+    and the courses that do fit: ranking on the wrong course is an answer, and a wrong one."""
+    if not course_arg:
+        spec, why = choose_course(obs)
+        return spec, [why]
+    spec = load_course(course_arg)
+    fit = fit_course(spec, obs)
+    if fit.fits:
+        return spec, []
+    more = f" (+{len(fit.against) - 3} more)" if len(fit.against) > 3 else ""
+    good = [f.course for f in identify_course(obs) if f.fits and f.course != spec.id]
+    hint = f"; the pieces in view fit {', '.join(good)}" if good else ""
+    raise CourseMismatchError(f"--course {course_arg!r} does not fit the pieces in view: "
+                              f"{'; '.join(fit.against[:3])}{more}{hint}")
 
 
 def deck_owners(obs: Observation) -> set[str]:
