@@ -43,20 +43,6 @@ def play_on(state, observation: Observation, t: float):
     return Step(accepted.state, step.rulings + accepted.rulings)
 
 
-def play_on(state, observation: Observation, t: float):
-    """The race's step as the script plays it: it plays on from its illegal turns, so the
-    players accept each one (referee/pending.py) and what follows from it is recorded then."""
-    from referee.game import Step
-    from referee.tornado.game import GAME
-    from referee.tornado.pending import accept_illegal_turn
-
-    step = GAME.step(state, observation, t)
-    if not any(r.kind == "pending" for r in step.rulings):
-        return step
-    accepted = accept_illegal_turn(step.state, t)
-    return Step(accepted.state, step.rulings + accepted.rulings)
-
-
 def replay_race(folder: Path) -> list[dict]:
     from referee.game import parse_settings
     from referee.tornado.game import GAME
