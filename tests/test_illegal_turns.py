@@ -170,3 +170,18 @@ def test_accepting_with_nothing_pending_changes_nothing():
     state = _kang_state("-")
     step = kang_accept(state, 1.0)
     assert step.state == state and step.rulings[0].kind == "warning" and "nothing to accept" in step.rulings[0].summary
+
+
+# ---------------------------------------------------------------- put right: the shared threshold
+def test_table_back_within_the_motion_threshold_counts_as_put_right():
+    """referee/motion.py: a piece moved when it shifted more than 5 mm (and 4 combined sigmas,
+    here 4 x 0.14 mm); a table whose pieces are all within that is the same table."""
+    from referee.observation import Observation, PiecePose
+    from referee.pending import same_table
+
+    def table(dx: float, extra=()):
+        return Observation((PiecePose("kayak/pawn-1", (), 100.0 + dx, 0.0, 0.0, 10.0, 0.1),) + tuple(extra))
+
+    assert same_table(table(0.0), table(4.9))  # last shift still the same table
+    assert not same_table(table(0.0), table(5.1))  # first shift that is a move
+    assert not same_table(table(0.0), table(0.0, [PiecePose("kayak/pawn-2", (), 0.0, 0.0, 0.0, 10.0, 0.1)]))
