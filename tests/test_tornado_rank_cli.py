@@ -86,7 +86,7 @@ def test_hidden_boat_under_a_hand_is_never_a_complete_ranking(capsys):
     doc = json.loads(out)
     assert code == 0 and doc["complete"] is False and "boat-6 not seen: under a hand?" in doc["warnings"]
     code, _, err = run_cli(capsys, ["rank", STILLS / "007.jpg", "--course", "tornado-circuit", "--boats", "1,9"])
-    assert_one_line_error(code, err, "--boats '1,9'", "'9' is not a boat")
+    assert_one_line_error(code, err, "boats '1,9'", "'9' is not a boat")
 
 
 def test_hidden_boat_seen_in_the_history_is_named_and_the_ranking_incomplete(capsys, tmp_path):

@@ -98,3 +98,18 @@ def test_bundled_session_at_12_75_s_is_legal_in_the_golden():
     move = next(r for r in rulings if r["kind"] == "move")
     assert move["legal"] is True and not any(r["kind"] == "pending" for r in rulings)
     assert any(r["kind"] == "ranking" and "round 3" in r["summary"] for r in rulings)
+
+
+def test_boats_in_play_setting_names_a_boat_under_a_hand_from_the_first_view():
+    """Ranking Phase: every boat racing has a place. Set as boats 1 and 2, a table showing only
+    boat-1 is an incomplete ranking that names boat-2; without the setting nothing says so."""
+    from referee.game import parse_settings
+    from referee.tornado.game import GAME
+
+    only_one = state({1: (0, Y1)})
+    for boats, hidden in (("1,2", ["tornado/boat-2"]), ("", [])):
+        st = GAME.new_state(parse_settings(GAME, {"course": COURSE, "boats": boats}))
+        step = GAME.step(st, only_one, 0.0)
+        view = GAME.view(step.state).data
+        assert view["turn_rules"]["hidden"] == hidden and view["ranking_incomplete"] is bool(hidden)
+        assert any("boat-2 not seen" in r.summary for r in step.rulings) is bool(hidden)

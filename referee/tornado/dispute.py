@@ -76,7 +76,7 @@ def parse_boats(text: str | None, catalog: Catalog | None = None) -> list[str]:
         item = item.strip()
         name = f"{BOAT_PREFIX}{item}" if item.isdigit() else (item if item.startswith("tornado/") else f"tornado/{item}")
         if name not in known:
-            raise InvalidInputError(f"--boats {text!r}: {item!r} is not a boat of the game "
+            raise InvalidInputError(f"boats {text!r}: {item!r} is not a boat of the game "
                                     f"(boats: {', '.join(n.split('/')[-1] for n in known)})")
         out.append(name)
     return sorted(set(out))

@@ -17,6 +17,7 @@ from referee.rulings import Ruling
 
 from . import picture
 from .course_spec import course_ids, load_course
+from .dispute import parse_boats
 from .referee import RULE_END, TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights
@@ -46,6 +47,11 @@ OPTIONS = (
            format=format_weights, metavar="W"),
     # Grand Prix Mode: three races, points added up. The view of a finished race offers
     # the value of this setting that starts the next race with the totals kept.
+    # Ranking Phase: every boat racing has a place; a boat in play that is not in view
+    # (under a hand) is named and the ranking marked incomplete.
+    Option("boats", "the boats in play, e.g. 1,2,6 (default: those seen, and the decks on the table)",
+           parse_boats, default=(), format=lambda boats: ",".join(b.split("/")[-1] for b in boats),
+           metavar="B"),
     Option("grand_prix", "Grand Prix Mode: 'new' for the first race, or the earlier races' places, e.g. "
            "boat-2=1,boat-1=2;boat-1=1,boat-2=2 (the page offers the next race's value when a race ends)",
            parse_grand_prix_setting, format=format_grand_prix_setting, metavar="RACES"),
@@ -60,7 +66,7 @@ class TornadoSplash:
     options = OPTIONS
 
     def new_state(self, settings: Mapping[str, Any]) -> TornadoState:
-        work = TornadoReferee(settings.get("course"), settings.get("weights"))
+        work = TornadoReferee(settings.get("course"), settings.get("weights"), boats=settings.get("boats") or ())
         work.grand_prix = settings.get("grand_prix")
         return work.to_state()
 

@@ -158,7 +158,7 @@ class TornadoReferee:
     game = "tornado"
 
     def __init__(self, course: str | CourseSpec | None = None, weights=None, catalog: Catalog | None = None,
-                 characters: dict[str, str] | None = None, nominal_fallback: bool = True):
+                 characters: dict[str, str] | None = None, nominal_fallback: bool = True, boats=()):
         self.facts = TornadoGame.make(course, weights, catalog)
         # The live camera may frame only part of the course: by default pieces out
         # of view come from the course file's layout (with a warning); `refcam rank`
@@ -184,7 +184,7 @@ class TornadoReferee:
         self.last_result: RankResult | None = None
         self.game_over_announced = False
         self.table_warned = False
-        self.turnlog = TurnLog()
+        self.turnlog = TurnLog(in_play=tuple(boats))  # boats in play as the players set them
         self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]

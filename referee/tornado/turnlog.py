@@ -15,8 +15,8 @@ with referee/tornado/check.py and keeps what a race needs between turns:
 - Out of Bounds: a card off the table is pending until the token moves; a boat is
   eliminated only when its token moved with no acceptable placement left on the table.
 - Boosting: once a game (a boat whose character card went face down is remembered).
-- Ranking Phase: a boat seen earlier, or whose cards lie on the table, but not seen now
-  is named ("boat-6 not seen: under a hand?"), its last stable position kept and
+- Ranking Phase: a boat in play (set by the players, seen earlier, or whose cards lie on
+  the table) but not seen now is named ("boat-6 not seen: under a hand?"), its last stable position kept and
   flagged, and the ranking is marked incomplete.
 """
 
@@ -56,6 +56,7 @@ class TurnLog:
     boosted: frozenset[str] = frozenset()
     seen: tuple[tuple[str, PiecePose], ...] = ()  # each boat's last stable pose (pairs: stays frozen)
     hidden: tuple[str, ...] = ()
+    in_play: tuple[str, ...] = ()  # the boats the players said are racing (the game's boats setting)
 
     @property
     def last_seen(self) -> dict[str, PiecePose]:
@@ -85,7 +86,8 @@ def _owners_on_table(obs: Observation, owners: Mapping[int, str]) -> set[str]:
 
 
 def _hidden(log: TurnLog, obs: Observation, finished: Sequence[str], owners: Mapping[int, str]) -> list[str]:
-    expected = (set(log.last_seen) | _owners_on_table(obs, owners)) - set(log.eliminated) - set(finished)
+    expected = (set(log.last_seen) | set(log.in_play) | _owners_on_table(obs, owners)) - set(log.eliminated) \
+        - set(finished)
     seen = set(boats_of(obs))
     return sorted(expected - seen)
 
