@@ -185,3 +185,25 @@ def test_table_back_within_the_motion_threshold_counts_as_put_right():
     assert same_table(table(0.0), table(4.9))  # last shift still the same table
     assert not same_table(table(0.0), table(5.1))  # first shift that is a move
     assert not same_table(table(0.0), table(0.0, [PiecePose("kayak/pawn-2", (), 0.0, 0.0, 0.0, 10.0, 0.1)]))
+
+
+def test_rank_history_holds_an_illegal_turn_as_the_live_page_does(tmp_path, capsys):
+    """`rank --history` goes through the game's step: the illegal 4-space turn in the history is
+    reported as pending with its rule, as on the live page."""
+    import json
+
+    from tests.test_cli_bad_input import run_cli
+
+    frames = [_tornado(at, [A]) for at in [(-10, 0, 0), (200, 60, 0), (700, 300, 90), (0, 500, 180),
+                                           (-700, 250, 270), (-257, -20, 0)]]
+    frames.append(_tornado((-37, -20, 0), [A, B, C]))  # 4 spaces, no boost
+    history = tmp_path / "history"
+    history.mkdir()
+    for i, obs in enumerate(frames):
+        (history / f"{i:02d}.json").write_text(json.dumps(obs.to_json()))
+    now = tmp_path / "now.json"
+    now.write_text(json.dumps(frames[-1].to_json()))
+    code, out, err = run_cli(capsys, ["rank", now, "--course", COURSE, "--history", history, "--json"])
+    assert code == 0, err
+    pending = [w for w in json.loads(out)["warnings"] if PENDING_SUMMARY in w]
+    assert len(pending) == 1 and "Racing Card Limitation" in pending[0]

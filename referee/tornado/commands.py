@@ -98,7 +98,7 @@ def run(args, tools: Tools) -> int:
     except MissingPiecesError as exc:
         raise MissingPiecesError(f"{exc} (--strict refuses pieces out of view; without it they come from the "
                                  "course file's layout)") from None
-    history_warnings, states, seen_before = _read_history(referee, args, tools)
+    referee, history_warnings, states, seen_before = _read_history(referee, args, tools)
     result = referee.assess(obs)
     doc = result.to_json()
     if args.history:
@@ -131,10 +131,16 @@ def _referee_for(args, tools: Tools):
     return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, notes
 
 
-def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
+def _read_history(referee, args, tools: Tools) -> tuple[TornadoReferee, list[str], int, set]:
+    """The history through the game's own step, so an illegal turn in it is held as on the
+    live page (referee/pending.py: no place or race end follows from it); returns the
+    referee after it, its warnings (and pending illegal turns), the states read and the boats seen."""
+    from .game import GAME
+
     warnings: list[str] = []
     states = 0
     seen: set[str] = set()
+    state = referee.to_state()
 
     def progress(message: str) -> None:
         print(f"refcam: {message}", file=sys.stderr, flush=True)
@@ -142,10 +148,14 @@ def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
     for label, t, hobs in _history_states(args.history or [], args.camera_file, tools, progress):
         states += 1
         seen |= {p.name for p in hobs.pieces if p.name.startswith("tornado/boat-")}
-        for r in referee.observe_stable(hobs, t):
-            if r.kind == "warning" and not any(r.summary in w for w in warnings):
-                warnings.append(f"history {label}: {r.summary}")
-    return warnings, states, seen
+        step = GAME.step(state, hobs, t)
+        state = step.state
+        for r in step.rulings:
+            said = r.summary if r.kind == "warning" else f"{r.summary} ({r.rule}: {r.details.get('why', '')})" \
+                if r.kind == "pending" else None
+            if said is not None and not any(said in w for w in warnings):
+                warnings.append(f"history {label}: {said}")
+    return TornadoReferee.from_state(state), warnings, states, seen
 
 
 def format_table(doc: dict) -> str:
