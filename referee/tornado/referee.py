@@ -543,9 +543,11 @@ class TornadoReferee:
             merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
             over = []
         violations += over
-        # the turn rules' findings for this boat (turnlog.py) belong to its move
+        # the turn rules' findings for this boat (turnlog.py) belong to its move; a rule this
+        # step already found broken (the spaces of the turn) is not said a second time
+        found = {v.rule for v in violations}
         violations += [Violation(boat, rule(r.section), r.summary, eliminates=r.section == RULE_OUT.section,
-                                 cards=r.cards) for r in folded]
+                                 cards=r.cards) for r in folded if rule(r.section) not in found]
 
         for v in violations:
             self.violations.append((t, v))
