@@ -118,7 +118,7 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
                "violations")
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
-                               "gate_depth_mm", "turnlog", "grand_prix")
+                               "gate_depth_mm", "turnlog", "grand_prix", "guard")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +185,7 @@ class TornadoReferee:
         self.game_over_announced = False
         self.table_warned = False
         self.turnlog = TurnLog(in_play=tuple(boats))  # boats in play as the players set them
+        self.guard = TurnGuard()  # kept as it is here: the game step sets it (referee/pending.py)
         self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
