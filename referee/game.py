@@ -180,7 +180,7 @@ class Explanation:
 
 
 # What players may tell the referee that the camera cannot see ("players declare").
-ACCEPT_ILLEGAL = "accept-illegal"  # players accept an illegal turn as played (wired per game at merge)
+ACCEPT_ILLEGAL = "accept-illegal"  # players accept an illegal turn as played (referee/pending.py)
 _KIND = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _SUBJECT = re.compile(r"[^\s=@]{1,64}")
 _DECLARATION = re.compile(r"(?P<kind>\S+)(?:\s+(?P<subject>[^\s=@]+))?(?:\s*=\s*(?P<value>[^@]*?))?"

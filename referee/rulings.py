@@ -15,8 +15,9 @@ from .catalog import json_ready
 class Ruling:
     """One entry of the rulings log.
 
-    kind: "move", "ranking", "finish", "violation", "state", "warning", or "declared" (what
-    the players declared, which the camera cannot see: referee.game.Declaration).
+    kind: "move", "ranking", "finish", "violation", "state", "warning", "pending" (an
+    illegal turn not yet put right or accepted: referee/pending.py) or "declared" (what the
+    players declared, which the camera cannot see: referee.game.Declaration).
     legal: True/False for a move, None where legality does not apply.
     rule: the rulebook section it rests on: a referee.game.RuleRef, or text where the
     ruling rests on no rulebook section; its JSON is always the text, e.g.

@@ -530,11 +530,13 @@ def test_serve_accepts_a_course_file(tmp_path):
         config["SOURCE"].close()
 
 
-def test_rank_strict_on_another_course_names_the_missing_pieces(capsys):
-    # samples/tornado/000.jpg is Raindrop Road; --strict refuses pieces out of view, as rank used to
-    code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg", "--course", "tornado-circuit",
-                                    "--strict"])
-    assert_one_line_error(code, err, "'tornado-circuit'", "needs pieces not found", "--strict")
+def test_rank_on_another_course_is_refused_naming_what_contradicts_it(capsys):
+    # samples/tornado/000.jpg is Raindrop Road: the course given does not fit the pieces in view
+    # (issue 21), with or without --strict
+    for strict in ([], ["--strict"]):
+        code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg", "--course", "tornado-circuit"]
+                               + strict)
+        assert_one_line_error(code, err, "'tornado-circuit'", "does not fit the pieces in view", "raindrop-road")
 
 
 def test_rank_without_course_identifies_it_from_the_pieces_in_view(capsys):

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from referee.errors import InvalidInputError, RefcamError
-from referee.game import Declaration, parse_settings
+from referee.game import ACCEPT_ILLEGAL, Declaration, parse_settings
 from referee.registry import get_game, register, unregister
 from tests.toy_game import GAME as COUNTER
 
@@ -204,6 +204,8 @@ def test_tornado_names_the_grand_prix_winner_and_a_tie_as_a_tie(earlier, winner,
     for f in sorted((RACE / "stable").glob("*.observation.json")):
         doc = json.loads(f.read_text())
         step = GAME.step(state, Observation.from_json(doc), doc["t"])
+        if any(r.kind == "pending" for r in step.rulings):  # the script plays on: the players accept it
+            step = GAME.declare(step.state, Declaration(ACCEPT_ILLEGAL), doc["t"])
         state, said = step.state, said + [r for r in step.rulings if "Grand Prix over" in r.summary]
     assert len(said) == 1  # said once, when the third race is scored
     final = GAME.view(state).data["grand_prix"]["final"]

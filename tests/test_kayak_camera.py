@@ -11,6 +11,7 @@ import pytest
 from referee.game import Game, parse_settings
 from referee.kayak.errors import KayakError, RiverReadError
 from referee.kayak.game import GAME
+from referee.kayak.pending import accept_illegal_turn
 from referee.kayak.position import Space, from_text
 from referee.kayak.river import read_river
 from tests.kayak_tools import SAMPLES, FakeTools, observation_of, truth_observation, visible_names
@@ -183,6 +184,11 @@ def test_rules_session_is_ruled_from_start_to_end():
         step = game.step(state, observation, t)
         state = step.state
         moves += [r for r in step.rulings if r.kind == "move"]
+        if any(r.kind == "pending" for r in step.rulings):
+            # the script plays on from the illegal turn's river: the players accept it
+            # (referee/pending.py); until then the game is held at the last legal river
+            assert state.position.text() == moves[-1].details["before"]
+            state = accept_illegal_turn(state, t).state
     events = [json.loads(x)["event"] for x in (RULES_SESSION / "truth.jsonl").read_text().splitlines()]
     events = [e for e in events if e]
     assert len(moves) == len(events) >= 10
@@ -205,7 +211,10 @@ def test_step_kayak_joining_winner_and_cannot_tell():
     steps.append(GAME.step(steps[-1].state, observation_of("0A/7A 1@1.2.0,2@0.0.3"), 1.0))
     assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("state", True)]
     steps.append(GAME.step(steps[-1].state, observation_of("0A/7A 1@1.2.0,2@0.0.3,3@1.1.4"), 2.0))
-    assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("violation", False)]
+    assert [(r.kind, r.legal) for r in steps[-1].rulings] == [("violation", False), ("pending", None)]
+    # the players accept pawn-3 where it is (referee/pending.py): play goes on from there
+    steps.append(accept_illegal_turn(steps[-1].state, 2.5))
+    assert steps[-1].state.position.where(3) is not None
     steps.append(GAME.step(steps[-1].state, observation_of("0A/7A 1@1.2.0,3@1.1.4"), 3.0))
     assert "cannot tell: kayak/pawn-2 not in view" in steps[-1].rulings[0].summary
     steps.append(GAME.step(steps[-1].state, observation_of("0A/7A 1@1.3.0,2@0.0.3,3@1.1.4"), 4.0))
@@ -229,8 +238,13 @@ def test_replay_command_through_vision_on_the_rules_session(capsys):
     events = [e for e in events if e]
     moves = [r for r in doc["rulings"] if r["kind"] == "move"]
     assert [m["details"]["after"] for m in moves] == [e["after"] for e in events]
-    assert [m["legal"] for m in moves] == [e["legal"] for e in events]
-    assert len(doc["illegal"]) == 1 and doc["final"] == events[-1]["after"] and doc["winner"] is None
+    k = next(i for i, e in enumerate(events) if not e["legal"])
+    assert [m["legal"] for m in moves[:k + 1]] == [e["legal"] for e in events[:k + 1]]
+    # the script plays on from the illegal river, but a replay holds no players' word accepting
+    # it (referee/pending.py): each later turn is judged from the last legal river, and stays illegal
+    assert all(m["legal"] is False and m["details"]["before"] == events[k]["before"] for m in moves[k + 1:])
+    assert len([r for r in doc["rulings"] if r["kind"] == "pending"]) == len(events) - k
+    assert doc["final"] == events[k]["before"] and doc["winner"] is None
 
 
 def test_kayak_check_takes_text_positions_in_place_of_files(capsys):
@@ -297,4 +311,7 @@ def test_live_play_rules_a_kayak_paddled_onto_a_rock():
     step = GAME.step(state, observation_of("0A/1A 1@0.2.2"), 1.0)
     move = next(r for r in step.rulings if r.kind == "move")
     assert move.legal is False and move.rule == "Kayak Chaos, Rocks"
-    assert step.state.position == from_text("0A/1A 1@0.2.2")
+    # pending until put right or accepted (referee/pending.py): the game stays at the last legal river
+    assert any(r.kind == "pending" for r in step.rulings)
+    assert step.state.position == from_text("0A/1A 1@0.0.2")
+    assert accept_illegal_turn(step.state, 2.0).state.position == from_text("0A/1A 1@0.2.2")

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..game import Declarable, Declaration, RuleRef, Step, check_declaration, declared_ruling
+from ..game import ACCEPT_ILLEGAL, Declarable, Declaration, RuleRef, Step, check_declaration, declared_ruling
+from ..pending import accept_declarable, accepted_by_players
 from .explain import RULES
 from .moves import PASS, legal_moves, push
+from .pending import accept_illegal_turn
 from .position import COACHES, other
 
 INVISIBLE_EVENTS = ("a pass: a coach whose kangaroos cannot move leaves the board unchanged",)
@@ -22,7 +24,9 @@ INVISIBLE_EVENTS = ("a pass: a coach whose kangaroos cannot move leaves the boar
 def declarables(game, state) -> tuple[Declarable, ...]:
     """A pass, by the coach to move (either coach while whose turn it is is still unknown)."""
     pos = state.position
-    if pos is None or pos.winner or state.illegal is not None:
+    if state.guard.illegal is not None:
+        return accept_declarable(state)
+    if pos is None or pos.winner:
         return ()
     coaches = (pos.to_move,) if state.turn_known else COACHES
     return (Declarable("pass", "passes (no kangaroo can move)", coaches, _rule(game),
@@ -31,6 +35,8 @@ def declarables(game, state) -> tuple[Declarable, ...]:
 
 def declare(game, state, declaration: Declaration, t: float) -> Step:
     check_declaration(game, state, declaration)
+    if declaration.kind == ACCEPT_ILLEGAL:
+        return accepted_by_players(game.id, state, declaration, t, accept_illegal_turn)
     coach = declaration.subject
     pos = state.position
     if pos.to_move != coach:  # whose turn was unknown: the players just told us

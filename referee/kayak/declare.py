@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..game import Declarable, Declaration, Step, check_declaration, declared_ruling
+from ..game import ACCEPT_ILLEGAL, Declarable, Declaration, Step, check_declaration, declared_ruling
+from ..pending import accept_declarable, accepted_by_players
 from .errors import GAME_ID, rule
 from .explain import MAX_ACTIONS
+from .pending import accept_illegal_turn
 from .position import pawn_name
 
 INVISIBLE_EVENTS = ("whose turn it is", "cards discarded as actions", "a Life Ring played on another's turn",
@@ -31,6 +33,10 @@ def _pawns(state) -> tuple[str, ...]:
 
 
 def declarables(state) -> tuple[Declarable, ...]:
+    return _turn_declarables(state) + accept_declarable(state)
+
+
+def _turn_declarables(state) -> tuple[Declarable, ...]:
     pawns = _pawns(state)
     if not pawns or state.winner:
         return ()
@@ -54,6 +60,8 @@ def declarables(state) -> tuple[Declarable, ...]:
 
 def declare(game, state, declaration: Declaration, t: float) -> Step:
     check_declaration(game, state, declaration)
+    if declaration.kind == ACCEPT_ILLEGAL:
+        return accepted_by_players(game.id, state, declaration, t, accept_illegal_turn)
     pawn = int(declaration.subject.split("-")[-1])
     who = declaration.subject
     if declaration.kind == "turn":

@@ -14,6 +14,7 @@ from ..catalog import Catalog, default_catalog
 from ..errors import InvalidInputError, RefcamError
 from ..game import Declarable, Declaration, Explanation, Option, Shape, Step, View
 from ..observation import Observation
+from ..pending import TurnGuard, guarded_step, pending_json
 from ..rulings import Ruling
 from . import declare
 from .errors import GAME_ID, GAME_TITLE, rule
@@ -55,6 +56,7 @@ class KayakState:
     turn_of: int | None = None
     spent_actions: int = 0
     short_hands: tuple[int, ...] = ()
+    guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
 
 
 class KayakGame:
@@ -80,6 +82,20 @@ class KayakGame:
 
     # --- step -----------------------------------------------------------------------------------
     def step(self, state: KayakState, observation: Observation, t: float) -> Step:
+        """One stable state ruled on; an illegal turn holds the game (referee/pending.py): the
+        win it would give is recorded only once the players accept it."""
+        return guarded_step(GAME_ID, self._rule_step, state, observation, t, follows=_follows_from_turn,
+                            restored=self._restored)
+
+    def _restored(self, state: KayakState, observation: Observation) -> bool:
+        """The river read from the observation is the state's river (kayaks where they were)."""
+        try:
+            reading = read_river(observation, self.book, self.catalog)
+        except RefcamError:
+            return False
+        return not reading.problems and reading.position == state.position
+
+    def _rule_step(self, state: KayakState, observation: Observation, t: float) -> Step:
         blocked = next((w for w in observation.warnings if any(k in w.lower() for k in _OCCLUSION_WORDS)), None)
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
@@ -177,6 +193,7 @@ class KayakGame:
         data: dict[str, Any] = {"lanes": book.lanes, "rows": book.rows, "space_mm": book.space_mm,
                                 "advanced": state.advanced, "turns": state.turns, "cannot_tell": state.cannot_tell,
                                 "winner": pawn_name(state.winner) if state.winner else None,
+                                "illegal_turn": pending_json(state),
                                 "tiles": [], "kayaks": [], "text": pos.text() if pos else None}
         if pos is not None:
             for i, rt in enumerate(pos.tiles):
@@ -241,6 +258,11 @@ class KayakGame:
 
     def declare(self, state: KayakState, declaration: Declaration, t: float) -> Step:
         return declare.declare(self, state, declaration, t)
+
+
+def _follows_from_turn(ruling: Ruling) -> bool:
+    """Game End: reaching the Finish wins; a turn ruled illegal must not win (referee/pending.py)."""
+    return ruling.kind == "finish"
 
 
 def _caption(state: KayakState) -> tuple[str, ...]:

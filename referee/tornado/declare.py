@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from referee.game import Declarable, Declaration, Step, check_declaration, declared_ruling
+from referee.game import ACCEPT_ILLEGAL, Declarable, Declaration, Step, check_declaration, declared_ruling
 from referee.errors import InvalidInputError
+from referee.pending import accept_declarable, accepted_by_players
 
+from .pending import accept_illegal_turn
+from .referee import TornadoReferee
 from .rules import rule
 
 INVISIBLE_EVENTS = ("a pass (0 spaces)", "the order of choices at the start gate",
@@ -63,15 +66,20 @@ def declarables(state, grand_prix_final: dict | None) -> tuple[Declarable, ...]:
         out.append(Declarable("grand-prix-winner", "the Grand Prix winner among the tied",
                               tuple(short(b) for b in grand_prix_final["leaders"]), RULE_GRAND_PRIX,
                               "the rulebook gives no tie-break on points: the players name the winner"))
-    return tuple(out)
+    return tuple(out) + accept_declarable(state)
 
 
 def declare(game, state, declaration: Declaration, t: float, grand_prix_final: dict | None) -> Step:
     check_declaration(_Offered(game, grand_prix_final), state, declaration)
     kept = dataclasses.replace(declaration, t=t)
+    if declaration.kind == ACCEPT_ILLEGAL:
+        return accepted_by_players(game.id, state, declaration, t, accept_illegal_turn)
     if declaration.kind == "pass":
         boat = BOAT_PREFIX + declaration.subject
-        new = dataclasses.replace(state, declared_passes=state.declared_passes | {boat})
+        # the turn rules and the round count take the pass too (turns.begins_round)
+        work = TornadoReferee.from_state(state)
+        work.declare_pass(boat)
+        new = dataclasses.replace(work.to_state(), declared_passes=state.declared_passes | {boat})
         summary = f"{declaration.subject} passes (0 spaces): its turn in round {state.rounds.round} is over"
         return Step(new, (declared_ruling(game.id, declaration, t, summary, str(RULE_PASS)),))
     if declaration.kind == "grand-prix-winner":

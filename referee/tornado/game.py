@@ -13,12 +13,14 @@ from typing import Any, Mapping
 
 from referee.game import Command, Declarable, Declaration, Explanation, Offer, Option, Shape, Step, View
 from referee.observation import Observation
+from referee.pending import guarded_step, pending_json
 from referee.rulings import Ruling
 
 from . import declare, picture
 from .course_spec import course_ids, load_course
 from .declare import RULE_GRAND_PRIX, grand_prix_final, short
-from .referee import TornadoReferee, TornadoState
+from .dispute import parse_boats
+from .referee import RULE_END, TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights
 
@@ -47,6 +49,11 @@ OPTIONS = (
            format=format_weights, metavar="W"),
     # Grand Prix Mode: three races, points added up. The view of a finished race offers
     # the value of this setting that starts the next race with the totals kept.
+    # Ranking Phase: every boat racing has a place; a boat in play that is not in view
+    # (under a hand) is named and the ranking marked incomplete.
+    Option("boats", "the boats in play, e.g. 1,2,6 (default: those seen, and the decks on the table)",
+           parse_boats, default=(), format=lambda boats: ",".join(b.split("/")[-1] for b in boats),
+           metavar="B"),
     Option("grand_prix", "Grand Prix Mode: 'new' for the first race, or the earlier races' places, e.g. "
            "boat-2=1,boat-1=2;boat-1=1,boat-2=2 (the page offers the next race's value when a race ends)",
            parse_grand_prix_setting, format=format_grand_prix_setting, metavar="RACES"),
@@ -61,18 +68,19 @@ class TornadoSplash:
     options = OPTIONS
 
     def new_state(self, settings: Mapping[str, Any]) -> TornadoState:
-        work = TornadoReferee(settings.get("course"), settings.get("weights"))
+        work = TornadoReferee(settings.get("course"), settings.get("weights"), boats=settings.get("boats") or ())
         work.grand_prix = settings.get("grand_prix")
         return work.to_state()
 
     def step(self, state: TornadoState, observation: Observation, t: float) -> Step:
-        work = TornadoReferee.from_state(state)
-        rulings = work.observe_stable(observation, t)
-        after = work.to_state()
+        """One stable state ruled on; an illegal turn holds the race (referee/pending.py)."""
+        ruled = guarded_step(self.id, _rule_step, state, observation, t, follows=follows_from_turn,
+                             is_illegal=is_illegal_turn)
         # the declarations live beside the worksheet's fields; a pass lasts until its round ends
+        after = ruled.state
         passes = state.declared_passes if after.rounds.round == state.rounds.round else frozenset()
         after = dataclasses.replace(after, declared_passes=passes, declared=state.declared)
-        return Step(after, tuple(rulings) + self._grand_prix_over(state, after, t))
+        return Step(after, tuple(ruled.rulings) + self._grand_prix_over(state, after, t))
 
     def _grand_prix_over(self, before: TornadoState, after: TornadoState, t: float) -> tuple[Ruling, ...]:
         """Grand Prix Mode: the third race just scored; the most points wins (a tie is said as one)."""
@@ -102,6 +110,7 @@ class TornadoSplash:
         if state.declared_passes or state.declared:
             data["declared"] = {"passed_this_round": sorted(short(b) for b in state.declared_passes),
                                 "declarations": [str(d) for d in state.declared]}
+        data["illegal_turn"] = pending_json(state)
         return View("ranking", data, title=TITLE, offers=_next_race_offer(data.get("grand_prix")))
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
@@ -126,7 +135,9 @@ class TornadoSplash:
         return declare.declarables(state, _final(state))
 
     def declare(self, state: TornadoState, declaration: Declaration, t: float) -> Step:
-        return declare.declare(self, state, declaration, t, _final(state))
+        # an accepted illegal turn may be the one that scores the Grand Prix's third race
+        step = declare.declare(self, state, declaration, t, _final(state))
+        return Step(step.state, tuple(step.rulings) + self._grand_prix_over(state, step.state, t))
 
 
 def _final(state: TornadoState) -> dict | None:
@@ -134,6 +145,25 @@ def _final(state: TornadoState) -> dict | None:
     if state.grand_prix is None:
         return None
     return grand_prix_final(TornadoReferee.from_state(state)._grand_prix_json(), state.declared)
+
+
+def _rule_step(state: TornadoState, observation: Observation, t: float) -> Step:
+    work = TornadoReferee.from_state(state)
+    rulings = work.observe_stable(observation, t)
+    return Step(work.to_state(), tuple(rulings))
+
+
+def follows_from_turn(ruling: Ruling) -> bool:
+    """What a turn leads to and an illegal turn must not (referee/pending.py): a finishing
+    place (Crossing the Finish Line), the race's end (Ending the Game) and the new standings
+    (Ranking Phase), and with them the Grand Prix points, which come from the race's end."""
+    return ruling.kind in ("finish", "ranking") or ruling.rule == RULE_END
+
+
+def is_illegal_turn(ruling: Ruling) -> bool:
+    """A ruling that makes the turn illegal. Out of Bounds is not one: there the rulebook
+    itself says what follows (the boat is eliminated), so nothing is held back."""
+    return ruling.legal is False and not str(ruling.rule or "").endswith("Out of Bounds")
 
 
 def _next_race_offer(grand_prix: dict | None) -> tuple[Offer, ...]:

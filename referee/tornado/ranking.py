@@ -18,12 +18,13 @@ With independent measures this is exactly 2 * sqrt(sigma1^2 + sigma2^2).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import geometry as g
 from .course import Course
 
 EQUIDISTANT = "equidistant within measurement"
+CANNOT_TELL = "cannot tell"  # a line crossing within the measurement leaves the pair's order open
 # SPEC section 3: the band is two combined standard uncertainties wide.
 BAND_SIGMAS = 2.0
 
@@ -117,14 +118,18 @@ class Call:
 
     ahead: str
     behind: str
-    verdict: str  # "ahead", EQUIDISTANT, or "zone" (different zones)
+    verdict: str  # "ahead", EQUIDISTANT, "zone" (different zones) or CANNOT_TELL
     delta: float = 0.0
     sigma: float = 0.0
     kind: str = ""
+    note: str = ""  # a line crossing within the measurement: the readings weighed, in words
 
     def to_json(self) -> dict:
-        return {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
-                "sigma": round(self.sigma, 3), "kind": self.kind}
+        d = {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
+             "sigma": round(self.sigma, 3), "kind": self.kind}
+        if self.note:
+            d["note"] = self.note
+        return d
 
 
 @dataclass(frozen=True)
@@ -137,34 +142,65 @@ class Racer:
     measure: Measure
     position: g.Point
     sigma_mm: float
+    # Judging Line Crossings too close to call: its measure had its movement space crossed
+    # its zone's exit line (it would be in the next zone), and that doubt in words.
+    next_zone: Measure | None = None
+    doubt: str = ""
+
+    def readings(self) -> list[tuple[int, Measure]]:
+        """(zone, measure) on each reading of its crossing: counted where its reference point
+        is, and, when the crossing is too close to call, one zone on."""
+        out = [(self.zone, self.measure)]
+        return out + [(self.zone + 1, self.next_zone)] if self.next_zone is not None else out
 
 
 def compare(course: Course, a: Racer, b: Racer) -> Call:
-    """Compare two located boats (a listed first only for a stable output)."""
-    if a.zone == b.zone:
-        delta = a.measure.value - b.measure.value
-        comb = _difference_sigma(course, a, b)
-        first, second = (a, b) if delta <= 0 else (b, a)
-        verdict = EQUIDISTANT if within_band(delta, comb, 0.0) else "ahead"
-        return Call(first.name, second.name, verdict, abs(delta), comb, a.measure.kind)
-    first, second = (a, b) if a.zone > b.zone else (b, a)
-    if first.zone == second.zone + 1 and second.zone < len(course.zones):
-        # Boats on either side of the same boundary line: a line crossing within the
-        # measurement's own uncertainty is no confident call either (SPEC section 3).
-        line = course.zones[second.zone].exit
-        d_first, d_second = -line.signed(first.position), -line.signed(second.position)
-        comb = straight_difference_sigma(line, first.position, first.sigma_mm, second.position, second.sigma_mm)
-        delta = d_second - d_first
-        if within_band(delta, comb, 0.0):
-            return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, "distance_mm")
-    return Call(first.name, second.name, "zone", float(first.zone - second.zone), 0.0, "zone")
+    """Compare two located boats (a listed first only for a stable output).
+
+    Tokens are in Different Zones: the zone nearer the finish is ahead, however close
+    the two boats stand. A boat whose movement space is within the measurement of its
+    zone's exit line (Judging Line Crossings too close to call) is weighed on both
+    readings, crossed and not: when they agree the order stands and says so; when they
+    do not, the pair is CANNOT_TELL, never a confident order (SPEC section 3)."""
+    calls = [_reading_call(course, a, za, ma, b, zb, mb) for za, ma in a.readings() for zb, mb in b.readings()]
+    base = calls[0]
+    if len(calls) == 1:
+        return base
+    doubts = "; ".join(r.doubt for r in (a, b) if r.doubt)
+    if all(c.verdict != EQUIDISTANT for c in calls) and len({c.ahead for c in calls}) == 1:
+        return replace(base, note=f"{doubts}: {_short(base.ahead)} is ahead on every reading")
+    outcomes = sorted({_outcome(c) for c in calls})
+    return Call(base.ahead, base.behind, CANNOT_TELL, base.delta, base.sigma, base.kind,
+                note=f"{doubts}: the readings disagree ({'; '.join(outcomes)})")
 
 
-def _difference_sigma(course: Course, a: Racer, b: Racer) -> float:
-    """Uncertainty of a.measure - b.measure for two boats in the same zone."""
-    if a.zone == course.finished_zone:
+def _reading_call(course: Course, a: Racer, za: int, ma: Measure, b: Racer, zb: int, mb: Measure) -> Call:
+    """The call between a in zone za and b in zone zb (Ranking Phase)."""
+    if za != zb:
+        first, second = (a, b) if za > zb else (b, a)
+        return Call(first.name, second.name, "zone", float(abs(za - zb)), 0.0, "zone")
+    delta = ma.value - mb.value
+    comb = _difference_sigma(course, za, a, b)
+    first, second = (a, b) if delta <= 0 else (b, a)
+    verdict = EQUIDISTANT if within_band(delta, comb, 0.0) else "ahead"
+    return Call(first.name, second.name, verdict, abs(delta), comb, ma.kind)
+
+
+def _outcome(c: Call) -> str:
+    if c.verdict == EQUIDISTANT:
+        return f"{_short(c.ahead)} and {_short(c.behind)} {EQUIDISTANT}"
+    return f"{_short(c.ahead)} ahead" + (" by zone" if c.verdict == "zone" else "")
+
+
+def _short(name: str) -> str:
+    return name.split("/")[-1]
+
+
+def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
+    """Uncertainty of the difference of a's and b's measures, both in ``zone``."""
+    if zone == course.finished_zone:
         return straight_difference_sigma(course.finish, a.position, a.sigma_mm, b.position, b.sigma_mm)
-    z = course.zones[a.zone]
+    z = course.zones[zone]
     if z.kind == "curve":
         return curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, a.sigma_mm, b.position, b.sigma_mm)
     return straight_difference_sigma(z.exit, a.position, a.sigma_mm, b.position, b.sigma_mm)

@@ -71,7 +71,11 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     if game:
         check_pieces_game(folder, game)
     game = game or source.info.game or game_ids()[0]
-    settings_for(get_game(game), dict(options or {}))  # refuse bad settings before the long part
+    options, notes = session_options(folder, get_game(game), source.session.header, dict(options or {}))
+    for note in notes:
+        if on_warning:
+            on_warning(note)
+    settings_for(get_game(game), options)  # refuse bad settings before the long part
     if camera is None and source.info.camera_file is not None:
         from calibration.camera import CameraModel
 
@@ -129,6 +133,26 @@ def declarations_of(folder) -> list:
     from vision.session import read_session
 
     return [Declaration.from_json(d) for d in read_session(folder).declarations()]
+
+def session_options(folder, game, header: dict, options: dict) -> tuple[dict, list[str]]:
+    """A session's own settings, for each option of the game not given on the command line:
+    a file named after the option in the session folder (``course.json`` for ``--course``),
+    else the session header's text under the option's name. Returns (options, notes saying
+    which were taken from the session)."""
+    from pathlib import Path
+
+    out, notes = dict(options), []
+    for option in game.options:
+        if out.get(option.name) not in (None, ""):
+            continue
+        own = Path(folder) / f"{option.name}.json"
+        if own.is_file():
+            out[option.name] = str(own)
+            notes.append(f"{option.flag} not given: the session's own {own.name} is used")
+        elif isinstance(header.get(option.name), str):
+            out[option.name] = header[option.name]
+            notes.append(f"{option.flag} not given: the session's {option.name} {header[option.name]!r} is used")
+    return out, notes
 
 
 def check_pieces_game(folder, game: str, frames_to_look: int = 3) -> None:
