@@ -100,6 +100,12 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
                              loop=args.loop)
     game = args.game or source.info.game or game_ids()[0]
     try:
+        if isinstance(source, SessionSource):  # a session's own settings (its course.json), as replay takes them
+            from webui.commands.replay import session_options
+
+            options, notes = session_options(source.session.folder, get_game(game), source.session.header, options)
+            for note in notes:
+                print(f"refcam serve: {note}", file=stderr)
         settings_for(get_game(game), options)  # refuse bad settings before serving
         if camera is None and source.info.camera_file is not None:
             camera = CameraModel.load(source.info.camera_file)
