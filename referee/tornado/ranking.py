@@ -18,7 +18,7 @@ With independent measures this is exactly 2 * sqrt(sigma1^2 + sigma2^2).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import geometry as g
 from .course import Course
@@ -80,6 +80,18 @@ def curve_difference_sigma(vertex: g.Point, sigma_vertex: float, p: g.Point, sig
     return math.degrees(math.sqrt((sigma_p / rho_p) ** 2 + (sigma_q / rho_q) ** 2 + shared ** 2))
 
 
+def measure_direction_deg(course: Course, zone: int, p: g.Point) -> float:
+    """The table direction in which a boat's position moves its measure: across the boundary
+    line it is measured to (straight zone, past the finish), across the ray from the curve
+    marker (curve zone). A sticker stuck off along the boat matters there, one stuck off
+    sideways hardly (SPEC section 2, placement tolerance)."""
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        v = course.zones[zone].vertex
+        return math.degrees(math.atan2(p[1] - v[1], p[0] - v[0])) + 90.0
+    line = course.finish if zone == course.finished_zone else course.zones[zone].exit
+    return g.angle_deg(line.forward)
+
+
 def measure(course: Course, zone: int, p: g.Point, sigma_boat: float) -> Measure:
     """The Ranking Phase measure of a point in a zone.
 
@@ -121,10 +133,16 @@ class Call:
     delta: float = 0.0
     sigma: float = 0.0
     kind: str = ""
+    # set when the pair is equidistant only because of how the stickers were stuck: the band
+    # (measure units) that the placement tolerance alone gives; 0 otherwise
+    placement_band: float = 0.0
 
     def to_json(self) -> dict:
-        return {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
-                "sigma": round(self.sigma, 3), "kind": self.kind}
+        d = {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
+             "sigma": round(self.sigma, 3), "kind": self.kind}
+        if self.placement_band:
+            d["placement_band"] = round(self.placement_band, 3)
+        return d
 
 
 @dataclass(frozen=True)
@@ -136,7 +154,13 @@ class Racer:
     zone: int
     measure: Measure
     position: g.Point
-    sigma_mm: float
+    sigma_mm: float  # along the direction its measure moves, stickers' placement included
+    placement_mm: float = 0.0  # the stickers' placement term of sigma_mm
+
+    def measurement_only(self) -> "Racer":
+        """The same boat as if its stickers sat exactly where the catalog says."""
+        return replace(self, sigma_mm=math.sqrt(max(0.0, self.sigma_mm ** 2 - self.placement_mm ** 2)),
+                       placement_mm=0.0)
 
 
 def compare(course: Course, a: Racer, b: Racer) -> Call:
@@ -145,8 +169,12 @@ def compare(course: Course, a: Racer, b: Racer) -> Call:
         delta = a.measure.value - b.measure.value
         comb = _difference_sigma(course, a, b)
         first, second = (a, b) if delta <= 0 else (b, a)
-        verdict = EQUIDISTANT if within_band(delta, comb, 0.0) else "ahead"
-        return Call(first.name, second.name, verdict, abs(delta), comb, a.measure.kind)
+        if not within_band(delta, comb, 0.0):
+            return Call(first.name, second.name, "ahead", abs(delta), comb, a.measure.kind)
+        limit = 0.0
+        if not within_band(delta, _difference_sigma(course, a.measurement_only(), b.measurement_only()), 0.0):
+            limit = BAND_SIGMAS * _placement_difference(course, a, b)
+        return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, a.measure.kind, limit)
     first, second = (a, b) if a.zone > b.zone else (b, a)
     if first.zone == second.zone + 1 and second.zone < len(course.zones):
         # Boats on either side of the same boundary line: a line crossing within the
@@ -156,8 +184,30 @@ def compare(course: Course, a: Racer, b: Racer) -> Call:
         comb = straight_difference_sigma(line, first.position, first.sigma_mm, second.position, second.sigma_mm)
         delta = d_second - d_first
         if within_band(delta, comb, 0.0):
-            return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, "distance_mm")
+            alone = straight_difference_sigma(line, first.position, first.measurement_only().sigma_mm,
+                                              second.position, second.measurement_only().sigma_mm)
+            limit = 0.0 if within_band(delta, alone, 0.0) else BAND_SIGMAS * math.hypot(first.placement_mm,
+                                                                                        second.placement_mm)
+            return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, "distance_mm", limit)
     return Call(first.name, second.name, "zone", float(first.zone - second.zone), 0.0, "zone")
+
+
+def _placement_difference(course: Course, a: Racer, b: Racer) -> float:
+    """The part of a.measure - b.measure's uncertainty that the stickers' placement alone gives
+    (mm, or degrees at the curve marker)."""
+    if a.zone != course.finished_zone and course.zones[a.zone].kind == "curve":
+        v = course.zones[a.zone].vertex
+        return math.degrees(math.hypot(a.placement_mm / max(g.dist(a.position, v), 1.0),
+                                       b.placement_mm / max(g.dist(b.position, v), 1.0)))
+    return math.hypot(a.placement_mm, b.placement_mm)
+
+
+def placement_warning(call: Call) -> str:
+    """SPEC section 2: a pair that only the stickers' placement keeps from a confident call, in words."""
+    unit = " mm" if call.kind == "distance_mm" else "°"
+    a, b = call.ahead.split("/")[-1], call.behind.split("/")[-1]
+    return (f"{a} and {b}: {call.delta:.1f}{unit} apart; the stickers' placement alone allows "
+            f"±{call.placement_band:.1f}{unit}: measure your boats (`refcam measure tornado-boats`) to call this")
 
 
 def _difference_sigma(course: Course, a: Racer, b: Racer) -> float:

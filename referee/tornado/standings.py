@@ -21,7 +21,8 @@ from .errors import DuplicateBoatError, WeightsError
 from .crossing import zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
 from .pairs import GROUPING_RULE
-from .ranking import EQUIDISTANT, Call, Measure, Racer, measure, order_racers
+from .ranking import (EQUIDISTANT, Call, Measure, Racer, measure, measure_direction_deg, order_racers,
+                      placement_warning)
 from .rounds import final_places, hand_sizes
 from .zones import Location, is_on_start_gate, locate
 
@@ -254,7 +255,8 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
         if r.finished is True:
             crossing_now.append((name, r.measure.value))
         else:
-            racers.append(Racer(name, game.weight(name), r.zone_index, r.measure, r.position, b.sigma_mm))
+            sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
+            racers.append(Racer(name, game.weight(name), r.zone_index, r.measure, r.position, sigma, placement))
 
     # First Round Ranking: all tokens on the start gate stand equally far from the
     # finish; their weights alone decide.
@@ -266,6 +268,7 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     on_gate = {r.name for r in racers if located[r.name][1].on_start_gate and r.zone == 0
                and located[r.name][2] is None}
     ordering = order_racers(course, racers, all_equal=first_round, on_gate=on_gate)
+    warnings.extend(placement_warning(c) for c in ordering.calls if c.placement_band)
     crossing = _crossing_order(crossing_now, memory, warnings)
     return _places(game, course, cards, results, crossing, ordering, first_round, memory, warnings)
 
@@ -319,7 +322,7 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
         loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
                        loc.on_start_gate)
         base["how"] = loc.how
-    m = measure(course, loc.zone, p, b.sigma_mm)
+    m = measure(course, loc.zone, p, _sigma_toward_measure(course, loc.zone, b)[0])
     fcall = None
     finished: bool | str = False
     if loc.zone >= len(course.zones) - 1:
@@ -334,6 +337,13 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
     zone_kind = "finish" if loc.zone == course.finished_zone else course.zones[loc.zone].kind
     return BoatResult(status="racing", rank=None, zone=course.zone_name(loc.zone), zone_index=loc.zone,
                       zone_kind=zone_kind, measure=m, finished=finished, finish=fcall, **base)
+
+
+def _sigma_toward_measure(course: Course, zone: int, b: PiecePose) -> tuple[float, float]:
+    """(sigma, its placement term) of a boat's position in the direction its measure moves:
+    a sticker stuck off along the boat counts there in full, one stuck off sideways hardly."""
+    direction = measure_direction_deg(course, zone, (b.x_mm, b.y_mm))
+    return b.sigma_toward_mm(direction), b.placement_toward_mm(direction)
 
 
 def _crossing_order(crossing_now: list[tuple[str, float]], memory: RaceMemory, warnings: list[str]) -> list[str]:
