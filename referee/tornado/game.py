@@ -92,6 +92,11 @@ class TornadoSplash:
 
         return (RANK, CHECK)
 
+    def measurements(self) -> tuple:
+        from .measure_command import BOATS
+
+        return (BOATS,)
+
 
 def _next_race_offer(grand_prix: dict | None) -> tuple[Offer, ...]:
     """Grand Prix Mode: once a race is scored, one button starts the next race with the
