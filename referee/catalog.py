@@ -172,7 +172,8 @@ class Catalog:
                     if mid in self._stickers:
                         raise CatalogError(
                             f"catalog {self.source}: id {mid} used by both {self._stickers[mid].piece!r} and {p['name']!r}")
-                    sl = p.get("slots", {}).get(slot) or fam["slots"][slot]  # a measured copy's own place
+                    # a measured copy's own place for this piece, over the family's
+                    sl = dict(fam["slots"][slot], **p.get("slots", {}).get(slot, {}))
                     st = StickerSpec(marker_id=mid, piece=p["name"], slot=slot, size_mm=size,
                                      x_mm=float(sl["xy_mm"][0]), y_mm=float(sl["xy_mm"][1]),
                                      rot_deg=float(sl.get("rot_deg", 0.0)), top_z_mm=float(fam["top_z_mm"]),

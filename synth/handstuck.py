@@ -48,10 +48,10 @@ def lineup_pieces(rng: np.random.Generator, catalog: Catalog, boats: list[str]) 
     """The start gate at the origin and each boat behind it, heading along the gate's +x, turned a
     little from square, its nose touching the gate's straight side (footprints from catalog)."""
     gate = catalog.piece("tornado/start-gate").footprint
-    depth, length = (float(v) for v in gate["size_mm"])
+    depth = float(gate["size_mm"][0])
     back_x = -depth / 2
     pieces = [{"name": "tornado/start-gate", "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}]
-    spacing = min(50.0, (length - 40.0) / max(len(boats), 1))
+    spacing = 24.0  # side by side at the gate's middle, a finger's width apart (SPEC section 4)
     for k, name in enumerate(boats):
         turn = float(rng.uniform(-LINEUP_TURN_DEG, LINEUP_TURN_DEG))
         c, s = math.cos(math.radians(turn)), math.sin(math.radians(turn))

@@ -26,7 +26,8 @@ def _boat(k: int, x: float, y: float, theta: float = 0.0, sigma: float = 0.1) ->
 
 
 def _lineup(*boats: PiecePose) -> Observation:
-    gate = PiecePose("tornado/start-gate", (260, 261), 0.0, 0.0, 0.0, 1.0, 0.35, 0.15)
+    gate = PiecePose("tornado/start-gate", (260, 261), 0.0, 0.0, 0.0, 1.0, 0.35, 0.15, placement_sigma_mm=0.35,
+                     placement_sigma_along_mm=0.35, placement_sigma_deg=0.15)
     return Observation((gate,) + boats, frame={"anchor": "tornado/start-gate"}, game="tornado")
 
 
@@ -39,6 +40,9 @@ def test_a_square_boat_reads_its_sticker_offset_along_its_heading():
     assert got["tornado/boat-2"].offset_mm == pytest.approx(0.8, abs=0.01)
     assert got["tornado/boat-4"].offset_mm == pytest.approx(-0.3, abs=0.01)
     assert got["tornado/boat-2"].sigma_mm == pytest.approx(0.1, abs=1e-3)  # square: sideways placement adds nothing
+    (one,) = combine([got["tornado/boat-2"]])
+    # 50 mm from the gate's middle, the gate's own tilt tolerance (0.15 degrees) moves it 0.13 mm
+    assert one.sigma_mm == pytest.approx(math.hypot(0.1, 50 * math.radians(0.15)), abs=1e-4)
 
 
 def test_a_turned_boat_touches_with_its_front_corner():

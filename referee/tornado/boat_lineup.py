@@ -9,8 +9,11 @@ whose nose touches the gate's straight long side has its deck centre exactly hal
 heading is where the sticker says the deck centre is, less where it must be.
 
 What is shared: every boat of a photo is measured against the same gate, whose own
-stickers were stuck by hand too; that error is the same for all boats, so it cancels
-between boats (pair calls) and is reported apart, not in each boat's sigma.
+stickers were stuck by hand too. Their offset along the gate's +x is the same for all boats,
+so it cancels between boats (pair calls) and is reported apart, not in each boat's sigma.
+Their tilt (the gate's heading tolerance) is not: it moves a boat by its distance from the
+gate's middle times the tilt, so that term is in each boat's sigma, and it does not average
+over photos of the same gate. Boats close together at the middle of the gate keep it small.
 
 Plain Python on observations and catalog data (no cv2).
 """
@@ -50,6 +53,8 @@ class BoatReading:
     offset_mm: float
     sigma_mm: float
     turn_deg: float
+    along_gate_mm: float = 0.0  # where along the gate it stood, from the gate's middle
+    gate_tilt_rad: float = 0.0  # the gate's own heading tolerance (its stickers' placement)
 
 
 @dataclass(frozen=True)
@@ -121,12 +126,14 @@ def _read_boat(b: PiecePose, gate: PiecePose, catalog: Catalog, back_x: float,
                       "off touching): push its nose against the gate")
     # a sticker stuck off sideways reads along the gate when the boat is turned
     sigma = math.hypot(b.measure_sigma_mm, b.placement_sigma_mm * abs(math.tan(math.radians(turn))))
-    return BoatReading(b.name, offset, sigma, turn), ""
+    return BoatReading(b.name, offset, sigma, turn, y, math.radians(gate.placement_sigma_deg)), ""
 
 
 def combine(readings: Sequence[BoatReading]) -> list[BoatMeasure]:
     """Per boat, the inverse-variance mean over photos; where photos disagree by more than
-    their sigmas say, sigma grows with their scatter (a Birge ratio), never shrinks."""
+    their sigmas say, sigma grows with their scatter (a Birge ratio), never shrinks. The gate's
+    tilt is the same in every photo: its term (the boat's mean place along the gate times the
+    tilt tolerance) is added after averaging."""
     by_boat: dict[str, list[BoatReading]] = {}
     for r in readings:
         by_boat.setdefault(r.name, []).append(r)
@@ -139,7 +146,10 @@ def combine(readings: Sequence[BoatReading]) -> list[BoatMeasure]:
         if len(rs) > 1:
             chi2 = sum(wi * (r.offset_mm - mean) ** 2 for wi, r in zip(w, rs)) / (len(rs) - 1)
             sigma *= max(1.0, math.sqrt(chi2))
-        out.append(BoatMeasure(name, mean, sigma, sum(r.turn_deg for r in rs) / len(rs), len(rs)))
+        along = sum(wi * r.along_gate_mm for wi, r in zip(w, rs)) / sum(w)
+        tilt = max(r.gate_tilt_rad for r in rs)
+        out.append(BoatMeasure(name, mean, math.hypot(sigma, along * tilt), sum(r.turn_deg for r in rs) / len(rs),
+                               len(rs)))
     return out
 
 
