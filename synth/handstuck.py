@@ -26,22 +26,34 @@ LINEUP_TURN_DEG = 2.0  # how square a player sets a boat to the gate, at most
 
 
 def hand_stuck_catalog(copy_seed: int, sigma_mm: float = HAND_SIGMA_MM, sigma_deg: float = HAND_SIGMA_DEG,
-                       base: Catalog | None = None) -> Catalog:
+                       base: Catalog | None = None, single_only: bool = False) -> Catalog:
     """One copy's true sticker places: each piece's slots moved and turned at random (from
-    copy_seed, so the same copy is the same in every picture)."""
+    copy_seed, so the same copy is the same in every picture). single_only: only pieces with
+    one sticker a face are stuck by hand, the others exactly (a diagnostic: it tells the
+    placement of single stickers from the layout misfit of pieces with several)."""
     base = base or default_catalog()
     data = copy.deepcopy(base.data)
     rng = np.random.default_rng(copy_seed)
     for fam in data["families"]:
         for piece in fam["pieces"]:
+            spec = base.piece(piece["name"])
             slots = {}
             for slot in sorted(piece["ids"]):
-                st = base.piece(piece["name"]).sticker(slot)
+                st = spec.sticker(slot)
                 dx, dy = rng.normal(0.0, sigma_mm, 2)
                 slots[slot] = {"xy_mm": [st.x_mm + float(dx), st.y_mm + float(dy)],
                                "rot_deg": st.rot_deg + float(rng.normal(0.0, sigma_deg))}
-            piece["slots"] = slots
+            if not (single_only and _several_on_a_face(spec)):  # the same draws either way
+                piece["slots"] = slots
     return Catalog(data, f"hand-stuck copy {copy_seed}")
+
+
+def _several_on_a_face(spec) -> bool:
+    """Whether some face of the piece carries stickers at different places (a gate, a card, a tile)."""
+    places: dict = {}
+    for st in spec.stickers:
+        places.setdefault(st.face, set()).add((st.x_mm, st.y_mm))
+    return any(len(p) > 1 for p in places.values())
 
 
 def lineup_pieces(rng: np.random.Generator, catalog: Catalog, boats: list[str]) -> list[dict]:

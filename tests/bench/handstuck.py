@@ -95,13 +95,13 @@ def true_lineup_offset(copy: Catalog, boat: str, y_mm: float) -> float:
     return copy.piece(boat).sticker("main").x_mm - gate_x
 
 
-def tornado_table(seed: int, tallies: dict, resolution: str) -> None:
+def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool = False) -> None:
     from synth.handstuck import hand_stuck_catalog, lineup_scene
     from synth.render import render_scene
     from synth.scenes import build_scene
 
     nominal = default_catalog()
-    copy = hand_stuck_catalog(seed)
+    copy = hand_stuck_catalog(seed, single_only=single_only)
     scene = build_scene("tornado", seed, resolution, close_call=True)
     close = tuple(scene["tags"]["close_call"]["boats"]) if scene["tags"].get("close_call") else None
     lineup, lineup_truth = render_scene(lineup_scene(seed + 500_000, resolution=resolution), True, catalog=copy)
@@ -133,8 +133,8 @@ def board_table(game: str, seed: int, tally: Counter, resolution: str) -> None:
     from synth.render import render_scene
     from synth.scenes import build_scene
 
-    image, truth = render_scene(build_scene(game, seed, resolution), True, catalog=hand_stuck_catalog(seed))
     try:
+        image, truth = render_scene(build_scene(game, seed, resolution), True, catalog=hand_stuck_catalog(seed))
         obs = _observe(image, truth, default_catalog(), game)
     except RefcamError as exc:
         tally["refused"] += 1
@@ -222,11 +222,13 @@ def main(argv=None) -> int:
     ap.add_argument("--photos", type=int, default=5, help="line-up photos for the sigma-versus-photos table")
     ap.add_argument("--copies", type=int, default=2, help="copies measured for the sigma-versus-photos table")
     ap.add_argument("--resolution", default="1080p")
+    ap.add_argument("--single-only", action="store_true",
+                    help="diagnostic: stick by hand only the pieces with one sticker a face")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     tallies = {c: Counter() for c in CONDITIONS}
     for k in range(args.tables):
-        tornado_table(args.seed + k, tallies, args.resolution)
+        tornado_table(args.seed + k, tallies, args.resolution, args.single_only)
     _report(tallies, args.tables)
     boards = Counter()
     for k in range(args.boards):
