@@ -151,9 +151,10 @@ def evaluate(image: np.ndarray, truth: dict, game: str, row: Row, catalog, label
         ex, ey = p.x_mm - t["x_mm"], p.y_mm - t["y_mm"]
         err = math.hypot(ex, ey)
         row.errors.append(err)
-        row.z.extend([abs(ex) / p.sigma_mm, abs(ey) / p.sigma_mm])
-        if confidently_wrong(err, p.sigma_mm):
-            row.wrong.append(f"{label} {p.name} off {err:.1f} mm, sigma {p.sigma_mm:.2f}")
+        # renders stick every sticker exactly: the measurement's own term (without the placement tolerance)
+        row.z.extend([abs(ex) / p.measure_sigma_mm, abs(ey) / p.measure_sigma_mm])
+        if confidently_wrong(err, p.measure_sigma_mm):
+            row.wrong.append(f"{label} {p.name} off {err:.1f} mm, sigma {p.measure_sigma_mm:.2f}")
 
 
 def scenes(n1080: int, n4k: int, seed: int):
