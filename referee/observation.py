@@ -84,7 +84,8 @@ class PiecePose:
                        sigma_theta_deg=float(d.get("sigma_theta_deg", 0.0)), face=d.get("face"),
                        size_px=float(d.get("size_px", 0.0)),
                        placement_sigma_mm=float(d.get("placement_sigma_mm", 0.0)),
-                       placement_sigma_along_mm=float(d.get("placement_sigma_along_mm", d.get("placement_sigma_mm", 0.0))),
+                       placement_sigma_along_mm=float(d.get("placement_sigma_along_mm",
+                                                            d.get("placement_sigma_mm", 0.0))),
                        placement_sigma_deg=float(d.get("placement_sigma_deg", 0.0)))
         except KeyError as exc:
             raise InvalidInputError(f"piece entry {json.dumps(d)[:80]} has no {exc.args[0]!r}") from None

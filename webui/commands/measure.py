@@ -25,7 +25,8 @@ def register(subparsers) -> None:
         description="Measure where the stickers of your copy sit, from photos, and write a catalog with those "
                     "placements and their sigma (use it with --catalog on every command). "
                     + " ".join(f"{name}: {m.help}." for name, (_, m) in sorted(offered.items())))
-    p.add_argument("what", metavar="WHAT", choices=sorted(offered), help="what to measure: " + ", ".join(sorted(offered)))
+    p.add_argument("what", metavar="WHAT", choices=sorted(offered),
+                   help="what to measure: " + ", ".join(sorted(offered)))
     p.add_argument("images", nargs="+", metavar="IMAGE", help="the photos (repeat photos average)")
     p.add_argument("--out", required=True, metavar="CATALOG", help="the measured catalog to write (JSON)")
     p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
