@@ -73,6 +73,19 @@ def lineup_pieces(rng: np.random.Generator, catalog: Catalog, boats: list[str]) 
     return pieces
 
 
+def _renderable(camera: dict) -> bool:
+    """Whether the renderer can invert the camera's lens over the image (a few random lenses bend too much)."""
+    from referee.errors import InvalidInputError
+
+    from .camera import ideal_source_map
+
+    try:
+        ideal_source_map(np.array(camera["camera_matrix"]), np.array(camera["dist_coeffs"]), camera["image_size"])
+    except InvalidInputError:
+        return False
+    return True
+
+
 def lineup_scene(seed: int, boats: list[str] | None = None, resolution: str = "1080p",
                  catalog: Catalog | None = None) -> dict:
     """The measuring photo of `refcam measure tornado-boats` as a scene (docs/scene-format.md)."""
@@ -82,7 +95,7 @@ def lineup_scene(seed: int, boats: list[str] | None = None, resolution: str = "1
     pieces = lineup_pieces(rng, catalog, boats)
     size = RESOLUTIONS[resolution]
     camera = None
-    while camera is None:
+    while camera is None or not _renderable(camera):
         camera = fit_camera(rng, relevant_points(catalog, pieces), size, tilt_deg=float(rng.uniform(0, 25)))
     return {"refcam_scene": 1, "game": "tornado", "camera": camera, "table": table_for(rng, catalog, pieces),
             "pieces": pieces, "effects": random_effects(rng), "occluders": [], "tags": {"seed": seed, "lineup": True}}
