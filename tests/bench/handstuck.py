@@ -48,8 +48,9 @@ def _observe(image, truth, catalog: Catalog, game: str):
     return observe(image, camera_of(truth), game=game, catalog=catalog)
 
 
-def score_tornado(obs, truth, tally: Counter, close: tuple | None) -> None:
-    """Every pairwise call against the truth (same zone: the true order; the close-call pair apart)."""
+def score_tornado(obs, truth, tally: Counter, close: tuple | None, label: str = "") -> None:
+    """Every pairwise call against the truth (same zone: the true order; the close-call pair apart);
+    each boat in a wrong zone and each wrong call is printed with label."""
     course, tb = oracle.true_boats(truth)
     got = assess(TornadoGame.make(truth["course"]), obs, nominal_fallback=True)
     by = {b.name: b for b in got.boats}
@@ -58,6 +59,7 @@ def score_tornado(obs, truth, tally: Counter, close: tuple | None) -> None:
         t = tb.get(b.name)
         if t is not None and t.zone is not None and b.zone_index is not None and b.zone_index != t.zone:
             tally["zone_errors"] += 1
+            print(f"  {label}: {b.name} in zone {b.zone_index} ({b.how}), truth {t.zone} ({t.why})", flush=True)
     for c in got.calls:
         ta, tb_ = tb.get(c.ahead), tb.get(c.behind)
         if None in (ta, tb_) or ta.zone is None or tb_.zone is None or ta.zone != tb_.zone:
@@ -72,6 +74,8 @@ def score_tornado(obs, truth, tally: Counter, close: tuple | None) -> None:
         else:
             first = ta.name if oracle.truly_ahead(ta, tb_) else tb_.name
             verdict = "right" if c.ahead == first else "wrong"
+            if verdict == "wrong":
+                print(f"  {label}: WRONG {c.ahead} before {c.behind}, {margin:.2f} mm apart", flush=True)
         tally[f"pairs_{verdict}"] += 1
         if close and {c.ahead, c.behind} == set(close) and CLOSE_MM[0] <= margin <= CLOSE_MM[1]:
             tally[f"close_{verdict}"] += 1
@@ -121,7 +125,8 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
             images[key] = render_scene(scene, True, catalog=render_with)
         image, truth = images[key]
         try:
-            score_tornado(_observe(image, truth, observe_with, "tornado"), truth, tallies[cond], close)
+            score_tornado(_observe(image, truth, observe_with, "tornado"), truth, tallies[cond], close,
+                          f"seed {seed} [{cond}]")
         except RefcamError as exc:
             tallies[cond]["refused"] += 1
             print(f"  seed {seed} [{cond}]: refused: {exc}", flush=True)
