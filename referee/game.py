@@ -351,9 +351,29 @@ class Command:
     top_level: bool = False
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """A game's way to measure a copy's sticker placement with the camera:
+    ``refcam measure <name> IMAGE... --out CATALOG``. ``measure(observations, catalog)`` gets
+    (label, Observation) per photo and the base catalog and returns {"catalog": the measured
+    catalog data, "lines": what to print, "json": the --json document}; a photo it cannot use
+    raises a RefcamError. A game offers these from an optional ``measurements()`` method."""
+
+    name: str
+    help: str
+    measure: Callable[[Sequence[tuple[str, Observation]], Any], dict]
+
+
+def measurements_of(game: Any) -> tuple[Measurement, ...]:
+    """The game's Measurements (``measurements()`` is optional on the seam)."""
+    offer = getattr(game, "measurements", None)
+    return tuple(offer()) if callable(offer) else ()
+
+
 @runtime_checkable
 class Game(Protocol):
-    """A game behind the seam. ``step`` is pure: it never changes the state it is given."""
+    """A game behind the seam. ``step`` is pure: it never changes the state it is given.
+    Optional: ``measurements()``, the game's Measurements (see measurements_of)."""
 
     id: str  # "tornado", "kang", "kayak", ...
     title: str  # "Tornado Splash"

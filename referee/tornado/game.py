@@ -130,6 +130,11 @@ class TornadoSplash:
 
         return (RANK, CHECK)
 
+    def measurements(self) -> tuple:
+        from .measure_command import BOATS
+
+        return (BOATS,)
+
     # ------------------------------------------------------------------ what the players declare
     def declarables(self, state: TornadoState) -> tuple[Declarable, ...]:
         return declare.declarables(state, _final(state))

@@ -81,6 +81,18 @@ def curve_difference_sigma(vertex: g.Point, sigma_vertex: float, p: g.Point, sig
     return math.degrees(math.sqrt((sigma_p / rho_p) ** 2 + (sigma_q / rho_q) ** 2 + shared ** 2))
 
 
+def measure_direction_deg(course: Course, zone: int, p: g.Point) -> float:
+    """The table direction in which a boat's position moves its measure: across the boundary
+    line it is measured to (straight zone, past the finish), across the ray from the curve
+    marker (curve zone). A sticker stuck off along the boat matters there, one stuck off
+    sideways hardly (SPEC section 2, placement tolerance)."""
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        v = course.zones[zone].vertex
+        return math.degrees(math.atan2(p[1] - v[1], p[0] - v[0])) + 90.0
+    line = course.finish if zone == course.finished_zone else course.zones[zone].exit
+    return g.angle_deg(line.forward)
+
+
 def measure(course: Course, zone: int, p: g.Point, sigma_boat: float) -> Measure:
     """The Ranking Phase measure of a point in a zone.
 
@@ -123,12 +135,17 @@ class Call:
     sigma: float = 0.0
     kind: str = ""
     note: str = ""  # a line crossing within the measurement: the readings weighed, in words
+    # set when the pair is equidistant only because of how the stickers were stuck: the band
+    # (measure units) that the placement tolerance alone gives; 0 otherwise
+    placement_band: float = 0.0
 
     def to_json(self) -> dict:
         d = {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
              "sigma": round(self.sigma, 3), "kind": self.kind}
         if self.note:
             d["note"] = self.note
+        if self.placement_band:
+            d["placement_band"] = round(self.placement_band, 3)
         return d
 
 
@@ -141,7 +158,8 @@ class Racer:
     zone: int
     measure: Measure
     position: g.Point
-    sigma_mm: float
+    sigma_mm: float  # along the direction its measure moves, stickers' placement included
+    placement_mm: float = 0.0  # the stickers' placement term of sigma_mm
     # Judging Line Crossings too close to call: its measure had its movement space crossed
     # its zone's exit line (it would be in the next zone), and that doubt in words.
     next_zone: Measure | None = None
@@ -152,6 +170,11 @@ class Racer:
         is, and, when the crossing is too close to call, one zone on."""
         out = [(self.zone, self.measure)]
         return out + [(self.zone + 1, self.next_zone)] if self.next_zone is not None else out
+
+    def measurement_only(self) -> "Racer":
+        """The same boat as if its stickers sat exactly where the catalog says."""
+        return replace(self, sigma_mm=math.sqrt(max(0.0, self.sigma_mm ** 2 - self.placement_mm ** 2)),
+                       placement_mm=0.0)
 
 
 def compare(course: Course, a: Racer, b: Racer) -> Call:
@@ -182,8 +205,12 @@ def _reading_call(course: Course, a: Racer, za: int, ma: Measure, b: Racer, zb: 
     delta = ma.value - mb.value
     comb = _difference_sigma(course, za, a, b)
     first, second = (a, b) if delta <= 0 else (b, a)
-    verdict = EQUIDISTANT if within_band(delta, comb, 0.0) else "ahead"
-    return Call(first.name, second.name, verdict, abs(delta), comb, ma.kind)
+    if not within_band(delta, comb, 0.0):
+        return Call(first.name, second.name, "ahead", abs(delta), comb, ma.kind)
+    limit = 0.0  # equidistant only because of how the stickers were stuck: say so (SPEC section 2)
+    if not within_band(delta, _difference_sigma(course, za, a.measurement_only(), b.measurement_only()), 0.0):
+        limit = BAND_SIGMAS * _placement_difference(course, za, a, b)
+    return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, ma.kind, placement_band=limit)
 
 
 def _outcome(c: Call) -> str:
@@ -194,6 +221,24 @@ def _outcome(c: Call) -> str:
 
 def _short(name: str) -> str:
     return name.split("/")[-1]
+
+
+def _placement_difference(course: Course, zone: int, a: Racer, b: Racer) -> float:
+    """The part of a.measure - b.measure's uncertainty that the stickers' placement alone gives
+    (mm, or degrees at the curve marker)."""
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        v = course.zones[zone].vertex
+        return math.degrees(math.hypot(a.placement_mm / max(g.dist(a.position, v), 1.0),
+                                       b.placement_mm / max(g.dist(b.position, v), 1.0)))
+    return math.hypot(a.placement_mm, b.placement_mm)
+
+
+def placement_warning(call: Call) -> str:
+    """SPEC section 2: a pair that only the stickers' placement keeps from a confident call, in words."""
+    unit = " mm" if call.kind == "distance_mm" else "°"
+    a, b = call.ahead.split("/")[-1], call.behind.split("/")[-1]
+    return (f"{a} and {b}: {call.delta:.1f}{unit} apart; the stickers' placement alone allows "
+            f"±{call.placement_band:.1f}{unit}: measure your boats (`refcam measure tornado-boats`) to call this")
 
 
 def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:

@@ -21,7 +21,8 @@ from .errors import DuplicateBoatError, WeightsError
 from .crossing import LineCrossing, zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
 from .pairs import GROUPING_RULE
-from .ranking import CANNOT_TELL, EQUIDISTANT, Call, Measure, Racer, measure, order_racers
+from .ranking import (CANNOT_TELL, EQUIDISTANT, Call, Measure, Racer, measure, measure_direction_deg,
+                      order_racers, placement_warning)
 from .rounds import final_places, hand_sizes
 from .zones import Location, is_on_start_gate, locate
 
@@ -271,6 +272,7 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     ordering = order_racers(course, racers, all_equal=first_round, on_gate=on_gate)
     warnings += [f"{c.ahead.split('/')[-1]} and {c.behind.split('/')[-1]}: cannot tell which is ahead, so weight "
                  f"places them ({c.note})" for c in ordering.calls if c.verdict == CANNOT_TELL]
+    warnings.extend(placement_warning(c) for c in ordering.calls if c.placement_band)
     crossing = _crossing_order(crossing_now, memory, warnings)
     return _places(game, course, cards, results, crossing, ordering, first_round, memory, warnings)
 
@@ -278,7 +280,8 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
 def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose) -> Racer:
     """What the ordering needs of a racing boat; with its measure one zone on when its
     crossing of its zone's exit line is too close to call (Judging Line Crossings)."""
-    racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, b.sigma_mm)
+    sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
+    racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement)
     x = r.exit_crossing
     if x is None:
         return racer
@@ -336,7 +339,7 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
         loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
                        loc.on_start_gate)
         base["how"] = loc.how
-    m = measure(course, loc.zone, p, b.sigma_mm)
+    m = measure(course, loc.zone, p, _sigma_toward_measure(course, loc.zone, b)[0])
     fcall = None
     finished: bool | str = False
     if loc.zone >= len(course.zones) - 1:
@@ -352,6 +355,13 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
     return BoatResult(status="racing", rank=None, zone=course.zone_name(loc.zone), zone_index=loc.zone,
                       zone_kind=zone_kind, measure=m, finished=finished, finish=fcall,
                       exit_crossing=crossing if doubtful else None, **base)
+
+
+def _sigma_toward_measure(course: Course, zone: int, b: PiecePose) -> tuple[float, float]:
+    """(sigma, its placement term) of a boat's position in the direction its measure moves:
+    a sticker stuck off along the boat counts there in full, one stuck off sideways hardly."""
+    direction = measure_direction_deg(course, zone, (b.x_mm, b.y_mm))
+    return b.sigma_toward_mm(direction), b.placement_toward_mm(direction)
 
 
 def _crossing_order(crossing_now: list[tuple[str, float]], memory: RaceMemory, warnings: list[str]) -> list[str]:
