@@ -100,6 +100,10 @@ def _colour(value, what: str) -> tuple[int, int, int]:
     raise SceneError(f"{what} must be [r, g, b] or \"#rrggbb\", got {json.dumps(value)}")
 
 
+SAME_PLACE_MM = 5.0
+SAME_PLACE_DEG = 15.0
+
+
 def piece_faces(spec: PieceSpec) -> list[str | None]:
     """The faces a piece can show. Slots carrying a `face` group by it (tile sides,
     curve-card faces); two slots at the same place are the two faces of a double-sided
@@ -107,8 +111,10 @@ def piece_faces(spec: PieceSpec) -> list[str | None]:
     faces = [s.face for s in spec.stickers if s.face]
     if faces:
         return list(dict.fromkeys(faces))
-    places = [(s.x_mm, s.y_mm, s.rot_deg) for s in spec.stickers]
-    if len(places) > 1 and len(set(places)) == 1:
+    first = spec.stickers[0]
+    # about the same place: a hand-stuck copy's two faces are never stuck exactly alike (synth/handstuck.py)
+    if len(spec.stickers) > 1 and all(abs(s.x_mm - first.x_mm) + abs(s.y_mm - first.y_mm) < SAME_PLACE_MM
+                                      and abs(s.rot_deg - first.rot_deg) < SAME_PLACE_DEG for s in spec.stickers):
         return [s.slot for s in spec.stickers]
     return [None]
 

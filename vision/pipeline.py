@@ -325,10 +325,14 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
     faces = {_face_of(catalog, s.marker_id) for s in sts} - {None}
     if faces:
         face = faces.pop()
+    # SPEC section 2: hand-stuck stickers, a term of their own beside the measurement's
+    placed = catalog.piece(name).placement
     return PiecePose(name=name, marker_ids=tuple(sorted(s.marker_id for s in sts)),
                      x_mm=pose[0], y_mm=pose[1], theta_deg=wrap_deg(math.degrees(pose[2])), z_mm=z_used,
-                     sigma_mm=sigma_mm, sigma_theta_deg=sigma_th, face=face,
-                     size_px=min(s.side_px for s in sts))
+                     sigma_mm=math.hypot(sigma_mm, placed.bound_mm),
+                     sigma_theta_deg=math.hypot(sigma_th, placed.sigma_deg),
+                     face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
+                     placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg)
 
 
 # the blur shift of each sticker (table_pose.centre_shift_px), for pieces fitted on their own

@@ -29,7 +29,7 @@ from typing import Any, Callable
 import numpy as np
 
 from referee.errors import RefcamError
-from referee.game import Game, parse_settings
+from referee.game import Declaration, Game, parse_settings
 from referee.observation import ImageFromGame, Observation
 from referee.registry import game_ids, get_game, games
 from referee.rulings import Ruling
@@ -266,11 +266,34 @@ class LiveEngine:
                 "camera_file": bool(self.live.camera), "settle": True}
 
     def state_json(self) -> dict:
+        """The game's view for the page, with what the players may declare now."""
         with self._lock:
             try:
-                return self.game.view(self.state).to_json()
+                out = self.game.view(self.state).to_json()
+                out["declarables"] = [d.to_json() for d in self.game.declarables(self.state)]
+                return out
             except Exception as exc:  # a game bug must not take the page down
                 return {"error": f"{type(exc).__name__}: {exc}"}
+
+    # ----- what the players declare -----------------------------------------------------
+    def declare(self, declaration: Declaration, t: float | None = None) -> list[Ruling]:
+        """Hand the players' declaration to the game at source time t (default: the newest
+        frame's); its rulings go into the log like any ruling and the recording keeps it.
+        Raises RefcamError (one line) when the game does not take it now."""
+        with self._lock:
+            t = (self._now_t if self._now_t is not None else 0.0) if t is None else t
+            step = self.game.declare(self.state, declaration, t)
+            self.state = step.state
+            rulings = list(step.rulings)
+            if self.recorder is not None and hasattr(self.recorder, "add_declaration"):
+                try:
+                    self.recorder.add_declaration(replace(declaration, t=t).to_json())
+                except OSError as exc:
+                    self._warn_once(f"could not keep a declaration in the recording: {exc.strerror or exc}", None)
+        for r in rulings:
+            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, keep=True)
+        self._publish({"type": "state", "state": self.state_json(), "t": t})
+        return rulings
 
     # ----- events --------------------------------------------------------------------
     def _publish(self, event: dict, entry_ms: float | None = None, keep: bool = False) -> dict:
@@ -564,8 +587,10 @@ class LiveEngine:
         annotated = drawn.image
         k = w / annotated.shape[1]  # label boxes in the camera frame's pixels, wherever they were drawn
         self.latest_labels = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in drawn.boxes]
-        if annotated.shape[1] > self.live.stream_max_width:
-            annotated = cv2.resize(annotated, size, interpolation=cv2.INTER_AREA)
+        if annotated.shape[1] > self.live.stream_max_width:  # its own height: the legend's strip is under it
+            ah, aw = annotated.shape[:2]
+            annotated = cv2.resize(annotated, (self.live.stream_max_width, int(round(ah * self.live.stream_max_width / aw))),
+                                   interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.live.jpeg_quality])
         if ok:
             self.latest_jpeg = buf.tobytes()
@@ -589,11 +614,13 @@ class LiveEngine:
             measures = dict(explanation.measures)
             if note:
                 measures["note"] = note
-            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t}
+            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t,
+                    "title": explanation.title}
         from webui.overlay import draw_overlay
 
         picture = draw_overlay(image, obs, obs.pieces, (), "stable", obs.image_from_game, game.shapes(state, obs))
-        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t}
+        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t,
+                "title": f"{game.title}: the table as refcam saw it"}
 
 
 class FrameDrawer:

@@ -16,9 +16,10 @@ from pathlib import Path
 from referee.errors import InvalidInputError
 from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
+from referee.rulings import sigma_text
 
 from . import picture
-from .dispute import course_for, hidden_boat_notes
+from .dispute import completeness, course_for, parse_boats
 from .errors import MissingPiecesError
 from .referee import TornadoReferee
 from .standings import parse_weights
@@ -35,6 +36,9 @@ def add_arguments(p) -> None:
                    help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file; "
                         "without it the course is identified from the pieces in view, or the fitting ones are listed")
     p.add_argument("--weights", default=None, metavar="boat-1=3,...", help="boat weights (default: boat k weighs k)")
+    p.add_argument("--boats", default=None, metavar="boat-1,boat-6",
+                   help="the boats in play (e.g. 1,2,6): a boat in play but not in view marks the ranking "
+                        "incomplete; without it (or --history) completeness is not claimed")
     p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
     p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
@@ -99,14 +103,15 @@ def run(args, tools: Tools) -> int:
     except MissingPiecesError as exc:
         raise MissingPiecesError(f"{exc} (--strict refuses pieces out of view; without it they come from the "
                                  "course file's layout)") from None
-    history_warnings, states, seen_before = _read_history(referee, args, tools)
+    referee, history_warnings, states, seen_before = _read_history(referee, args, tools)
     result = referee.assess(obs)
     doc = result.to_json()
     if args.history:
         doc["history_states"] = states
         doc["round"] = referee.rounds.round
-    hidden = hidden_boat_notes(obs, seen_before, list(referee.memory.crossed) + list(referee.memory.eliminated))
-    doc["complete"] = not any(n.startswith("ranking incomplete") for n in hidden)
+    doc["complete"], hidden = completeness(obs, parse_boats(args.boats), seen_before,
+                                           list(referee.memory.crossed) + list(referee.memory.eliminated),
+                                           bool(args.history))
     doc["warnings"] = notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
     if args.annotate:
         # several photos are registered on the first: the picture drawn on is the first photo
@@ -126,7 +131,8 @@ def run(args, tools: Tools) -> int:
 def _referee_for(args, tools: Tools):
     """(referee, observation, notes): the course from --course, or the one the pieces in
     view fit; course pieces out of view from its layout unless --strict."""
-    parse_weights(args.weights)  # refuse bad weights, and a bad course, before reading any image
+    parse_weights(args.weights)  # refuse bad weights and boats, and a bad course, before reading any image
+    parse_boats(args.boats)
     if args.course:
         TornadoReferee(args.course, args.weights, nominal_fallback=not args.strict)
     if len(args.image) == 1 and not Path(args.image[0]).is_dir():
@@ -137,10 +143,16 @@ def _referee_for(args, tools: Tools):
     return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, notes
 
 
-def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
+def _read_history(referee, args, tools: Tools) -> tuple[TornadoReferee, list[str], int, set]:
+    """The history through the game's own step, so an illegal turn in it is held as on the
+    live page (referee/pending.py: no place or race end follows from it); returns the
+    referee after it, its warnings (and pending illegal turns), the states read and the boats seen."""
+    from .game import GAME
+
     warnings: list[str] = []
     states = 0
     seen: set[str] = set()
+    state = referee.to_state()
 
     def progress(message: str) -> None:
         print(f"refcam: {message}", file=sys.stderr, flush=True)
@@ -148,10 +160,14 @@ def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
     for label, t, hobs in _history_states(args.history or [], args.camera_file, tools, progress):
         states += 1
         seen |= {p.name for p in hobs.pieces if p.name.startswith("tornado/boat-")}
-        for r in referee.observe_stable(hobs, t):
-            if r.kind == "warning" and not any(r.summary in w for w in warnings):
-                warnings.append(f"history {label}: {r.summary}")
-    return warnings, states, seen
+        step = GAME.step(state, hobs, t)
+        state = step.state
+        for r in step.rulings:
+            said = r.summary if r.kind == "warning" else f"{r.summary} ({r.rule}: {r.details.get('why', '')})" \
+                if r.kind == "pending" else None
+            if said is not None and not any(said in w for w in warnings):
+                warnings.append(f"history {label}: {said}")
+    return TornadoReferee.from_state(state), warnings, states, seen
 
 
 def format_table(doc: dict) -> str:
@@ -171,6 +187,8 @@ def format_table(doc: dict) -> str:
                              f"band {p['band']:.2f}: {p['reason']}")
     if doc.get("complete") is False:
         lines.append("ranking INCOMPLETE: a boat still in the race is not in view (see the warnings)")
+    elif doc.get("complete") is None:
+        lines.append("ranking of the boats in view; complete or not cannot be told without --boats or --history")
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
     if doc.get("game_over"):
@@ -187,7 +205,7 @@ def _table_row(b: dict) -> str:
     m = b.get("measure")
     if m:
         unit = "mm" if m["kind"] == "distance_mm" else "deg"
-        meas = f"{m['value']:.1f} +- {m['sigma']:.1f} {unit}"
+        meas = f"{m['value']:.1f} +- {sigma_text(m['sigma'])} {unit}"
     else:
         meas = "-"
     notes = []

@@ -77,7 +77,8 @@ def run(args) -> int:
 
 
 def format_table(obs) -> str:
-    """A readable table: name, x, y, theta, sigma, size px, face; then the frame and warnings."""
+    """A readable table: name, x, y, theta, sigma (and its two terms: the picture's measurement
+    and the stickers' placement), size px, face; then the frame and warnings."""
     frame = obs.frame or {}
     anchor = frame.get("anchor") or frame.get("kind", "?")
     fusion = obs.extra.get("fusion")
@@ -88,11 +89,14 @@ def format_table(obs) -> str:
         lines.append(f"fused {fusion['frames']} photos ({fusion['method']}): noise {fusion['noise_single']:.1f} -> "
                      f"{fusion['noise_fused']:.1f} grey levels; read only in the fused picture: "
                      f"{', '.join(fusion['fused_only']) or 'none'}")
-    header = f"{'piece':<24} {'x mm':>9} {'y mm':>9} {'theta':>8} {'sigma mm':>9} {'size px':>8}  face"
+    header = (f"{'piece':<24} {'x mm':>9} {'y mm':>9} {'theta':>8} {'sigma mm':>9} {'measure':>8} {'placing':>8} "
+              f"{'size px':>8}  face")
     lines += [header, "-" * len(header)]
     for p in obs.pieces:
+        placing = max(p.placement_sigma_mm, p.placement_sigma_along_mm)
         lines.append(f"{p.name:<24} {p.x_mm:9.2f} {p.y_mm:9.2f} {p.theta_deg:8.2f} {p.sigma_mm:9.2f} "
-                     f"{p.size_px:8.1f}  {p.face or '-'}" + (f"  ({p.source})" if p.source else ""))
+                     f"{p.measure_sigma_mm:8.2f} {placing:8.2f} {p.size_px:8.1f}  {p.face or '-'}"
+                     + (f"  ({p.source})" if p.source else ""))
     if obs.unknown_markers:
         lines.append(f"unknown markers: {', '.join(str(i) for i in obs.unknown_markers)}")
     for w in obs.warnings:
