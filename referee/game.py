@@ -329,6 +329,10 @@ class Tools(Protocol):
 
     def observe_path(self, path: str, camera_file: str | None, game: str | None) -> Observation: ...
 
+    def observe_photos(self, paths: list[str], camera_file: str | None, game: str | None) -> Observation:
+        """Several photos of one still table (or a folder of them) fused into one observation
+        (one photo, or an observation file: as observe_path)."""
+
     def stable_observations(self, folder: str, camera_file: str | None,
                             game: str | None) -> Iterable[tuple[float, Observation]]:
         """A recorded session's stable states, (t in s, observation), oldest first; the

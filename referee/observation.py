@@ -47,6 +47,9 @@ class PiecePose:
     placement_sigma_mm: float = 0.0
     placement_sigma_along_mm: float = 0.0
     placement_sigma_deg: float = 0.0
+    # where the pose came from when not from one frame: "fused(8)" is a piece read only in the
+    # average of 8 registered frames of a still table (vision/fusion.py); None: seen in a frame
+    source: str | None = None
 
     @property
     def measure_sigma_mm(self) -> float:
@@ -70,6 +73,8 @@ class PiecePose:
     def to_json(self) -> dict:
         d = asdict(self)
         d["marker_ids"] = list(self.marker_ids)
+        if self.source is None:  # one frame's piece: the document stays as it always was
+            del d["source"]
         # which term limits a call: the picture's (measure) or how the stickers were stuck (placement)
         d["sigma_measure_mm"] = self.measure_sigma_mm
         d["sigma_measure_theta_deg"] = self.measure_sigma_theta_deg
@@ -82,7 +87,7 @@ class PiecePose:
                        x_mm=float(d["x_mm"]), y_mm=float(d["y_mm"]), theta_deg=float(d.get("theta_deg", 0.0)),
                        z_mm=float(d.get("z_mm", 0.0)), sigma_mm=float(d.get("sigma_mm", 0.0)),
                        sigma_theta_deg=float(d.get("sigma_theta_deg", 0.0)), face=d.get("face"),
-                       size_px=float(d.get("size_px", 0.0)),
+                       size_px=float(d.get("size_px", 0.0)), source=d.get("source"),
                        placement_sigma_mm=float(d.get("placement_sigma_mm", 0.0)),
                        placement_sigma_along_mm=float(d.get("placement_sigma_along_mm",
                                                             d.get("placement_sigma_mm", 0.0))),
@@ -102,8 +107,10 @@ class PiecePose:
             if abs(value) > MAX_OBSERVED_VALUE:  # y_mm 1e308 used to overflow in the geometry
                 raise InvalidInputError(f"piece {pose.name!r}: {key} {value:g} is beyond "
                                         f"+-{MAX_OBSERVED_VALUE:g} (a table is a few metres)")
-        if "\x00" in pose.name or (pose.face is not None and not isinstance(pose.face, str)):
-            raise InvalidInputError(f"piece {pose.name!r}: name and face must be text without NUL characters")
+        if "\x00" in pose.name or any(v is not None and not isinstance(v, str) for v in (pose.face, pose.source)):
+            raise InvalidInputError(f"piece {pose.name!r}: name, face and source must be text without NUL characters")
+        if pose.source is not None and ("\x00" in pose.source or len(pose.source) > 64):
+            raise InvalidInputError(f"piece {pose.name!r}: source must be a short text without NUL characters")
         return pose
 
 

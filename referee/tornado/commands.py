@@ -1,6 +1,8 @@
-"""`refcam rank IMAGE`: Tornado Splash ranking, finish crossings, hand sizes, and the photo finish.
+"""`refcam rank IMAGE [IMAGE ...]`: Tornado Splash ranking, finish crossings, hand sizes, and the photo finish.
 
-IMAGE may also be an observation JSON file (what `refcam observe --json` prints),
+Several photos of the same still table (or a folder of them) are fused into one less noisy
+picture before the read (the command line's Tools.observe_photos). IMAGE may also be an
+observation JSON file (what `refcam observe --json` prints),
 which ranks without any vision step. Vision and drawing come from the command line's
 Tools (referee/game.py), so nothing here needs cv2.
 """
@@ -27,7 +29,9 @@ GAME_ID = "tornado"
 
 
 def add_arguments(p) -> None:
-    p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
+    p.add_argument("image", metavar="IMAGE", nargs="+",
+                   help="photo of the table, or an observation JSON file; several photos of the same still table "
+                        "(a player's quick shots), or a folder of them, are fused into one less noisy picture")
     p.add_argument("--course", default=None, metavar="C",
                    help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file; "
                         "without it the course is identified from the pieces in view, or the fitting ones are listed")
@@ -87,7 +91,7 @@ def run(args, tools: Tools) -> int:
     if args.strict and args.assume_layout:
         raise InvalidInputError("--strict and --assume-layout contradict each other: pick one")
     refuse_overwriting_inputs("--annotate", args.annotate,
-                              [("the image", args.image), ("the camera file", args.camera_file)]
+                              [("the image", i) for i in args.image] + [("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
     for e in args.history or []:  # refused before any long work
         if not Path(e).exists():
@@ -110,7 +114,11 @@ def run(args, tools: Tools) -> int:
                                            bool(args.history))
     doc["warnings"] = notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
     if args.annotate:
-        image = None if Path(args.image).suffix.lower() == ".json" else args.image
+        # several photos are registered on the first: the picture drawn on is the first photo
+        first = Path(args.image[0])
+        if first.is_dir():
+            first = min(f for f in first.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
+        image = None if first.suffix.lower() == ".json" else str(first)
         note = tools.draw_explanation(picture.photo_finish(result, extra_warnings=hidden), image, obs,
                                       args.annotate, args.camera_file)
         if note:
@@ -127,7 +135,10 @@ def _referee_for(args, tools: Tools):
     parse_boats(args.boats)
     if args.course:
         TornadoReferee(args.course, args.weights, nominal_fallback=not args.strict)
-    obs = tools.observe_path(args.image, args.camera_file, GAME_ID)
+    if len(args.image) == 1 and not Path(args.image[0]).is_dir():
+        obs = tools.observe_path(args.image[0], args.camera_file, GAME_ID)
+    else:
+        obs = tools.observe_photos(args.image, args.camera_file, GAME_ID)
     spec, notes = course_for(args.course, obs)
     return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, notes
 
@@ -209,5 +220,5 @@ def _table_row(b: dict) -> str:
             + "; ".join(notes))
 
 
-RANK = Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image", add_arguments, run,
-               top_level=True)
+RANK = Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image (or several "
+                       "photos of one still table)", add_arguments, run, top_level=True)

@@ -16,7 +16,8 @@ with the true camera file. Per condition it prints:
 Then phantom pieces on real photographs without refcam stickers (../shared/realdata,
 skipped with a reason when absent) and on synthetic markers of other dictionaries. Last, the
 hand-stuck condition (tests/bench/handstuck.py): copies whose stickers were stuck by hand, ruled
-on without and with the placement term and after one `refcam measure tornado-boats` photo.
+on without and with the placement term and after one `refcam measure tornado-boats` photo; and
+one frame against 8 fused frames through the webcam chain (tests/bench/robust_fusion.py).
 Targets (1080p, camera file): 0 confidently wrong; 2 sigma covers >= 90 %; p95 <= 1.5 mm
 under tone curves; found >= 97 % under defocus 1 px and noise 15, >= 60 % under 7 px
 motion blur; 0 phantom pieces.
@@ -298,6 +299,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=20261130, help="scene seed (the bundled samples use others)")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     ap.add_argument("--verbose", action="store_true", help="list confidently wrong pieces and refusals")
+    ap.add_argument("--fusion-scenes", type=int, default=4,
+                    help="tables per game for one frame against 8 fused (tests/bench/robust_fusion.py; 0: skip)")
     ap.add_argument("--handstuck-tables", type=int, default=8,
                     help="Tornado close-call tables of hand-stuck copies (0: skip the hand-stuck condition)")
     ap.add_argument("--handstuck-seed", type=int, default=2000, help="their first seed (tuned on 1000: held out)")
@@ -338,6 +341,9 @@ def main(argv=None) -> int:
         print("== stickers stuck by hand (sigma 0.6 mm per axis, 1.5 degrees, fixed per copy) ==")
         handstuck(["--tables", str(args.handstuck_tables), "--boards", "3", "--photos", "3", "--copies", "1",
                    "--seed", str(args.handstuck_seed)])
+    if args.fusion_scenes > 0:
+        from .robust_fusion import run as fusion_run
+        fusion_run(args.fusion_scenes)
     return 0
 
 
