@@ -16,11 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 FOREIGN_GRID_RADIUS_SIDES = 2.2  # ChArUco's diagonal neighbours: 1.9 marker sides; grids: 1.3
-FOREIGN_GRID_SIZE_RATIO = 1.4  # a neighbour this much larger or smaller is not of its grid
+FOREIGN_GRID_SIZE_RATIO = 1.4  # a neighbour this much smaller is not of its grid
+# ... or this much larger: a ChArUco board's chess squares are 1.25-2x its markers' side (OpenCV's
+# default 0.75; blurred, the detector's outline of a black square reads up to ~1.5x)
+FOREIGN_GRID_LARGER = 1.7
 FOREIGN_GRID_MIN_NEIGHBOURS = 2
 SAME_PLACE_SIDES = 0.6  # a candidate this close to a detection is that detection (or its quiet zone)
 FOREIGN_GRID_ASPECT = 1.3  # a neighbour's side ratio within this factor of the detection's
-FOREIGN_GRID_DARKER = 0.3  # its border ring at most this share of the detection's contrast lighter
+FOREIGN_GRID_DARKER = 0.25  # its border ring at most this share of the detection's contrast lighter
 
 
 def _centres_sides(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -58,7 +61,7 @@ def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_l
     shape = np.abs(np.log(au[None, :] / _aspect(detected)[:, None])) <= np.log(FOREIGN_GRID_ASPECT)
     with np.errstate(invalid="ignore"):
         inked = dark_u[None, :] <= (dark_d + FOREIGN_GRID_DARKER * np.maximum(light_d - dark_d, 0.0))[:, None]
-    near = (dist <= FOREIGN_GRID_RADIUS_SIDES * sd[:, None]) & (ratio <= FOREIGN_GRID_SIZE_RATIO) \
+    near = (dist <= FOREIGN_GRID_RADIUS_SIDES * sd[:, None]) & (ratio <= FOREIGN_GRID_LARGER) \
         & (ratio >= 1.0 / FOREIGN_GRID_SIZE_RATIO) & shape & inked
     return near.sum(axis=1)
 
