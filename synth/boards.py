@@ -48,6 +48,8 @@ def board_image(kind: str, seed: int, width_px: int) -> np.ndarray:
             board = cv2.aruco.CharucoBoard((nx, ny), 1.0, 0.75, dictionary, ids)
         else:
             board = cv2.aruco.GridBoard((nx, ny), 1.0, 0.3, dictionary, ids)
-        grey = board.generateImage((w, h), marginSize=square // 2)
+        # drawn at 100 px a square (OpenCV's generateImage fails on some small sizes), then shrunk
+        big = board.generateImage((100 * (nx + 1), 100 * (ny + 1)), marginSize=50)
+        grey = cv2.resize(big, (w, h), interpolation=cv2.INTER_AREA)
     level = INK_GREY + (PAPER_GREY - INK_GREY) * (grey.astype(np.float32) / 255.0)
     return np.ascontiguousarray(np.repeat(level.round().astype(np.uint8)[:, :, None], 3, axis=2))

@@ -34,7 +34,8 @@ def _centres_sides(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _aspect(quads: np.ndarray) -> np.ndarray:
     q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
     sides = np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2)
-    return (sides[:, 0] + sides[:, 2]) / np.maximum(sides[:, 1] + sides[:, 3], 1e-9)
+    ratio = (sides[:, 0] + sides[:, 2]) / np.maximum(sides[:, 1] + sides[:, 3], 1e-9)
+    return np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))  # corner order (which side is first) aside
 
 
 def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_levels: np.ndarray,

@@ -52,10 +52,11 @@ def degrade_any(image: np.ndarray, condition: str, rng: np.random.Generator) -> 
 
 
 def phantom_pieces(image: np.ndarray, truth: dict, catalog) -> list[str]:
-    """Pieces refcam reads whose stickers are not in the picture."""
-    present = {s["id"] for s in truth["stickers"]}
-    ids = {d.marker_id for d in detect.detect_all(image, catalog).detections} - present
-    return sorted({catalog.sticker(i).piece for i in ids})
+    """Pieces refcam reads whose stickers are not in the picture, or not where it reads them (a
+    board's marker read as the id of a sticker that is elsewhere, or hidden)."""
+    where = {s["id"]: np.array(s["centre_px"]) for s in truth["stickers"]}
+    return sorted({catalog.sticker(d.marker_id).piece for d in detect.detect_all(image, catalog).detections
+                   if d.marker_id not in where or np.linalg.norm(d.centre - where[d.marker_id]) > d.side_px})
 
 
 def run_tables(which: str, n: int, conditions, catalog, verbose: bool) -> dict:
