@@ -492,7 +492,7 @@ def _seen_edge_offset_sd(rw: np.ndarray, Jw: np.ndarray, owner: np.ndarray) -> f
 # 0.2-0.4 under 7 px motion blur. Measured in tests/bench/robust.py under motion 7 px, scene seeds
 # 11 and 29: without it Kang pieces were 2-7 sigma off (sigma 0.01-0.03 mm) and 4K Tornado tables
 # 3 sigma off through the plane.
-CENTRE_SHIFT_STREAK = 1.5
+CENTRE_SHIFT_STREAK = 1.0
 CENTRE_SHIFT_ONSET = 0.15  # streak / cell
 
 
@@ -895,6 +895,9 @@ JACKKNIFE_SOFT_BLUR_CELLS = 0.25
 JACKKNIFE_BLUR_CELLS = 0.4  # median blur sigma / cell of the plane's stickers
 JACKKNIFE_OUTSIDE_HULL = 0.5  # a piece this far outside the hull, in hull diameters (Kang tokens beside the board: <= 0.36)
 JACKKNIFE_MAX_REFITS = 24
+# two stickers still fix the plane (each one alone does, loosely): a plane of three, one of them
+# moved by glare, is refitted on the other pairs (the Kang board with a corner washed out)
+LEAVE_ONE_OUT_MIN_STICKERS = 2
 
 
 @dataclass(frozen=True)
@@ -936,12 +939,12 @@ def plane_support(groups: dict[str, list[StickerObs]], all_pieces: dict[str, lis
 
 def leave_one_out(groups: dict[str, list[StickerObs]], reference: str, tp: TablePose):
     """The table pose refitted without each plane sticker in turn (those the fit can spare:
-    the reference piece keeps at least one, and at least two pieces or three stickers remain)."""
+    the reference piece keeps at least one, and LEAVE_ONE_OUT_MIN_STICKERS remain)."""
     keys = [(n, i) for n in tp.used_pieces for i in range(len(groups.get(n, [])))]
     for n, i in keys[:JACKKNIFE_MAX_REFITS]:
         fewer = {m: [s for j, s in enumerate(groups[m]) if not (m == n and j == i)] for m in tp.used_pieces}
         fewer = {m: sts for m, sts in fewer.items() if sts}
-        if reference not in fewer or sum(map(len, fewer.values())) < 3:
+        if reference not in fewer or sum(map(len, fewer.values())) < LEAVE_ONE_OUT_MIN_STICKERS:
             continue
         try:
             yield solve_table_pose(fewer, reference, tp.intrinsics, f_init=tp.f if tp.intrinsics.focal_free else None)
