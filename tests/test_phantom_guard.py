@@ -69,5 +69,8 @@ def test_a_marker_in_a_grid_of_foreign_squares_is_dropped_and_a_lone_one_kept():
     # stripes (twice as long as wide) are not markers either
     stripes = grid * np.array([1.0, 0.5]) + np.array([0.0, 50.0])
     assert not foreign.in_foreign_grid(detected, stripes, inked, np.repeat(inked, 3, axis=0))[0]
+    # dark print with no light margin around it (a card's face) is not a marker
+    unframed = np.array([[30.0, 40.0]] * 3)
+    assert not foreign.in_foreign_grid(detected, grid, inked, unframed)[0]
     # one neighbour is not a grid
     assert not foreign.in_foreign_grid(detected, grid[:1], inked, inked)[0]

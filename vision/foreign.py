@@ -24,6 +24,10 @@ FOREIGN_GRID_MIN_NEIGHBOURS = 2
 SAME_PLACE_SIDES = 0.6  # a candidate this close to a detection is that detection (or its quiet zone)
 FOREIGN_GRID_ASPECT = 1.3  # a neighbour's side ratio within this factor of the detection's
 FOREIGN_GRID_DARKER = 0.25  # its border ring at most this share of the detection's contrast lighter
+# and its own margin at least this share of the detection's contrast above its border: a marker
+# has a white margin; a printed dark area (a purple Tornado card around a small blurred boat
+# sticker, both grey ~100: default bench seed 29, defocus 1 px) has none
+FOREIGN_GRID_CONTRAST = 0.5
 
 
 def _centres_sides(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,13 +59,16 @@ def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_l
     keep[keep] = _distinct(cu[keep], su[keep])
     if not keep.any():
         return np.zeros(n, dtype=int)
-    cu, su, au, dark_u = cu[keep], su[keep], _aspect(unread)[keep], np.asarray(unread_levels)[keep, 0]
+    cu, su, au = cu[keep], su[keep], _aspect(unread)[keep]
+    dark_u, light_u = np.asarray(unread_levels)[keep, 0], np.asarray(unread_levels)[keep, 1]
     dark_d, light_d = np.asarray(detected_levels)[:, 0], np.asarray(detected_levels)[:, 1]
+    contrast_d = np.maximum(light_d - dark_d, 0.0)
     dist = np.linalg.norm(cd[:, None, :] - cu[None, :, :], axis=2)  # (n, m)
     ratio = su[None, :] / np.maximum(sd[:, None], 1e-9)
     shape = np.abs(np.log(au[None, :] / _aspect(detected)[:, None])) <= np.log(FOREIGN_GRID_ASPECT)
     with np.errstate(invalid="ignore"):
-        inked = dark_u[None, :] <= (dark_d + FOREIGN_GRID_DARKER * np.maximum(light_d - dark_d, 0.0))[:, None]
+        inked = (dark_u[None, :] <= (dark_d + FOREIGN_GRID_DARKER * contrast_d)[:, None]) \
+            & ((light_u - dark_u)[None, :] >= FOREIGN_GRID_CONTRAST * contrast_d[:, None])
     near = (dist <= FOREIGN_GRID_RADIUS_SIDES * sd[:, None]) & (ratio <= FOREIGN_GRID_LARGER) \
         & (ratio >= 1.0 / FOREIGN_GRID_SIZE_RATIO) & shape & inked
     return near.sum(axis=1)
