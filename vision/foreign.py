@@ -56,6 +56,8 @@ def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_l
     # an unread candidate at a detection's place is its outline or quiet zone, not a neighbour
     d_all = np.linalg.norm(cu[:, None, :] - cd[None, :, :], axis=2)
     keep = ~(d_all < SAME_PLACE_SIDES * sd[None, :]).any(axis=1)
+    # only candidates near some detection can be its neighbours (a noisy frame has thousands)
+    keep &= (d_all <= FOREIGN_GRID_RADIUS_SIDES * sd[None, :]).any(axis=1)
     keep[keep] = _distinct(cu[keep], su[keep])
     if not keep.any():
         return np.zeros(n, dtype=int)
