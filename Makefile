@@ -50,9 +50,11 @@ bench-memory: $(STAMP)
 bench-accuracy: $(STAMP)
 	$(PY) -m tests.bench.accuracy
 
-# vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core)
+# vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core),
+# then varied tables and settings never used for tuning (synth/variety.py, held-out set, about 3 min)
 bench-robust: $(STAMP)
 	$(PY) -m tests.bench.robust --verbose
+	$(PY) -m tests.bench.robust_heldout --set held-out
 
 samples: $(STAMP)
 	$(PY) samples/generate.py

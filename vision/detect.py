@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from . import edges
+from . import edges, foreign
 
 DICTIONARY = cv2.aruco.DICT_5X5_1000
 REFINE_METHODS = {
@@ -155,7 +155,8 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     known_ids = catalog.known_ids() if catalog is not None else None
     if known_ids is not None:
         unknown = [f[0] for f in found if f[0] not in known_ids]
-        found = [f for f in found if f[0] in known_ids]
+        found = _outside_foreign_grids(gray_f, [f for f in found if f[0] in known_ids],
+                                       [f for f in found if f[0] not in known_ids], rejected)
     else:
         unknown = []
     if edge_refine:
@@ -171,6 +172,29 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejected) -> list:
+    """found without the entries that sit in a grid of other systems' markers (vision/foreign.py):
+    their neighbours are the candidates nobody read and the ids the catalog does not list."""
+    if not found:
+        return found
+    unread = [np.asarray(r, dtype=np.float64).reshape(4, 2) for r in (rejected if rejected is not None else ())]
+    unread += [f[1] for f in unknown]
+    if not unread:
+        return found
+    detected, unread = np.array([f[1] for f in found]), np.array(unread)
+    drop = foreign.in_foreign_grid(detected, unread, _ring_levels(gray_f, detected), _ring_levels(gray_f, unread))
+    return [f for f, d in zip(found, drop) if not d]
+
+
+def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(m, 2) median grey of each quad's border ring (middle of a 7-cell marker's border cells) and
+    of the ring just outside it (its quiet zone); NaN outside the image."""
+    with np.errstate(invalid="ignore"):
+        dark = np.nanmedian(_sample(gray_f, _ring_points(quads, 13.0 / 14.0)), axis=1)
+        light = np.nanmedian(_sample(gray_f, _ring_points(quads, 8.0 / 7.0)), axis=1)
+    return np.stack([dark, light], axis=1)
 
 
 def _edge_blurs(gray_f: np.ndarray, found: list) -> dict[int, tuple[float, ...]]:
