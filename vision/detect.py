@@ -130,8 +130,12 @@ def detect_markers(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subp
 
 def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix", edge_refine: bool = True,
                second_pass: bool = True, dictionary: int = DICTIONARY,
-               params: cv2.aruco.DetectorParameters | None = None) -> DetectionResult:
-    """Every marker in the image, split into catalog ids and unknown ids."""
+               params: cv2.aruco.DetectorParameters | None = None, game: str | None = None) -> DetectionResult:
+    """Every marker in the image, split into catalog ids and unknown ids.
+
+    game: the game in play, when known; the second pass then reads blurred candidates only as
+    the catalog's ids of that game's pieces (fewer codes to tell apart: fewer misreads and
+    clearer leads). Markers read by the first pass are reported whatever their game."""
     gray = to_gray(gray_or_bgr)
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
@@ -143,7 +147,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     n_second = 0
     gray_f = gray.astype(np.float32)
     if second_pass and rejected is not None and len(rejected):
-        allowed = tuple(sorted(catalog.known_ids())) if catalog is not None else None
+        allowed = second_pass_ids(catalog, game)
         if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
             found = _refine_found(gray_f, found, range(len(found)))
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
@@ -171,6 +175,18 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def second_pass_ids(catalog, game: str | None = None) -> tuple[int, ...] | None:
+    """The ids a second-pass read may give: the catalog's (those of the game's pieces when game is
+    given and has pieces in it), or None (any dictionary id) without a catalog."""
+    if catalog is None:
+        return None
+    if game is not None:
+        ids = {st.marker_id for piece in catalog.pieces(game) for st in piece.stickers}
+        if ids:
+            return tuple(sorted(ids))
+    return tuple(sorted(catalog.known_ids()))
 
 
 def _edge_blurs(gray_f: np.ndarray, found: list) -> dict[int, tuple[float, ...]]:
@@ -223,7 +239,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     idx = np.flatnonzero(keep)
     if not len(idx):
         return []
-    ring_score = np.stack([_ring_contrast(gray_f, quads[idx], k) for k in (1.0, 7.0 / 9.0)], axis=1)  # (m, 2)
+    ring_score = np.stack([_ring_contrast(gray_f, quads[idx], k) for k in _SECOND_PASS_SCALES], axis=1)  # (m, scales)
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
@@ -259,7 +275,11 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
 
 
 SECOND_PASS_MAX = 48
-_SECOND_PASS_SCALES = (1.0, 7.0 / 9.0)  # 7/9: the candidate is the quiet zone's outline
+# Candidate outlines tried (scaled about their centre) as the black square: 1 (the square itself),
+# 7/9 (the white quiet zone's outline), 0.69 (that outline grown by a webcam: blurred in linear
+# light and tone-curved, a white zone spreads into a darker piece around it) and 1.15 (the black
+# square shrunk by the same effect). Measured on the webcam chain's tuning tables (tests/bench/webcam.py).
+_SECOND_PASS_SCALES = (1.0, 7.0 / 9.0, 0.69, 1.15)
 
 
 def _refine_many(gray_f: np.ndarray, quads: dict) -> dict:
@@ -467,6 +487,9 @@ def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: 
     foreign = _foreign_templates(dictionary, allowed, level, n)
     if len(foreign) and float((foreign @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
         return None  # as like a marker of another dictionary that differs in a cell or two
+    other_grids = _other_grid_templates(level, n)
+    if len(other_grids) and float((other_grids @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
+        return None  # as like a whole marker of a finer or coarser grid (AprilTag, ChArUco 4x4, ...)
     return float(score[best]), int(ids[best]), int(rots[best]), level
 
 
@@ -593,6 +616,73 @@ def _foreign_patterns(dictionary: int, allowed: tuple, n: int) -> list | None:
                     patterns.append(pattern.ravel())
     _TEMPLATE_CACHE[key] = patterns
     return patterns
+
+
+# Dictionaries on other grids whose whole marker, its black square taken for a refcam sticker's,
+# a soft read of a blurred candidate could take for a refcam code (ChArUco boards, AprilTags).
+OTHER_GRID_DICTIONARIES = (cv2.aruco.DICT_4X4_1000, cv2.aruco.DICT_6X6_1000, cv2.aruco.DICT_7X7_1000,
+                           cv2.aruco.DICT_APRILTAG_16h5, cv2.aruco.DICT_APRILTAG_36h11,
+                           cv2.aruco.DICT_ARUCO_MIP_36h12)
+
+
+def _other_grid_templates(level: float, n: int = 7) -> np.ndarray:
+    """(F, n*n + 4n) unit zero-mean drawings (4 turns each) of every marker of OTHER_GRID_DICTIONARIES
+    whose grid differs from n - 2 bits, drawn over the same black square, blurred by `level` cells
+    and sampled at refcam's cell points."""
+    level = min(_BLUR_LEVELS, key=lambda b: abs(b - level))
+    key = ("other grids", level, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    parts = [np.zeros((0, n * n + 4 * n))]
+    for dictionary in OTHER_GRID_DICTIONARIES:
+        dic = cv2.aruco.getPredefinedDictionary(dictionary)
+        g = dic.markerSize + 2  # cells across the black square, border included
+        if g == n:
+            continue
+        parts.append(_grid_patterns(dictionary) @ _grid_response(n, g, level))
+    T = np.concatenate(parts)
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    _TEMPLATE_CACHE[key] = T
+    return T
+
+
+def _grid_patterns(dictionary: int) -> np.ndarray:
+    """(4 M, g*g + 1): every marker of the dictionary in its 4 turns, border included, then 1 (the
+    white outside); built once for every blur level."""
+    key = ("grid patterns", dictionary)
+    if key not in _TEMPLATE_CACHE:
+        dic = cv2.aruco.getPredefinedDictionary(dictionary)
+        g = dic.markerSize + 2
+        patterns = []
+        for mid in range(len(dic.bytesList)):
+            drawing = dic.generateImageMarker(mid, g, borderBits=1).astype(np.float32) / 255.0
+            patterns.extend(np.append(np.rot90(drawing, rot).ravel(), 1.0) for rot in range(4))
+        _TEMPLATE_CACHE[key] = np.array(patterns)
+    return _TEMPLATE_CACHE[key]
+
+
+def _grid_response(n: int, g: int, level: float) -> np.ndarray:
+    """(g*g + 1, n*n + 4n): refcam's samples of a drawing that is white in one cell of a g x g grid
+    spanning refcam's black square (n cells), or (last row) white everywhere outside that square."""
+    S = 12  # drawing pixels per refcam cell
+    pts = _sample_points(n)
+    px = ((pts + 1.0) * S - 0.5).astype(np.float32)
+    n_cell = n * n * len(_CELL_OFFSETS)
+    rows = []
+    for cell in range(g * g + 1):
+        big = np.zeros(((n + 2) * S, (n + 2) * S), np.float32)
+        if cell < g * g:
+            one = np.zeros((g, g), np.float32)
+            one[divmod(cell, g)] = 1.0
+            big[S:S + n * S, S:S + n * S] = cv2.resize(one, (n * S, n * S), interpolation=cv2.INTER_NEAREST)
+        else:
+            big[:] = 1.0
+            big[S:S + n * S, S:S + n * S] = 0.0
+        big = cv2.GaussianBlur(big, (0, 0), level * S, borderType=cv2.BORDER_REPLICATE)
+        v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+        rows.append(np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]]))
+    return np.array(rows)
 
 
 def _cell_response(n: int, level: float) -> np.ndarray:

@@ -72,7 +72,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     h, w = image.shape[:2]
     if camera is not None:
         camera.check_image_size(w, h)
-    result = detections or detect.detect_all(image, catalog)
+    result = detections or detect.detect_all(image, catalog, game=game)
     warnings: list[str] = []
     game, by_piece = _detect(result, catalog, game, w, h, warnings)
     intr, obs_by_piece = _undistort(by_piece, catalog, camera, w, h, warnings)
