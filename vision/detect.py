@@ -31,7 +31,7 @@ REFINE_METHODS = {
     "apriltag": cv2.aruco.CORNER_REFINE_APRILTAG,
 }
 # Below this side length (px) a rejected candidate is re-examined in an up-sampled crop.
-SECOND_PASS_MAX_SIDE_PX = 48.0
+SECOND_PASS_MAX_SIDE_PX = 64.0
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,10 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
         unknown = []
     if edge_refine:
         found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0])
+        # a small first-pass read can be a marker of another grid that ArUco's error correction
+        # took for a refcam code (second-pass reads already had to lead those)
+        dropped = _other_grid_reads(gray_f, found, dictionary)
+        found = [f for k, f in enumerate(found) if k not in dropped]
     edge_blurs = _edge_blurs(gray_f, found) if edge_refine else {}
     detections = []
     for k, (marker_id, c, source, rms, blur) in enumerate(found):
@@ -175,6 +179,10 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def _side(corners: np.ndarray) -> float:
+    return float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
 
 
 def second_pass_ids(catalog, game: str | None = None) -> tuple[int, ...] | None:
@@ -271,10 +279,37 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
         if decoded is not None:
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
+    unscreened = [idx[j] for j in order if max(ring_score[j].max(), halo_score[j]) <= 0]
+    out.extend(_read_unscreened(gray, gray_f, quads[unscreened], done, dic, dictionary, allowed, image_blur_px))
+    return out
+
+
+def _read_unscreened(gray: np.ndarray, gray_f: np.ndarray, quads: np.ndarray, done: list, dic, dictionary: int,
+                     allowed: tuple | None, image_blur_px: float) -> list[tuple[int, np.ndarray, str, float, float]]:
+    """Candidates that look like no marker outline at any scale: a webcam's blur joins a small
+    sticker's quiet zone to the piece around it, so the outline found is the piece's (up to twice
+    the sticker). The dark square inside is found again (_resegment) and read if it has a marker's
+    dark border in a light ring; at most RESEGMENT_MAX a frame, the smallest first."""
+    out: list[tuple[int, np.ndarray, str, float, float]] = []
+    if not len(quads) or allowed is None:
+        return out
+    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).mean(axis=1)
+    for i in np.argsort(sides)[:RESEGMENT_MAX]:
+        centre = quads[i].mean(axis=0)
+        if any(np.linalg.norm(d - centre) < 0.3 * sides[i] for d in done):
+            continue
+        inner = _resegment(gray, quads[i])
+        if inner is None or _ring_contrast(gray_f, inner[None], 1.0)[0] <= 0:
+            continue
+        decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed, image_blur_px)
+        if decoded is not None:
+            done.append(centre)
+            out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
     return out
 
 
 SECOND_PASS_MAX = 48
+RESEGMENT_MAX = 48  # unscreened candidates re-segmented a frame (each ~0.2 ms)
 # Candidate outlines tried (scaled about their centre) as the black square: 1 (the square itself),
 # 7/9 (the white quiet zone's outline), 0.69 (that outline grown by a webcam: blurred in linear
 # light and tone-curved, a white zone spreads into a darker piece around it) and 1.15 (the black
@@ -421,16 +456,10 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     refined, rms, blur = refined if refined is not None else _refine_edges(gray_f, quad)  # refined: done in a batch
     q = refined if rms > 0 else quad
     n = dic.markerSize + 2  # bits + 1-cell border
-    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
-    pts = _sample_points(n)
-    img_p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 2)
-    h, w = gray_f.shape
-    if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
+    sampled = _cell_samples(gray_f, q, n)
+    if sampled is None:
         return None
-    vals = cv2.remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
-    n_cell = n * n * len(_CELL_OFFSETS)
-    cells = vals[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n)
-    ring = vals[n_cell:]
+    cells, ring = sampled
     white = float(np.median(ring))
     border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
     black = float(np.median(border))
@@ -473,6 +502,64 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     return marker_id, (np.roll(q, rot, axis=0) if rot else q), rms, max(blur, level * side / n)
 
 
+def _cell_samples(gray_f: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """((n, n) mean of each cell's 3x3 samples, (4n,) quiet-zone ring samples) of the marker with
+    corners q, or None when a sample falls outside the image."""
+    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
+    pts = _sample_points(n)
+    img_p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 2)
+    h, w = gray_f.shape
+    if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
+        return None
+    vals = cv2.remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    n_cell = n * n * len(_CELL_OFFSETS)
+    return vals[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n), vals[n_cell:]
+
+
+def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY) -> set[int]:
+    """Indices in found of the small first-pass reads that a whole marker of another grid (an
+    AprilTag, a 4x4 ChArUco marker that ArUco's error correction took for a refcam code) draws
+    better than the read id's own drawing, at the blur measured on its edges. One product with
+    the other grids' drawings per blur level, for all the reads at that level."""
+    n = cv2.aruco.getPredefinedDictionary(dictionary).markerSize + 2
+    by_level: dict = {}
+    for k, (marker_id, q, source, rms, blur) in enumerate(found):
+        side = _side(q)
+        if source != "full" or rms <= 0 or side > SECOND_PASS_MAX_SIDE_PX:
+            continue
+        sampled = _cell_samples(gray_f, q, n)
+        if sampled is None:
+            continue
+        m = np.concatenate([sampled[0].ravel(), sampled[1]])
+        m = m - m.mean()
+        norm = np.linalg.norm(m)
+        if norm < 1e-6:
+            continue
+        level = min(_BLUR_LEVELS, key=lambda b: abs(b - blur / (side / n)))
+        own = float((_templates(dictionary, (int(marker_id),), level, n)[2] @ (m / norm)).max())
+        by_level.setdefault(level, []).append((k, m / norm, own))
+    dropped = set()
+    for level, reads in by_level.items():
+        best = _max_correlation(_other_grid_templates(level, n), np.array([r[1] for r in reads], dtype=np.float32))
+        dropped |= {k for (k, _, own), b in zip(reads, best) if b > own + OTHER_GRID_LEAD}
+    return dropped
+
+
+def _max_correlation(templates: np.ndarray, samples: np.ndarray) -> np.ndarray:
+    """(k,) max over the (F, d) templates of their product with each of the (k, d) samples, in blocks
+    small enough that OpenBLAS keeps them on one thread: its threads on the whole product cost
+    10-100x on a busy machine (measured: 0.3 ms on one thread, 14-290 ms threaded)."""
+    out = np.full(len(samples), -np.inf, dtype=np.float32)
+    for c in range(0, len(samples), 16):
+        cols = np.ascontiguousarray(samples[c:c + 16].T)
+        for r in range(0, len(templates), 128):
+            np.maximum(out[c:c + 16], (templates[r:r + 128] @ cols).max(axis=0), out=out[c:c + 16])
+    return out
+
+
+OTHER_GRID_LEAD = 0.0  # a first-pass read is dropped when another grid's marker matches it better
+
+
 def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: int):
     """(score, id, rotation) of the allowed marker drawn at blur `level` (cells) that the unit
     zero-mean samples m match, or None: it must match well, lead every other id clearly and
@@ -488,7 +575,8 @@ def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: 
     if len(foreign) and float((foreign @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
         return None  # as like a marker of another dictionary that differs in a cell or two
     other_grids = _other_grid_templates(level, n)
-    if len(other_grids) and float((other_grids @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
+    if len(other_grids) and float(_max_correlation(other_grids, m[None].astype(np.float32))[0]) \
+            > score[best] - SOFT_FOREIGN_MARGIN:
         return None  # as like a whole marker of a finer or coarser grid (AprilTag, ChArUco 4x4, ...)
     return float(score[best]), int(ids[best]), int(rots[best]), level
 
@@ -643,8 +731,8 @@ def _other_grid_templates(level: float, n: int = 7) -> np.ndarray:
     T = np.concatenate(parts)
     T -= T.mean(axis=1, keepdims=True)
     T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
-    _TEMPLATE_CACHE[key] = T
-    return T
+    _TEMPLATE_CACHE[key] = T.astype(np.float32)  # 15k drawings: float32 halves each product's memory traffic
+    return _TEMPLATE_CACHE[key]
 
 
 def _grid_patterns(dictionary: int) -> np.ndarray:
