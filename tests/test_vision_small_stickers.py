@@ -4,6 +4,8 @@ never reads a marker of another dictionary or grid (ChArUco 4x4, AprilTag) as a 
 
 from __future__ import annotations
 
+import math
+
 import cv2
 import numpy as np
 import pytest
@@ -135,3 +137,40 @@ def test_a_first_pass_read_of_an_apriltag_is_dropped(monkeypatch):
     monkeypatch.setattr(detect, "OTHER_GRID_DICTIONARIES", ())
     monkeypatch.setattr(detect, "_TEMPLATE_CACHE", {})
     assert [d.marker_id for d in detect.detect_all(image, CAT).detections] == [629]
+
+
+def _kang_table(step_back_factor: float):
+    from synth.render import render_scene
+    from synth.scenes import build_scene
+    from tests.bench.accuracy import camera_of
+    from tests.bench.webcam import step_back
+    from vision import pipeline
+
+    scene = build_scene("kang", 5, "1080p")
+    scene["effects"].update(blur_sigma=0.5, noise_sigma=1.0)
+    step_back(scene["camera"], step_back_factor)
+    image, truth = render_scene(scene)
+    sides = [s["side_px"] for s in truth["stickers"] if s["visible"] and s["size_mm"] == 16.0]
+    obs = pipeline.observe(image, camera_of(truth), game="kang", catalog=CAT)
+    return min(sides), [w for w in obs.warnings if "stickers (" in w and "px wide" in w]
+
+
+def test_observe_advises_when_the_smallest_stickers_are_too_small():
+    import re
+
+    from vision import pipeline
+
+    smallest, advice = _kang_table(2.0)  # the camera twice as far as it needs: 16 mm stickers ~11 px
+    assert smallest < pipeline.SIDE_PX_FOR_99 and len(advice) == 1
+    shown = re.search(r"16 mm stickers \(.*kang/kangaroo.*\) show about (\d+) px", advice[0])
+    assert shown and abs(int(shown.group(1)) - smallest) <= 1.5
+    to, now = map(float, re.search(r"camera to (\d+) mm or closer \(now about (\d+) mm\)", advice[0]).groups())
+    assert to == pytest.approx(now * int(shown.group(1)) / pipeline.SIDE_PX_FOR_99, rel=0.05)
+    assert "use a 4K camera (now 1920x1080)" in advice[0]
+    printed = int(re.search(r"print (\d+) mm stickers", advice[0]).group(1))
+    assert 16 < printed <= math.ceil(16 * pipeline.SIDE_PX_FOR_99 / (int(shown.group(1)) - 0.5))
+
+
+def test_observe_gives_no_size_advice_when_stickers_are_large_enough():
+    smallest, advice = _kang_table(1.0)  # 16 mm stickers ~21 px
+    assert smallest > 14 and advice == []
