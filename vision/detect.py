@@ -528,8 +528,8 @@ def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTION
         if source != "full" or rms <= 0 or side > SECOND_PASS_MAX_SIDE_PX:
             continue
         sampled = _cell_samples(gray_f, q, n)
-        if sampled is None:
-            continue
+        if sampled is None or _reads_exactly(sampled, marker_id, dictionary):
+            continue  # every cell as the code says: no other grid's marker sampled on this one's grid does that
         m = np.concatenate([sampled[0].ravel(), sampled[1]])
         m = m - m.mean()
         norm = np.linalg.norm(m)
@@ -543,6 +543,19 @@ def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTION
         best = _max_correlation(_other_grid_templates(level, n), np.array([r[1] for r in reads], dtype=np.float32))
         dropped |= {k for (k, _, own), b in zip(reads, best) if b > own + OTHER_GRID_LEAD}
     return dropped
+
+
+def _reads_exactly(sampled: tuple[np.ndarray, np.ndarray], marker_id: int, dictionary: int) -> bool:
+    """True when the cells, thresholded half-way between the border's black and the quiet zone's
+    white, are the marker's code exactly (in the corners' order) inside an all-black border."""
+    cells, ring = sampled
+    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
+    thr = (float(np.median(ring)) + float(np.median(border))) / 2
+    if (border > thr).any():
+        return False
+    dic = cv2.aruco.getPredefinedDictionary(dictionary)
+    ok, idx, rot = _identify(dic, dictionary, (cells[1:-1, 1:-1] > thr).astype(np.uint8))
+    return ok and idx == marker_id and rot == 0
 
 
 def _max_correlation(templates: np.ndarray, samples: np.ndarray) -> np.ndarray:

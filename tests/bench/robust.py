@@ -122,7 +122,7 @@ def evaluate(image: np.ndarray, truth: dict, game: str, row: Row, catalog, label
     visible = {s["id"] for s in truth["stickers"] if s.get("visible") and s["id"] in known}
     gray = detect.to_gray(image)
     t0 = time.perf_counter()
-    result = detect.detect_all(image, catalog)
+    result = detect.detect_all(image, catalog, game=game)  # as observe detects when given the game
     try:
         obs = pipeline.observe(image, camera_of(truth), game=game, catalog=catalog, detections=result)
     except RefcamError as exc:
