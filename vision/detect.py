@@ -5,8 +5,14 @@ under 20 px wide. Three things make those reliable and precise:
 
 1. detector parameters tuned for small markers (low minimum perimeter, small
    adaptive-threshold windows, finer bit sampling);
-2. a second pass over up-sampled crops around the candidates the first pass
-   rejected (small or blurred squares whose bits could not be read at 1x);
+2. a second pass over the candidates the first pass rejected (small or blurred squares
+   whose bits could not be read at 1x): each outline is tried as the black square at the
+   scales a webcam's blur and tone curve leave it at, or the dark square inside it is found
+   again, and read hard or against the drawings of the catalog's ids (of the game in play,
+   when known) blurred as the sticker's own edges say. A soft read must lead every other id
+   and every marker of another dictionary or grid drawn on the same square, and a small
+   first-pass read that another grid's marker draws better is dropped (no phantom sticker
+   on ChArUco boards or AprilTags);
 3. corner refinement by fitting a straight line to each whole outer edge of the
    black square (black border against the white quiet zone) and intersecting
    adjacent edges. That uses every edge pixel instead of a corner window, so it
