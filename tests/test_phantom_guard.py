@@ -41,11 +41,18 @@ def test_no_phantom_beside_the_pieces_and_every_sticker_kept(kang_with_boards):
     assert got >= visible, f"lost {sorted(visible - got)}"
 
 
-def test_the_picture_needs_the_guard(kang_with_boards, monkeypatch):
-    """Without the guard the same picture gives a phantom: the test above exercises it."""
+def test_the_picture_needs_the_guards(kang_with_boards, monkeypatch):
+    """Without the guards the same picture gives a phantom: the test above exercises them. Two
+    guards stop it, each alone: the grid of unread squares around it (vision/foreign.py) and
+    the soft read's comparison with other grids' markers (vision/detect.py)."""
+    from vision import detect
+
     image, truth = kang_with_boards
+    painted = {s["id"] for s in truth["stickers"]}
     monkeypatch.setattr(foreign, "in_foreign_grid", lambda detected, *rest: np.zeros(len(detected), bool))
-    assert _read(image) - {s["id"] for s in truth["stickers"]}
+    assert not _read(image) - painted  # the other-grid comparison alone still stops it
+    monkeypatch.setattr(detect, "_other_grid_templates", lambda level, n=7: np.zeros((0, n * n), np.float32))
+    assert _read(image) - painted
 
 
 @pytest.mark.parametrize("condition", ["clean", "defocus 1", "defocus 2", "motion 7px"])

@@ -119,12 +119,13 @@ def confidently_wrong(err_mm: float, sigma_mm: float) -> bool:
     return err_mm > 3.0 and err_mm > 3.0 * sigma_mm
 
 
-def evaluate(image: np.ndarray, truth: dict, game: str, row: Row, catalog, label: str = "") -> None:
+def evaluate(image: np.ndarray, truth: dict, game: str, row: Row, catalog, label: str = ""):
+    """Tally one picture into row; returns (observation or None, ids refcam found, ids bare OpenCV found)."""
     known = catalog.known_ids()
     visible = {s["id"] for s in truth["stickers"] if s.get("visible") and s["id"] in known}
     gray = detect.to_gray(image)
     t0 = time.perf_counter()
-    result = detect.detect_all(image, catalog)
+    result = detect.detect_all(image, catalog, game=game)  # as observe detects when given the game
     try:
         obs = pipeline.observe(image, camera_of(truth), game=game, catalog=catalog, detections=result)
     except RefcamError as exc:
@@ -135,15 +136,21 @@ def evaluate(image: np.ndarray, truth: dict, game: str, row: Row, catalog, label
     bare = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000))
     _, ids, _ = bare.detectMarkers(gray)
     row.ms_bare.append((time.perf_counter() - t0) * 1000)
+    found_ids = {d.marker_id for d in result.detections}
+    bare_ids = {int(i) for i in ids.ravel()} if ids is not None else set()
     row.visible += len(visible)
-    row.found += len({d.marker_id for d in result.detections} & visible)
-    row.found_bare += len(({int(i) for i in ids.ravel()} if ids is not None else set()) & visible)
+    row.found += len(found_ids & visible)
+    row.found_bare += len(bare_ids & visible)
     if obs is None:
-        return
+        return None, found_ids, bare_ids
     for w in obs.warnings:
         row.warnings[w.split(":")[0][:60]] += 1
-    if not obs.frame.get("game_frame"):
-        return
+    if obs.frame.get("game_frame"):
+        _tally_errors(obs, truth, row, label)
+    return obs, found_ids, bare_ids
+
+
+def _tally_errors(obs, truth: dict, row: Row, label: str) -> None:
     truth_pieces = {p["name"]: p for p in truth["pieces"]}
     for p in obs.pieces:
         t = truth_pieces.get(p.name)
@@ -170,6 +177,11 @@ def scenes(n1080: int, n4k: int, seed: int):
 
 
 def format_row(name: str, row: Row, base_ms: float | None) -> str:
+    return f"  {name:15s} {row_columns(row, base_ms)}"
+
+
+def row_columns(row: Row, base_ms: float | None) -> str:
+    """found % (refcam, bare OpenCV, ratio) | error p50 p95 max | 2 and 0.5 sigma shares | cw | refused | ms."""
     e = np.asarray(row.errors)
     z = np.asarray(row.z)
     found = 100 * row.found / max(row.visible, 1)
@@ -178,7 +190,7 @@ def format_row(name: str, row: Row, base_ms: float | None) -> str:
     cov = f"{100 * (z <= 2).mean():5.1f} {100 * (z <= 0.5).mean():5.1f}" if z.size else f"{'-':>5} {'-':>5}"
     ms = float(np.median(row.ms)) if row.ms else 0.0
     ratio = f"{ms / base_ms:4.2f}x" if base_ms else "  1x "
-    return (f"  {name:15s} {found:6.1f} {bare:6.1f} {found / max(bare, 1e-9):5.2f} | {errs} | {cov} | "
+    return (f"{found:6.1f} {bare:6.1f} {found / max(bare, 1e-9):5.2f} | {errs} | {cov} | "
             f"{len(row.wrong):3d} | {sum(row.refused.values()):3d} | {ms:6.0f} {ratio}{sigma_flags(row)}")
 
 
