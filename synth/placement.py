@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from referee.catalog import Catalog, PieceSpec, StickerSpec, footprint_polygon
 
+from .pdfpage import MARGIN_MM, draw_cells, footer_top, paper_size, start_page
+
 MANY_PIECES = 12  # a family with more pieces than this gets one drawing and an id list
 LABEL_MM = 4.0  # room above a sticker for its id
 ARROW_MM = 6.0  # the sticker's +x arrow, page mm
@@ -213,7 +215,6 @@ def face_words(face: str | None) -> str:
 
 
 def _caption(pdf, catalog: Catalog, view: GuideView, x: float, y: float, scale: float) -> None:
-    from synth.printing import draw_cells
     import numpy as np
 
     st = view.stickers[0]
@@ -282,8 +283,6 @@ class _Flow:
     """Shelf packing of drawings and list lines onto guide pages."""
 
     def __init__(self, pdf, paper: str, title: str):
-        from synth.printing import MARGIN_MM, footer_top, paper_size
-
         self.pdf, self.paper, self.title = pdf, paper, title
         self.left = MARGIN_MM
         self.right = paper_size(paper)[0] - MARGIN_MM
@@ -293,9 +292,7 @@ class _Flow:
         self.new_page()
 
     def new_page(self) -> None:
-        from synth.printing import _start_page
-
-        self.top = _start_page(self.pdf, self.paper, self.title, GUIDE_SUBTITLE)
+        self.top = start_page(self.pdf, self.paper, self.title, GUIDE_SUBTITLE)
         self.x, self.y, self.row_h = self.left, self.top, 0.0
 
     @property

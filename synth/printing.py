@@ -20,11 +20,11 @@ import numpy as np
 from referee.catalog import GAMES, Catalog, StickerSpec, default_catalog
 from referee.errors import InvalidInputError
 
-PAPERS = {"a4": (210.0, 297.0), "letter": (215.9, 279.4)}  # (w, h) mm, portrait
+from .pdfpage import (MARGIN_MM, draw_cells, draw_scale_bar, fit_font, footer_top, new_pdf, paper_size,
+                      start_page)
+from .placement import add_placement_guide
+
 PNG_DPI = 600
-MARGIN_MM = 10.0
-SCALE_BAR_MM = 50.0
-SCALE_BAR_HEIGHT_MM = 3.0
 CELL_GAP_MM = 2.5
 CAPTION_LINE_MM = 2.4
 CAPTION_FONT_PT = 5.5
@@ -50,15 +50,6 @@ def prepare_out_dir(path: str | os.PathLike) -> Path:
         raise OutputFolderError(f"cannot write to output folder {str(out)!r}: {exc.strerror or exc}") from None
     return out
 
-
-def paper_size(paper: str) -> tuple[float, float]:
-    try:
-        return PAPERS[paper]
-    except KeyError:
-        raise InvalidInputError(f"unknown paper {paper!r} (choose one of: {', '.join(PAPERS)})") from None
-
-
-# --- what goes on a game's sheet ---------------------------------------------------------
 
 def stickers_for_game(game: str, catalog: Catalog | None = None) -> list[StickerSpec]:
     """Table corners (shared by every game) then the game's stickers, grouped by family in
@@ -137,81 +128,6 @@ def write_marker_pngs(stickers: Sequence[StickerSpec], out_dir: Path, dpi: int =
 
 # --- PDF drawing ---------------------------------------------------------------------------
 
-def _new_pdf(paper: str):
-    from fpdf import FPDF
-
-    w, h = paper_size(paper)
-    pdf = FPDF(unit="mm", format=(w, h))
-    pdf.set_auto_page_break(False)
-    pdf.set_margins(MARGIN_MM, MARGIN_MM, MARGIN_MM)
-    pdf.set_creator("refcam")
-    return pdf
-
-
-def draw_cells(pdf, x: float, y: float, size_mm: float, cells: np.ndarray, height_mm: float | None = None) -> None:
-    """Draw the black cells of an (n, n) grid as one filled vector path (rows of runs, united),
-    top-left at (x, y) mm, size_mm wide (and height_mm high when not square)."""
-    from fpdf.enums import PathPaintRule
-
-    n = cells.shape[0]
-    cell = size_mm / n
-    cell_h = (height_mm if height_mm is not None else size_mm) / n
-    with pdf.new_path(paint_rule=PathPaintRule.FILL_NONZERO) as path:
-        path.style.fill_color = "#000000"
-        path.style.stroke_color = None
-        for r in range(n):
-            c = 0
-            while c < n:
-                if not cells[r, c]:
-                    c += 1
-                    continue
-                start = c
-                while c < n and cells[r, c]:
-                    c += 1
-                path.rectangle(x + start * cell, y + r * cell_h, (c - start) * cell, cell_h)
-
-
-def _fit_font(pdf, text: str, width: float, size_pt: float, min_pt: float = 3.5) -> float:
-    pdf.set_font("Helvetica", size=size_pt)
-    while size_pt > min_pt and pdf.get_string_width(text) > width:
-        size_pt -= 0.25
-        pdf.set_font("Helvetica", size=size_pt)
-    return size_pt
-
-
-def draw_header(pdf, title: str, subtitle: str) -> float:
-    """Title lines at the top margin; returns the y (mm) where the body may start."""
-    pdf.set_text_color(0, 0, 0)
-    pdf.set_font("Helvetica", style="B", size=11)
-    pdf.set_xy(MARGIN_MM, MARGIN_MM - 4)
-    pdf.cell(0, 5, title)
-    pdf.set_font("Helvetica", size=7.5)
-    pdf.set_xy(MARGIN_MM, MARGIN_MM + 1)
-    pdf.cell(0, 4, subtitle)
-    return MARGIN_MM + 7.5
-
-
-def draw_scale_bar(pdf, x: float, y: float) -> None:
-    """A 50 mm solid bar with its label, top-left corner at (x, y) mm."""
-    draw_cells(pdf, x, y, SCALE_BAR_MM, np.ones((1, 1), dtype=bool), height_mm=SCALE_BAR_HEIGHT_MM)
-    pdf.set_font("Helvetica", size=7)
-    pdf.set_text_color(0, 0, 0)
-    pdf.set_xy(x + SCALE_BAR_MM + 2.5, y - 0.5)
-    pdf.cell(0, 4, "<- this bar must measure exactly 50 mm; if not, reprint at 100% / actual size")
-
-
-def footer_top(paper: str) -> float:
-    """y (mm) of the scale bar; the body must end above it."""
-    return paper_size(paper)[1] - MARGIN_MM - SCALE_BAR_HEIGHT_MM + 2.0
-
-
-def _start_page(pdf, paper: str, title: str, subtitle: str) -> float:
-    pdf.add_page()
-    top = draw_header(pdf, title, subtitle)
-    draw_scale_bar(pdf, MARGIN_MM, footer_top(paper))
-    return top
-
-
 @dataclass
 class PlacedSticker:
     """Where a sticker's black square landed (page index from 0, mm from the page's top-left)."""
@@ -255,7 +171,7 @@ def _draw_sticker(pdf, catalog: Catalog, st: StickerSpec, x: float, y: float, q:
     draw_cells(pdf, x + q, y + q, st.size_mm, marker_cells(catalog.dictionary, st.marker_id))
     pdf.set_text_color(0, 0, 0)
     for i, line in enumerate(sticker_caption(st, catalog)):
-        _fit_font(pdf, line, outer + CELL_GAP_MM - 0.5, CAPTION_FONT_PT)
+        fit_font(pdf, line, outer + CELL_GAP_MM - 0.5, CAPTION_FONT_PT)
         pdf.set_xy(x - CELL_GAP_MM / 2, y + outer + 0.3 + i * CAPTION_LINE_MM)
         pdf.cell(outer + CELL_GAP_MM, CAPTION_LINE_MM, line, align="C")
 
@@ -265,7 +181,7 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
     catalog = catalog or default_catalog()
     stickers = stickers_for_game(game, catalog)
     page_w, _ = paper_size(paper)
-    pdf = _new_pdf(paper)
+    pdf = new_pdf(paper)
     title = f"refcam stickers - {GAME_TITLES[game]} ({game}) - {paper.upper() if paper == 'a4' else paper.title()}"
     subtitle = (f"Print at 100% / actual size (no 'fit to page'). ArUco {catalog.dictionary}, "
                 f"sticker protocol v1. Cut along the grey lines; keep the white border around each black square.")
@@ -282,14 +198,14 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
             groups.append([st])
 
     pdf.set_title(title)
-    y = _start_page(pdf, paper, title, subtitle)
+    y = start_page(pdf, paper, title, subtitle)
     for group in groups:
         q = quiet_zone_mm(group[0].size_mm, catalog)
         outer = group[0].size_mm + 2 * q
         row_h = outer + 2 * CAPTION_LINE_MM + 1.0 + CELL_GAP_MM
         heading_h = 5.0
         if y + heading_h + row_h > bottom:
-            y = _start_page(pdf, paper, title, subtitle)
+            y = start_page(pdf, paper, title, subtitle)
         pdf.set_font("Helvetica", style="B", size=8)
         pdf.set_text_color(0, 0, 0)
         pdf.set_xy(MARGIN_MM, y)
@@ -301,7 +217,7 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
                 x = MARGIN_MM + CELL_GAP_MM / 2
                 y += row_h
             if y + row_h > bottom:
-                y = _start_page(pdf, paper, title, subtitle)
+                y = start_page(pdf, paper, title, subtitle)
                 x = MARGIN_MM + CELL_GAP_MM / 2
             _draw_sticker(pdf, catalog, st, x, y, q)
             placed.append(PlacedSticker(st.marker_id, pdf.page - 1, x + q, y + q, st.size_mm))
@@ -309,8 +225,6 @@ def build_game_pdf(game: str, paper: str = "a4", catalog: Catalog | None = None)
         y += row_h + 1.0
 
     _draw_id_list(pdf, paper, catalog, stickers, title)
-    from synth.placement import add_placement_guide
-
     pdf.placement_guide = add_placement_guide(pdf, game, paper, catalog, title)  # pages after the sheets
     return pdf, placed
 
@@ -325,7 +239,7 @@ def _draw_id_list(pdf, paper: str, catalog: Catalog, stickers: Sequence[StickerS
     rows = sorted(stickers, key=lambda s: s.marker_id)
     i = 0
     while i < len(rows):
-        y0 = _start_page(pdf, paper, title, "Every id on this sheet and the piece it belongs to "
+        y0 = start_page(pdf, paper, title, "Every id on this sheet and the piece it belongs to "
                          "(ids never change meaning; sizes are the black square).")
         y0 += 1.0
         per_col = int((bottom - y0) // line_h)
@@ -362,7 +276,7 @@ def build_charuco_pdf(paper: str = "a4", catalog: Catalog | None = None):
     board = charuco_board(catalog)
     page_w, page_h = paper_size(paper)
     w_mm, h_mm = board_size_mm(board)
-    pdf = _new_pdf(paper)
+    pdf = new_pdf(paper)
     pdf.add_page()
     pdf.set_title("refcam ChArUco calibration board")
     title = (f"refcam ChArUco calibration board - {spec['squares_x']} x {spec['squares_y']} squares of "

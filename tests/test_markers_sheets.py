@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from referee.catalog import default_catalog
-from synth import printing
+from synth import pdfpage, printing
 from webui.cli import main
 
 RASTER_DPI = 300
@@ -85,7 +85,7 @@ def test_scale_bar_is_50_mm_on_every_page_kind(sheets):
         crop = raster[y - 3:y + h + 3, x - 3:x + w + 3]
         w_px, h_px = dark_extent_px(crop)
         assert abs(w_px * MM_PER_PX - 50.0) <= 0.1
-        assert abs(h_px * MM_PER_PX - printing.SCALE_BAR_HEIGHT_MM) <= 0.1
+        assert abs(h_px * MM_PER_PX - pdfpage.SCALE_BAR_HEIGHT_MM) <= 0.1
 
 
 def test_every_id_on_a_page_decodes_to_itself(sheets):
@@ -152,7 +152,7 @@ def test_charuco_page_fits_and_is_detectable_at_true_scale(tmp_path, paper, caps
     # corners 0..3 run along one row of the board, one 35 mm square apart
     steps = [np.linalg.norm(pts[i + 1] - pts[i]) * 25.4 / dpi for i in range(3)]
     assert all(abs(s - 35.0) < 0.15 for s in steps), steps
-    page_w, page_h = printing.PAPERS[paper]
+    page_w, page_h = pdfpage.PAPERS[paper]
     assert raster.shape[1] == pytest.approx(page_w / 25.4 * dpi, abs=1.5)
     assert (raster[-int(3 / 25.4 * dpi):] > 200).all()  # nothing printed in the last 3 mm
     png = cv2.imread(info["png"], cv2.IMREAD_GRAYSCALE)

@@ -138,13 +138,11 @@ def _replay_args(p):
     _common(p)
 
 
-def run_replay(args, tools) -> int:
-    from .game import GAME
-
-    state = GAME.new_state({})
+def run_replay(args, tools, game) -> int:
+    state = game.new_state({})
     rulings = []
     for t, obs in tools.stable_observations(args.folder, args.camera_file, "kang"):
-        step = GAME.step(state, obs, t)
+        step = game.step(state, obs, t)
         state = step.state
         rulings += step.rulings
     pos = state.position
@@ -195,11 +193,14 @@ def run_perft(args, tools) -> int:
     return 0
 
 
-COMMANDS = (
-    Command("state", "the Kang board in one image: squares, start zones, what cannot be placed", _state_args,
-            run_state),
-    Command("check", "whether and how a Kang move was legal, from two images or JSON positions", _check_args,
-            run_check),
-    Command("replay", "rule on a whole recorded Kang session: moves, alfalfa, winner", _replay_args, run_replay),
-    Command("perft", "count Kang positions DEPTH turns ahead (SPEC section 3)", _perft_args, run_perft),
-)
+def kang_commands(game) -> tuple[Command, ...]:
+    """Kang's own commands; ``replay`` rules through ``game``'s step (the game passes itself)."""
+    return (
+        Command("state", "the Kang board in one image: squares, start zones, what cannot be placed", _state_args,
+                run_state),
+        Command("check", "whether and how a Kang move was legal, from two images or JSON positions", _check_args,
+                run_check),
+        Command("replay", "rule on a whole recorded Kang session: moves, alfalfa, winner", _replay_args,
+                lambda args, tools: run_replay(args, tools, game)),
+        Command("perft", "count Kang positions DEPTH turns ahead (SPEC section 3)", _perft_args, run_perft),
+    )

@@ -11,6 +11,7 @@ from ..observation import Observation
 from ..pending import TurnGuard, guarded_step, pending_json
 from ..rulings import Ruling
 from . import declare
+from .commands import kang_commands
 from .board import BoardRead, Geometry, read_board
 from .diagram import board_diagram
 from .explain import RULES, Rule, explain
@@ -168,9 +169,7 @@ class KangGame:
         return Explanation(f"Kang: {verdict.verdict}", tuple(shapes), lines, focus, verdict.to_json())
 
     def commands(self):
-        from .commands import COMMANDS
-
-        return COMMANDS
+        return kang_commands(self)
 
     # --- what the players declare (the camera cannot see it) -------------------------------------
     def declarables(self, state: KangState) -> tuple[Declarable, ...]:

@@ -35,9 +35,8 @@ def _with_advanced(p: argparse.ArgumentParser) -> None:
 
 
 def _game(game, args):
-    from .game import KayakGame
-
-    return KayakGame(Catalog.load(args.catalog)) if getattr(args, "catalog", None) else game
+    """The game in play, or the same game on the user's --catalog (its own class: no import of game.py)."""
+    return type(game)(Catalog.load(args.catalog)) if getattr(args, "catalog", None) else game
 
 
 def position_from_state_json(doc: dict, book=None) -> Position:

@@ -18,6 +18,7 @@ from ..pending import TurnGuard, guarded_step, pending_json
 from ..rulings import Ruling
 from . import declare
 from .errors import GAME_ID, GAME_TITLE, rule
+from .commands import kayak_commands
 from .diagram import river_diagram
 from .explain import MAX_ACTIONS, Explained, explain, first_to_finish
 from .position import Position, pawn_name
@@ -248,8 +249,6 @@ class KayakGame:
                            verdict.to_json() if verdict else {"position": state.position.text()})
 
     def commands(self):
-        from .commands import kayak_commands
-
         return kayak_commands(self)
 
     # --- what the players declare (the camera cannot see it) ------------------------------------

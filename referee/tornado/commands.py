@@ -85,7 +85,7 @@ def _history_states(entries: list[str], camera_file: str | None, tools: Tools, p
             t += 1.0
 
 
-def run(args, tools: Tools) -> int:
+def run(args, tools: Tools, game) -> int:
     if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
     if args.strict and args.assume_layout:
@@ -103,7 +103,7 @@ def run(args, tools: Tools) -> int:
     except MissingPiecesError as exc:
         raise MissingPiecesError(f"{exc} (--strict refuses pieces out of view; without it they come from the "
                                  "course file's layout)") from None
-    referee, history_warnings, states, seen_before = _read_history(referee, args, tools)
+    referee, history_warnings, states, seen_before = _read_history(referee, args, tools, game)
     result = referee.assess(obs)
     doc = result.to_json()
     if args.history:
@@ -143,12 +143,10 @@ def _referee_for(args, tools: Tools):
     return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, notes
 
 
-def _read_history(referee, args, tools: Tools) -> tuple[TornadoReferee, list[str], int, set]:
+def _read_history(referee, args, tools: Tools, game) -> tuple[TornadoReferee, list[str], int, set]:
     """The history through the game's own step, so an illegal turn in it is held as on the
     live page (referee/pending.py: no place or race end follows from it); returns the
     referee after it, its warnings (and pending illegal turns), the states read and the boats seen."""
-    from .game import GAME
-
     warnings: list[str] = []
     states = 0
     seen: set[str] = set()
@@ -160,7 +158,7 @@ def _read_history(referee, args, tools: Tools) -> tuple[TornadoReferee, list[str
     for label, t, hobs in _history_states(args.history or [], args.camera_file, tools, progress):
         states += 1
         seen |= {p.name for p in hobs.pieces if p.name.startswith("tornado/boat-")}
-        step = GAME.step(state, hobs, t)
+        step = game.step(state, hobs, t)
         state = step.state
         for r in step.rulings:
             said = r.summary if r.kind == "warning" else f"{r.summary} ({r.rule}: {r.details.get('why', '')})" \
@@ -220,5 +218,8 @@ def _table_row(b: dict) -> str:
             + "; ".join(notes))
 
 
-RANK = Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image (or several "
-                       "photos of one still table)", add_arguments, run, top_level=True)
+def rank_command(game) -> Command:
+    """`refcam rank`, ruling a --history through ``game``'s own step (the game passes itself)."""
+    return Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image (or several "
+                           "photos of one still table)", add_arguments, lambda args, tools: run(args, tools, game),
+                   top_level=True)

@@ -17,6 +17,8 @@ from referee.pending import guarded_step, pending_json
 from referee.rulings import Ruling
 
 from . import declare, picture
+from .check_command import CHECK
+from .commands import rank_command
 from .course_spec import course_ids, load_course
 from .declare import RULE_GRAND_PRIX, grand_prix_final, short
 from .dispute import parse_boats
@@ -125,10 +127,7 @@ class TornadoSplash:
         return picture.photo_finish(self.assess(state, observation))
 
     def commands(self) -> tuple[Command, ...]:
-        from .check_command import CHECK
-        from .commands import RANK
-
-        return (RANK, CHECK)
+        return (rank_command(self), CHECK)
 
     def measurements(self) -> tuple:
         from .measure_command import BOATS

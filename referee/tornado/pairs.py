@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .ranking import BAND_SIGMAS, CANNOT_TELL, EQUIDISTANT, Call, Racer
+from .course import Course
+from .ranking import BAND_SIGMAS, CANNOT_TELL, EQUIDISTANT, Call, Racer, compare
 
 GROUPING_RULE = ("boats in measured order, front first; a group takes each next boat equidistant with every boat "
                  "already in it; lower weight first within a group; groups keep their measured order")
@@ -141,3 +142,38 @@ def pair_records(order: Sequence[str], groups: Sequence[Sequence[str]], calls: M
             verdict, reason = "ahead", "ahead by more than the band" + (f" ({c.note})" if c.note else "")
         out.append(PairRecord(a, b, verdict, delta, c.sigma, band, c.kind or "zone", reason))
     return out
+
+
+@dataclass(frozen=True)
+class Ordering:
+    order: tuple[str, ...]
+    calls: tuple[Call, ...]
+    equidistant: dict  # name -> tuple of names it is equidistant with
+    groups: tuple[tuple[str, ...], ...] = ()  # GROUPING: equidistant groups, front first
+    pairs: tuple = ()  # PairRecord for each adjacent pair of ``order``
+
+
+def order_racers(course: Course, racers: list[Racer], all_equal: bool = False,
+                 on_gate: frozenset[str] | set[str] = frozenset()) -> Ordering:
+    """Order located boats, first place first, by the grouping rule above (GROUPING).
+
+    Confident calls are never overturned; boats equidistant with every boat of their
+    group go by weight (When Equidistant). all_equal: every boat is on the start gate
+    at the first round (First Round Ranking); on_gate: boats standing in their
+    start-gate spaces, equal by the rules in every round (When Equidistant), so weight
+    alone decides between any two of them.
+    """
+    calls: dict[frozenset, Call] = {}
+    equi: dict[str, list[str]] = {r.name: [] for r in racers}
+    for i, a in enumerate(racers):
+        for b in racers[i + 1:]:
+            both_on_gate = a.name in on_gate and b.name in on_gate
+            c = gate_call(a.name, b.name) if all_equal or both_on_gate else compare(course, a, b)
+            calls[frozenset((a.name, b.name))] = c
+            if c.verdict == EQUIDISTANT:
+                equi[a.name].append(b.name)
+                equi[b.name].append(a.name)
+    order, groups = consistent_order(racers, calls)
+    pairs = pair_records(order, groups, calls, {r.name: r.weight for r in racers})
+    return Ordering(tuple(order), tuple(calls.values()), {k: tuple(sorted(v)) for k, v in equi.items()},
+                    tuple(tuple(grp) for grp in groups), tuple(pairs))

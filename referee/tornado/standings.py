@@ -20,9 +20,9 @@ from .course_spec import CourseSpec, load_course
 from .errors import DuplicateBoatError, WeightsError
 from .crossing import LineCrossing, zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
-from .pairs import GROUPING_RULE
+from .pairs import GROUPING_RULE, order_racers
 from .ranking import (CANNOT_TELL, EQUIDISTANT, Call, Measure, Racer, measure, measure_direction_deg,
-                      order_racers, placement_warning)
+                      placement_warning)
 from .rounds import final_places, hand_sizes
 from .zones import Location, is_on_start_gate, locate
 
