@@ -137,6 +137,9 @@ class SessionWriter:
         replay measures with the lens it was recorded through."""
         self.folder = Path(folder)
         try:
+            if (os.path.lexists(self.folder) or self.folder.exists()) and not self.folder.is_dir():
+                raise SessionError(f"{self.folder} exists and is not a folder (a FIFO, a device, a file or a "
+                                   f"broken link); choose a new folder")
             if (self.folder / MANIFEST).exists():
                 raise SessionError(f"{self.folder} already holds a session; choose a new folder")
             if self.folder.is_dir() and any(self.folder.iterdir()):  # frames/ could overwrite the user's files
@@ -173,12 +176,15 @@ class SessionWriter:
         rel = f"frames/{self.count:06d}{ext}"
         final = self.folder / rel
         tmp = final.with_suffix(final.suffix + ".part")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        self._append({"frame": rel, "t": round(float(t), 4)})
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+            self._append({"frame": rel, "t": round(float(t), 4)})
+        except OSError as exc:  # a full disk: say which file could not be written (the CLI and the page name it)
+            raise OSError(exc.errno, exc.strerror or str(exc), str(exc.filename or tmp)) from None
         self.count += 1
         return final
 

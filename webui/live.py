@@ -457,7 +457,8 @@ class LiveEngine:
             try:
                 self.recorder.add_encoded(buf.tobytes(), t)
             except OSError as exc:
-                self._warn_once(f"recording stopped: {exc.strerror or exc}", None)
+                self._warn_once(f"recording stopped: {exc.strerror or exc}: {exc.filename or self.recorder.folder}",
+                                None)
                 self.recorder = None
 
     def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate,

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from referee import safeload
 from referee.errors import InvalidInputError
 from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
@@ -82,6 +83,8 @@ def run(args, tools: Tools) -> int:
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
     if args.strict and args.assume_layout:
         raise InvalidInputError("--strict and --assume-layout contradict each other: pick one")
+    if args.annotate:
+        safeload.output_path(args.annotate, "--annotate")  # a FIFO or a device is refused before any work
     refuse_overwriting_inputs("--annotate", args.annotate,
                               [("the image", args.image), ("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
