@@ -9,9 +9,10 @@ Each limit answers one attack that stalled it before (issue 22), in the order a 
 * reading a request: its headers and body must arrive within REQUEST_READ_S of its first
   byte, and an idle connection closes after IDLE_S (waitress's channel_timeout); the check
   runs every CLEANUP_S;
-* writing: a client that stops reading a stream is dropped once its unsent output has
-  stayed above OUTBUF_HIGH_WATERMARK for STALLED_CLIENT_S, so its server thread and its
-  stream slot come back (webui.http_guard.StreamSlots also caps streams per address);
+* writing: a client that stops reading a stream is dropped once nothing of its waiting
+  output could be sent for STALLED_CLIENT_S (the kernel's send buffer is SEND_BUFFER_BYTES),
+  or its thread has waited that long above OUTBUF_HIGH_WATERMARK, so its server thread and
+  its stream slot come back (webui.http_guard.StreamSlots also caps streams per address);
 * waitress's own answers (400, 413, 431, 501, ...) carry the page's security headers too.
 
 ``create_guarded_server(app, host=, port=, **adjustments)`` is waitress's ``create_server``
@@ -35,6 +36,7 @@ REQUEST_READ_S = 5.0  # a request's headers and body (the API takes 64 kB at mos
 IDLE_S = 20.0  # a keep-alive connection with nothing to do
 CLEANUP_S = 1.0  # how often the limits above are checked
 STALLED_CLIENT_S = 10.0  # a stream client that reads nothing for this long is dropped
+SEND_BUFFER_BYTES = 256 * 1024  # the kernel's send buffer per connection: ample for a LAN
 OUTBUF_HIGH_WATERMARK = 1024 * 1024  # unsent bytes per connection before its thread waits (about 10 frames)
 _REFUSAL = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\n"
             "Retry-After: 5\r\n" + "".join(f"{k}: {v}\r\n" for k, v in SECURITY_HEADERS.items())
@@ -97,6 +99,7 @@ class GuardedServer(TcpWSGIServer):
     channel_class = GuardedChannel
     refused_connections = 0
     slow_requests_closed = 0
+    stalled_clients_dropped = 0
 
     def connections_from(self, host: str) -> int:
         return sum(1 for ch in list(self.active_channels.values()) if _host(ch.addr) == host)
@@ -118,12 +121,24 @@ class GuardedServer(TcpWSGIServer):
             return
         self.channel_class(self, conn, addr, self.adj, map=self._map)
 
+    def set_socket_options(self, conn):
+        super().set_socket_options(conn)
+        # a bounded kernel buffer, so a client that reads nothing shows as one within seconds
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+
     def maintenance(self, now):
         super().maintenance(now)  # idle connections (channel_timeout)
         mono = time.monotonic()
         for channel in list(self.active_channels.values()):
-            if isinstance(channel, GuardedChannel) and channel.reading_too_long(mono):
+            if not isinstance(channel, GuardedChannel):
+                continue
+            if channel.reading_too_long(mono):
                 self.slow_requests_closed += 1
+                channel.will_close = True
+            elif channel.total_outbufs_len and now - channel.last_activity > STALLED_CLIENT_S:
+                # output waiting and nothing sent for that long: the client does not read
+                self.stalled_clients_dropped += 1
+                channel.stalled = True
                 channel.will_close = True
         self.pull_trigger()
 
