@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory bench-lan samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m tests.bench.run_all
+
+# the three LAN attacks of issue 22 against `refcam serve`, on loopback only (about 2 min)
+bench-lan: $(STAMP)
+	$(PY) -m tests.bench.lan
 
 bench-memory: $(STAMP)
 	$(PY) -m tests.bench.image_memory

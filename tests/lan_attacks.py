@@ -44,7 +44,7 @@ def slow_headers(port: int, connections: int = 230, every_s: float = 2.0, source
     """Connections that never finish their headers (a header line every every_s). Yields a dict of
     counts: opened, closed_by_server (seen so far)."""
     assert connections <= MAX_CONNECTIONS
-    stats = {"opened": 0, "closed_by_server": 0}
+    stats = {"opened": 0, "refused_at_once": 0, "closed_by_server": 0}
     socks = []
     for _ in range(connections):
         sock = _connect(port, source)
@@ -57,6 +57,20 @@ def slow_headers(port: int, connections: int = 230, every_s: float = 2.0, source
             continue
         socks.append(sock)
         stats["opened"] += 1
+    time.sleep(0.3)
+    for sock in list(socks):  # the server's one-line 503 to connections beyond its per-address cap
+        try:
+            sock.setblocking(False)
+            if sock.recv(64).startswith(b"HTTP/1.1 503"):
+                stats["refused_at_once"] += 1
+                socks.remove(sock)
+                sock.close()
+        except (BlockingIOError, OSError):
+            pass
+        finally:
+            if sock.fileno() != -1:
+                sock.setblocking(True)
+                sock.settimeout(3.0)
     stop = threading.Event()
 
     def trickle():
@@ -109,9 +123,9 @@ def unread_streams(port: int, streams: int = 40, source: str = ATTACKER, path: s
 
 @contextmanager
 def flood(port: int, path: str = "/phone-qr.svg", clients: int = 16, source: str = ATTACKER,
-          host: str | None = None):
-    """clients threads asking for path back to back on keep-alive connections. Yields a dict of
-    counts by status."""
+          host: str | None = None, rate: float | None = None):
+    """clients threads asking for path on keep-alive connections, back to back or at `rate`
+    requests per second in all. Yields a dict of counts by status."""
     assert clients <= 64
     counts: dict[int, int] = {}
     stop = threading.Event()
@@ -119,7 +133,12 @@ def flood(port: int, path: str = "/phone-qr.svg", clients: int = 16, source: str
 
     def client():
         conn = None
+        period = clients / rate if rate else 0.0
+        next_at = time.monotonic()
         while not stop.is_set():
+            if period:
+                next_at += period
+                stop.wait(max(0.0, next_at - time.monotonic()))
             try:
                 if conn is None:
                     conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=5, source_address=(source, 0))
