@@ -72,7 +72,9 @@ def read_session(folder: str | os.PathLike) -> Session:
     """Read a session folder; a missing frame file is skipped with a warning."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise SessionError(f"session folder {folder} does not exist")
+        there = os.path.lexists(folder)
+        raise SessionError(f"session folder {folder} " + ("is not a folder (a file, a FIFO, a device or a broken "
+                                                          "link)" if there else "does not exist"))
     manifest = folder / MANIFEST
     if not manifest.exists() and not manifest.is_symlink():
         raise SessionError(f"session folder {folder} has no readable {MANIFEST}")
