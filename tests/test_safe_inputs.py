@@ -102,7 +102,7 @@ def test_read_bytes_names_loops_folders_missing_and_oversized_files(tmp_path):
         safeload.read_bytes("a\x00b.json", "test file")
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
-    with pytest.raises(InvalidInputError, match="^test file .*fifo.json is not a regular file$"):  # never blocks
+    with pytest.raises(InvalidInputError, match="^test file .*fifo.json is a FIFO \\(named pipe\\), not a regular file$"):  # never blocks
         safeload.read_bytes(fifo, "test file")
 
 

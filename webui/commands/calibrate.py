@@ -40,7 +40,7 @@ def check_out_file(path: str) -> Path:
     out = Path(path)
     if out.is_dir():
         raise CalibrationError(f"--out {path!r} is a folder; give a file name such as camera.json")
-    safeload.output_path(out, "--out", CalibrationError)  # a FIFO or a device: refused before any work
+    safeload.output_path(out, "camera file", CalibrationError)  # a FIFO or a device: refused before any work
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise CalibrationError(f"cannot write camera file {path!r}: folder {str(parent)!r} does not exist")
