@@ -204,6 +204,7 @@ class MjpegCapture:
     def __init__(self, url: str, timeout_s: float = CONNECT_TIMEOUT_S):
         self.url = url
         self.undecodable = 0
+        self.lost: str | None = None  # why read() gave up, when it was the NO_PICTURE_S timer
         try:
             self._response = urllib.request.urlopen(_request(url), timeout=timeout_s)
         except urllib.error.HTTPError as exc:
@@ -225,7 +226,22 @@ class MjpegCapture:
         return self._open
 
     def read(self) -> tuple[bool, np.ndarray | None]:
-        """The next decodable frame; (False, None) once the stream has ended or broken."""
+        """The next decodable frame; (False, None) once the stream has ended or broken, or when
+        no frame decoded for NO_PICTURE_S (a trickle, garbage, endless lies: `lost` says so).
+        A timer breaks a read stuck in the socket, whoever the reader is (calibrate too)."""
+        timer = threading.Timer(NO_PICTURE_S, self._no_picture)
+        timer.daemon = True
+        timer.start()
+        try:
+            return self._read_decodable()
+        finally:
+            timer.cancel()
+
+    def _no_picture(self) -> None:
+        self.lost = NO_PICTURE_MESSAGE
+        self.interrupt()
+
+    def _read_decodable(self) -> tuple[bool, np.ndarray | None]:
         while self._open:
             try:
                 body = next(self._parts)
@@ -309,18 +325,21 @@ def _open_with_deadline(url: str, factory: Callable[[str], object]):
         if (connected is not None and now - connected > NO_PICTURE_S) or (connected is None and
                                                                           now - t0 > CONNECT_TIMEOUT_S):
             break
+    mute = (f"{NO_PICTURE_MESSAGE} from stream {public_url(url)} (it connected, then sent nothing refcam "
+            f"could decode)")
     if not done.is_set():
         cap = found.get("cap")
         if cap is not None:
             getattr(cap, "interrupt", lambda: None)()
-            raise StreamError(f"{NO_PICTURE_MESSAGE} from stream {public_url(url)} (it connected, then sent "
-                              f"nothing refcam could decode)")
+            raise StreamError(mute)
         raise StreamError(f"cannot open stream {public_url(url)}: no answer in {CONNECT_TIMEOUT_S:g} s")
     if "error" in found:
         raise found["error"]
     ok, first = found["read"]
     if not ok or first is None:
         found["cap"].release()
+        if getattr(found["cap"], "lost", None):  # the capture's own no-picture timer ended the read
+            raise StreamError(mute)
         raise StreamError(f"stream {public_url(url)} sent no picture")
     return found["cap"], first
 
@@ -349,6 +368,7 @@ class StreamSource(FrameSource):
         self.frames_dropped = 0
         self.reconnects = 0
         self.pictureless = 0  # times the watchdog found no picture for NO_PICTURE_S
+        self._lost_reason: str | None = None  # why the camera was called lost, for the status while away
         self._thread: threading.Thread | None = None
         self._watchdog: threading.Thread | None = None
 
@@ -367,8 +387,9 @@ class StreamSource(FrameSource):
                 continue
             self.pictureless += 1
             self._picture_due = float("inf")  # the grab loop sets a new deadline when it reconnects
-            self.warn(f"{NO_PICTURE_MESSAGE} from {self.info.name}; reconnecting")
-            self.set_state("lost", f"{NO_PICTURE_MESSAGE} from {self.info.name}; reconnecting")
+            self._lost_reason = f"{NO_PICTURE_MESSAGE} from {self.info.name}"
+            self.warn(f"{self._lost_reason}; reconnecting")
+            self.set_state("lost", f"{self._lost_reason}; reconnecting")
             getattr(self._cap, "interrupt", lambda: None)()
 
     def _reconnect(self):
@@ -377,7 +398,8 @@ class StreamSource(FrameSource):
         self._picture_due = float("inf")  # no deadline while away: the state already says lost
         while not self.closed:
             pause = self.BACKOFF_S[min(attempt, len(self.BACKOFF_S) - 1)]
-            self.set_state("lost", f"camera lost: {self.info.name}; retrying in {pause:g} s")
+            why = self._lost_reason or f"camera lost: {self.info.name}"  # e.g. "camera lost: no picture for 3 s"
+            self.set_state("lost", f"{why}; retrying in {pause:g} s")
             if self._closed.wait(pause):
                 return None
             attempt += 1
@@ -401,8 +423,11 @@ class StreamSource(FrameSource):
                 if self.closed:
                     break
                 if self.state != "lost":
-                    self.warn(f"camera lost: {self.info.name} stopped sending; reconnecting")
+                    why = getattr(cap, "lost", None)  # the capture's own no-picture timer fired
+                    self._lost_reason = f"{why} from {self.info.name}" if why else None
+                    self.warn(f"{self._lost_reason or f'camera lost: {self.info.name} stopped sending'}; reconnecting")
                 cap = self._reconnect()
+                self._lost_reason = None
                 continue
             if self.state != "running":
                 self.set_state("running", f"camera back: {self.info.name}")
