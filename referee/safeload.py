@@ -83,14 +83,8 @@ def regular_file(path: str | os.PathLike, what: str = "file", error: type[Except
     path = Path(name)
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        _raise(error, f"no such {what}: {path}")
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            _raise(error, f"{what} {path} is a symlink loop")
-        _raise(error, f"cannot read {what} {path}: {exc.strerror or exc}")
-    except ValueError as exc:  # a name too odd for the OS
-        _raise(error, f"cannot read {what} {path}: {exc}")
+    except (OSError, ValueError) as exc:  # ValueError: a name too odd for the OS
+        _raise(error, _failure(exc, what, path, "read"))
     if stat.S_ISDIR(st.st_mode):
         _raise(error, f"{what} {path} is a folder, not a file")
     if not stat.S_ISREG(st.st_mode):
@@ -122,17 +116,20 @@ def read_bytes(path: str | os.PathLike, what: str = "file", error: type[Exceptio
             return data
     except error:
         raise
-    except FileNotFoundError:
-        _raise(error, f"no such {what}: {path}")
-    except IsADirectoryError:
-        _raise(error, f"{what} {path} is a folder, not a file")
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            _raise(error, f"{what} {path} is a symlink loop")
-        _raise(error, f"cannot read {what} {path}: {exc.strerror or exc}")
-    except ValueError as exc:  # an embedded NUL in bytes paths, a name too odd for the OS
-        _raise(error, f"cannot read {what} {path}: {exc}")
+    except (OSError, ValueError) as exc:  # the file went between the check and the open, or cannot be read
+        _raise(error, _failure(exc, what, path, "read"))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _failure(exc: BaseException, what: str, path: Path, verb: str) -> str:
+    """One line for an OSError (or a ValueError for an odd name) met reading or writing path."""
+    if isinstance(exc, FileNotFoundError) and verb == "read":
+        return f"no such {what}: {path}"
+    if isinstance(exc, IsADirectoryError):
+        return f"{what} {path} is a folder, not a file"
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        return f"{what} {path} is a symlink loop"
+    return f"cannot {verb} {what} {path}: {getattr(exc, 'strerror', None) or exc}"
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -148,12 +145,8 @@ def output_path(path: str | os.PathLike, what: str = "output file",
         st = os.stat(path)
     except FileNotFoundError:
         st = None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            _raise(error, f"{what} {path} is a symlink loop")
-        _raise(error, f"cannot write {what} {path}: {exc.strerror or exc}")
-    except ValueError as exc:
-        _raise(error, f"cannot write {what} {path}: {exc}")
+    except (OSError, ValueError) as exc:
+        _raise(error, _failure(exc, what, path, "write"))
     if st is not None and not stat.S_ISREG(st.st_mode):
         _raise(error, f"{what} {path} is {_kind(st.st_mode)}; refcam writes only regular files")
     if st is None and os.path.islink(path):
@@ -168,9 +161,18 @@ def write_bytes(path: str | os.PathLike, data: bytes, what: str = "output file",
     """Write a whole file or nothing: into a temporary file beside it, then renamed over it. A full
     disk or a write error is one line naming the file, and an older file of that name is kept."""
     path = output_path(path, what, error)
-    tmp = path.with_name(f".{path.name}.refcam-{os.getpid()}.tmp")
     try:
-        with open(tmp, "xb") as fh:
+        replace_whole(path, data, path.with_name(f".{path.name}.refcam-{os.getpid()}.tmp"))
+    except OSError as exc:
+        _raise(error, _failure(exc, what, path, "write"))
+    return path
+
+
+def replace_whole(path: Path, data: bytes, tmp: Path) -> None:
+    """data into tmp, on the disk (fsync), then renamed over path: a crash or a full disk leaves
+    path as it was, never half written. Raises OSError naming tmp or path; tmp is removed."""
+    try:
+        with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -180,8 +182,7 @@ def write_bytes(path: str | os.PathLike, data: bytes, what: str = "output file",
             os.unlink(tmp)
         except OSError:
             pass
-        _raise(error, f"cannot write {what} {path}: {exc.strerror or exc}")
-    return path
+        raise OSError(exc.errno, exc.strerror or str(exc), str(exc.filename or tmp)) from None
 
 
 def write_text(path: str | os.PathLike, text: str, what: str = "output file",

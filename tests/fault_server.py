@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import struct
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.mjpeg_server import LoopbackServer
 
 BOUNDARY = b"lie"
 MODES = ("headers", "garbage", "random-parts", "huge-jpeg", "trickle", "no-boundary", "good", "good-then-frozen",
@@ -48,37 +48,13 @@ def part(body: bytes, length: int | None = None) -> bytes:
         + body + b"\r\n"
 
 
-class FaultServer:
+class FaultServer(LoopbackServer):
     def __init__(self, seconds: float = 60.0):
         self.seconds = seconds
-        self.stopping = threading.Event()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.0"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                owner.serve(self)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(self.serve)
 
     def url(self, mode: str) -> str:
         return f"http://127.0.0.1:{self.port}/{mode}"
-
-    def __enter__(self) -> "FaultServer":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
     def serve(self, h) -> None:
         mode = h.path.strip("/").split("?")[0]

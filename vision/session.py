@@ -178,15 +178,11 @@ class SessionWriter:
         rel = f"frames/{self.count:06d}{ext}"
         final = self.folder / rel
         tmp = final.with_suffix(final.suffix + ".part")
+        safeload.replace_whole(final, data, tmp)  # an OSError names the file (the CLI and the page say which)
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
             self._append({"frame": rel, "t": round(float(t), 4)})
-        except OSError as exc:  # a full disk: say which file could not be written (the CLI and the page name it)
-            raise OSError(exc.errno, exc.strerror or str(exc), str(exc.filename or tmp)) from None
+        except OSError as exc:  # a full disk: say which file could not be written
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.folder / MANIFEST)) from None
         self.count += 1
         return final
 
