@@ -291,3 +291,21 @@ def test_the_page_shows_no_absolute_replay_path(tmp_path):
         assert json.loads(state)["config"]["source"] == "s"  # the session folder by its own name
     finally:
         app.extensions["refcam_engine"].stop()
+
+
+@pytest.mark.parametrize("depth", ["-1", "13", "²", "２", "1e3", "0x10", " ", "1" * 5000])
+def test_perft_depth_outside_0_to_12_is_one_line(capsys, depth):
+    from tests.conftest import run_cli
+
+    code, _, err = run_cli(capsys, ["kang", "perft", "start", depth])
+    assert code == 2 and err.count("\n") == 1 and "from 0 to 12" in err and len(err) < 200, err
+
+
+def test_perft_depth_at_its_edges(capsys):
+    from tests.conftest import run_cli
+
+    code, out, _ = run_cli(capsys, ["kang", "perft", "start", "0"])
+    assert code == 0 and out.strip().splitlines()[-1] == "1"  # depth 0: the position itself
+    truth = json.loads((REPO / "tests" / "data" / "kang_perft.json").read_text())["cases"]
+    start = next(c for c in truth if c["name"] == "start")["perft"]  # the plain second reading of the rules
+    assert run_cli(capsys, ["kang", "perft", "start", "1"])[1].strip().splitlines()[-1] == str(start[0])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 from .. import safeload
 from ..errors import InvalidInputError
@@ -165,7 +166,7 @@ def load_position(text: str) -> Position:
 def perft_depth(text: str) -> int:
     """DEPTH as a whole number within 0..MAX_PERFT_DEPTH, checked before any counting."""
     shown = safeload.show(text)
-    if not text.strip().isdigit() or len(text.strip()) > 4:
+    if not re.fullmatch(r"[0-9]{1,4}", text.strip()):  # ASCII digits only: "²" is a digit to str.isdigit
         raise InvalidInputError(f"depth {shown} must be a whole number from 0 to {MAX_PERFT_DEPTH}")
     depth = int(text)
     if depth > MAX_PERFT_DEPTH:
