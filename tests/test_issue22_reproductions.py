@@ -27,24 +27,40 @@ ADDRESS_SPACE = 1_600_000_000  # the interpreter with cv2 maps ~500 MB before it
 EMPTY_BOARD = ["......"] * 6
 
 
+# refcam's main, then the process's own peak memory (VmHWM) into REFCAM_TEST_PEAK_FILE as it exits
+# (ru_maxrss would carry the test process's own size over through fork and exec)
+_WITH_PEAK = ("import atexit, os, sys\n"
+              "def peak():\n"
+              "    with open(os.environ['REFCAM_TEST_PEAK_FILE'], 'w') as fh:\n"
+              "        fh.write(next(l for l in open('/proc/self/status') if l.startswith('VmHWM:')).split()[1])\n"
+              "atexit.register(peak)\n"
+              "from webui.cli import main\n"
+              "sys.exit(main(sys.argv[1:]))\n")
+
+
 def run_bounded(argv: list, env: dict | None = None, kill_after_s: float = 15.0) -> tuple[int, str, float, float]:
     """`refcam ARGV` in a child process: (exit code, stderr, seconds, peak RSS in MB)."""
+    import tempfile
+
     def limits():
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
-    full_env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MALLOC_ARENA_MAX="2", **(env or {}))
-    if env is None or "REFCAM_CATALOG" not in env:
-        full_env.pop("REFCAM_CATALOG", None)
-    t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "webui.cli", *map(str, argv)], cwd=REPO, env=full_env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=limits)
-    killer = threading.Timer(kill_after_s, lambda: proc.send_signal(signal.SIGKILL))
-    killer.start()
-    err = proc.stderr.read().decode("utf-8", "replace")
-    _, status, usage = os.wait4(proc.pid, 0)
-    killer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, err, time.monotonic() - t0, usage.ru_maxrss / 1024.0
+    with tempfile.NamedTemporaryFile(prefix="refcam-peak-") as peak_file:
+        full_env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MALLOC_ARENA_MAX="2",
+                        REFCAM_TEST_PEAK_FILE=peak_file.name, **(env or {}))
+        if env is None or "REFCAM_CATALOG" not in env:
+            full_env.pop("REFCAM_CATALOG", None)
+        t0 = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-c", _WITH_PEAK, *map(str, argv)], cwd=REPO, env=full_env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=limits)
+        killer = threading.Timer(kill_after_s, lambda: proc.send_signal(signal.SIGKILL))
+        killer.start()
+        err = proc.stderr.read().decode("utf-8", "replace")
+        proc.wait()
+        killer.cancel()
+        seconds = time.monotonic() - t0
+        text = Path(peak_file.name).read_text().strip()
+    return proc.returncode, err, seconds, int(text) / 1024.0 if text.isdigit() else float("inf")
 
 
 _STARTUP: list[float] = []

@@ -31,8 +31,12 @@ _JPEG_EOI = b"\xff\xd9"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _PNG_IEND = b"IEND"
 
-MAX_IMAGE_PIXELS = 50_000_000  # a 50 MP phone photo; an 8K camera frame is 33 Mpx
-MAX_DECODE_BYTES = 320_000_000  # decoded pixels + 8-bit and BGR copies, counted before decoding
+# A picture refcam observes stays under 600 MB whatever it shows (issue 22): finding stickers costs
+# about 24 bytes a pixel on a picture full of fine detail (noise: 12 Mpx peaked at 403 MB, 16 Mpx at
+# 496 MB, 50 Mpx at 1.36 GB). 16 Mpx holds a phone's 12 Mpx photo and a 4K camera frame (8.3 Mpx);
+# a 48-50 Mpx photo is refused with "scale it down".
+MAX_IMAGE_PIXELS = 16_000_000
+MAX_DECODE_BYTES = 100_000_000  # decoded pixels + 8-bit and BGR copies, counted before decoding
 MAX_FILE_BYTES = 200_000_000
 
 # libjpeg and libpng write these to file descriptor 2 themselves; refcam reads them as the

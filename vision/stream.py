@@ -37,7 +37,7 @@ CONNECT_TIMEOUT_S = 5.0  # also the longest silence before a stream counts as lo
 MAX_PART_BYTES = 16 * 1024 * 1024  # a JPEG bigger than this is not a camera frame
 MAX_HEADER_LINE = 8192
 MAX_PART_HEADERS = 32  # a camera sends 2 to 5 header lines a part; endless ones are a stream that lies
-MAX_FRAME_PIXELS = 40_000_000  # an 8K frame is 33 Mpx; a JPEG header claiming more is not decoded
+MAX_FRAME_PIXELS = 16_000_000  # a JPEG header claiming more is not decoded (vision.imageio.MAX_IMAGE_PIXELS)
 NO_PICTURE_S = 3.0  # no decodable frame for this long: the camera is lost (at start-up: an error)
 NO_PICTURE_MESSAGE = f"camera lost: no picture for {NO_PICTURE_S:g} s"
 
