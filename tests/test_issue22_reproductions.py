@@ -325,3 +325,16 @@ def test_perft_depth_at_its_edges(capsys):
     truth = json.loads((REPO / "tests" / "data" / "kang_perft.json").read_text())["cases"]
     start = next(c for c in truth if c["name"] == "start")["perft"]  # the plain second reading of the rules
     assert run_cli(capsys, ["kang", "perft", "start", "1"])[1].strip().splitlines()[-1] == str(start[0])
+
+
+def test_a_png_chunk_that_claims_gigabytes_is_refused_before_decoding(tmp_path):
+    """Found by `make fuzz`: a 113-byte PNG whose IDAT length claimed 1.9 GB took 1.9 GB in OpenCV."""
+    import cv2
+    import numpy as np
+
+    data = bytearray(cv2.imencode(".png", np.full((16, 32), 40, np.uint16))[1].tobytes())
+    at = data.index(b"IDAT") - 4
+    data[at:at + 4] = (0x71712638).to_bytes(4, "big")
+    path = tmp_path / "photo.png"
+    path.write_bytes(bytes(data))
+    assert_one_line(run_bounded(["observe", path]), "damaged PNG", "'IDAT' chunk claims 1903240760 bytes")
