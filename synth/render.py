@@ -43,6 +43,9 @@ VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left un
 IMAGE_MARGIN_PX = 1.0
 MAX_SCENE_NUMBER = 1e10  # mm, degrees, seeds (up to 2**31): a table is a metre or two
 MAX_TABLE_MM = 10_000.0
+# `refcam render` of a scene file: at most 4K, the largest bundled scene (a render peaked at 266 MB at
+# 1080p, 734 MB at 4K and 2.2 GB at 8K; issue 22 asks for 600 MB: 4K is still above it)
+MAX_FILE_RENDER_PIXELS = 3840 * 2160
 MAX_CAMERA_MM = 20_000.0  # camera position and aim: a table top seen from up to 20 m (rooms are smaller)
 MAX_OCCLUDER_POINTS = 1_000  # a hand-drawn occluder outline; each point is projected and painted
 MAX_OCCLUDERS = 100
@@ -58,10 +61,17 @@ class DuplicateError(SceneError):
 
 # --- validation ----------------------------------------------------------------------------
 def load_scene(path: str | os.PathLike) -> dict:
-    """Read a scene JSON file and return it validated and completed with defaults."""
+    """Read a scene JSON file and return it validated and completed with defaults. A scene file's
+    image is at most MAX_FILE_RENDER_PIXELS (the renderer's own scenes, synth.scenes, may be 4K)."""
     path = Path(path)
     scene = safeload.load_json(path, "scene file", SceneError)  # size, depth, finite numbers: one line each
-    return validate_scene(scene, source=str(path))
+    scene = validate_scene(scene, source=str(path))
+    w, h = scene["camera"]["image_size"]
+    if w * h > MAX_FILE_RENDER_PIXELS:
+        raise SceneError(f"{path}: camera image_size {w}x{h} is larger than a scene file may ask for "
+                         f"(at most {MAX_FILE_RENDER_PIXELS / 1e6:.1f} Mpx, e.g. 3840x2160; rendering costs "
+                         f"about 80 bytes a pixel)")
+    return scene
 
 
 def _number(value, what: str, positive: bool = False, minimum: float | None = None) -> float:

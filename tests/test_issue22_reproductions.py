@@ -338,3 +338,14 @@ def test_a_png_chunk_that_claims_gigabytes_is_refused_before_decoding(tmp_path):
     path = tmp_path / "photo.png"
     path.write_bytes(bytes(data))
     assert_one_line(run_bounded(["observe", path]), "damaged PNG", "'IDAT' chunk claims 1903240760 bytes")
+
+
+def test_a_scene_file_asking_for_an_8k_render_is_refused(tmp_path):
+    def eight_k(doc):
+        w, _ = doc["camera"]["image_size"]
+        k = 7680 / w
+        doc["camera"]["image_size"] = [7680, 4320]
+        for r, c in ((0, 0), (1, 1), (0, 2), (1, 2)):
+            doc["camera"]["camera_matrix"][r][c] *= k
+
+    assert_one_line(run_bounded(["render", _scene(tmp_path, eight_k), tmp_path / "out.jpg"]), "7680x4320", "8.3 Mpx")
