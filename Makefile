@@ -56,9 +56,13 @@ bench-memory: $(STAMP)
 bench-accuracy: $(STAMP)
 	$(PY) -m tests.bench.accuracy
 
-# vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core)
+# vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core),
+# then varied tables and settings never used for tuning (synth/variety.py, held-out set, about 3 min),
+# then an ordinary webcam's whole chain at 1080p and 720p on 78 held-out tables and its phantom check (about 5 min)
 bench-robust: $(STAMP)
 	$(PY) -m tests.bench.robust --verbose
+	$(PY) -m tests.bench.robust_heldout --set held-out
+	$(PY) -m tests.bench.webcam --verbose
 
 samples: $(STAMP)
 	$(PY) samples/generate.py

@@ -54,6 +54,30 @@ class StickerSpec:
 
 
 @dataclass(frozen=True)
+class Placement:
+    """How far a piece's pose, as its stickers give it, may lie from the piece itself because
+    the stickers were stuck by hand (SPEC section 2, placement tolerance): standard
+    uncertainties per axis across the piece's +x (sigma_mm), along it (sigma_along_mm) and of
+    its heading (sigma_deg). ``measured``: `refcam measure` measured the along-heading part."""
+
+    sigma_mm: float
+    sigma_along_mm: float
+    sigma_deg: float
+    measured: bool = False
+
+    @property
+    def bound_mm(self) -> float:
+        """The larger per-axis term: what an isotropic sigma must carry to hold in every direction."""
+        return max(self.sigma_mm, self.sigma_along_mm)
+
+
+NO_PLACEMENT = Placement(0.0, 0.0, 0.0)
+PLACEMENT_KEYS = ("placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg")
+# piece-entry keys that are no game attribute: its ids, its stickers' own places and its placement tolerance
+PIECE_OWN_KEYS = ("name", "ids", "slots", "measured") + PLACEMENT_KEYS
+
+
+@dataclass(frozen=True)
 class PieceSpec:
     """A physical piece: its stickers, footprint and any game attributes."""
 
@@ -65,6 +89,7 @@ class PieceSpec:
     footprint: dict
     stickers: tuple[StickerSpec, ...]
     attrs: dict = field(default_factory=dict, hash=False, compare=False)
+    placement: Placement = NO_PLACEMENT
 
     @property
     def marker_ids(self) -> tuple[int, ...]:
@@ -148,7 +173,8 @@ class Catalog:
                     if mid in self._stickers:
                         raise CatalogError(
                             f"catalog {self.source}: id {mid} used by both {self._stickers[mid].piece!r} and {p['name']!r}")
-                    sl = fam["slots"][slot]
+                    # a measured copy's own place for this piece, over the family's
+                    sl = dict(fam["slots"][slot], **p.get("slots", {}).get(slot, {}))
                     st = StickerSpec(marker_id=mid, piece=p["name"], slot=slot, size_mm=size,
                                      x_mm=float(sl["xy_mm"][0]), y_mm=float(sl["xy_mm"][1]),
                                      rot_deg=float(sl.get("rot_deg", 0.0)), top_z_mm=float(fam["top_z_mm"]),
@@ -157,11 +183,24 @@ class Catalog:
                     stickers.append(st)
                 if p["name"] in self._pieces:
                     raise CatalogError(f"catalog {self.source}: piece {p['name']!r} listed twice")
-                attrs = {k: v for k, v in p.items() if k not in ("name", "ids")}
+                attrs = {k: v for k, v in p.items() if k not in PIECE_OWN_KEYS}
                 self._pieces[p["name"]] = PieceSpec(
                     name=p["name"], family=fname, game=fam["game"], flat=bool(fam.get("flat", True)),
                     thickness_mm=float(fam.get("thickness_mm", fam["top_z_mm"])), footprint=fam["footprint"],
-                    stickers=tuple(stickers), attrs=attrs)
+                    stickers=tuple(stickers), attrs=attrs, placement=self._placement(fam, p))
+
+    def _placement(self, fam: dict, piece: dict) -> Placement:
+        """The family's placement tolerance, or the piece's own where it declares one (a measured
+        copy). A user's copy that predates the tolerance gets the packaged one (load_user_catalog)."""
+        mm = float(piece.get("placement_sigma_mm", fam.get("placement_sigma_mm", 0.0)))
+        deg = float(piece.get("placement_sigma_deg", fam.get("placement_sigma_deg", 0.0)))
+        along = float(piece.get("placement_sigma_along_mm", mm))
+        for what, value in (("placement_sigma_mm", mm), ("placement_sigma_deg", deg),
+                            ("placement_sigma_along_mm", along)):
+            if not math.isfinite(value) or value < 0:
+                raise CatalogError(f"catalog {self.source}: {piece['name']} {what} must be a number of 0 or more, "
+                                   f"not {value!r}")
+        return Placement(mm, along, deg, measured="placement_sigma_along_mm" in piece)
 
     # --- loading -----------------------------------------------------------------
     @classmethod
@@ -290,8 +329,9 @@ def load_user_catalog(path: str | os.PathLike) -> Catalog:
         if isinstance(exc, CatalogError):
             raise
         raise CatalogError(f"{where}: malformed entry ({exc!r})") from None
-    catalog = Catalog(data, str(path))
     protocol = Catalog.load(DEFAULT_CATALOG_PATH)
+    _fill_placement_defaults(data, protocol)
+    catalog = Catalog(data, str(path))
     if catalog.dictionary != protocol.dictionary:
         raise CatalogError(f"{where}: dictionary {catalog.dictionary!r} is not the protocol's {protocol.dictionary!r}")
     for st in protocol.stickers():
@@ -334,13 +374,11 @@ def _check_numbers(data: dict, where: str) -> None:
         _number(fam["top_z_mm"], f"{name} top_z_mm", where)
         for on, z in fam.get("top_z_mm_on", {}).items():
             _number(z, f"{name} top_z_mm_on {on}", where)
-        for slot, sl in fam["slots"].items():
-            xy = sl.get("xy_mm")
-            if not (isinstance(xy, list) and len(xy) == 2):
-                raise CatalogError(f"{where}: {name} slot {slot} xy_mm must be two numbers [x, y], not {xy!r}")
-            for v in xy + [sl.get("rot_deg", 0.0)]:
-                if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)):
-                    raise CatalogError(f"{where}: {name} slot {slot} has a placement that is not a number: {v!r}")
+        _check_slots(fam["slots"], name, where)
+        _check_placement(fam, name, where)
+        for piece in fam["pieces"]:
+            _check_placement(piece, piece["name"], where)
+            _check_slots(piece.get("slots", {}), piece["name"], where)
         fp = fam["footprint"]
         for key in ("size_mm", "diameter_mm", "radius_mm", "opening_deg", "corner_radius_mm"):
             for v in (fp[key] if isinstance(fp.get(key), list) else [fp[key]] if key in fp else []):
@@ -369,6 +407,38 @@ def _check_same_fields(mine, protocol, field: str, where: str) -> None:
             if key not in mine:
                 raise CatalogError(f"{where}: {field}.{key} is missing (the packaged catalog has it)")
             _check_same_fields(mine[key], value, f"{field}.{key}", where)
+
+
+def _check_slots(slots: dict, name: str, where: str) -> None:
+    if not isinstance(slots, dict):
+        raise CatalogError(f"{where}: {name} slots must be an object of slot: {{xy_mm, rot_deg}}, not {slots!r}")
+    for slot, sl in slots.items():
+        xy = sl.get("xy_mm") if isinstance(sl, dict) else None
+        if not (isinstance(xy, list) and len(xy) == 2):
+            raise CatalogError(f"{where}: {name} slot {slot} xy_mm must be two numbers [x, y], not {xy!r}")
+        for v in xy + [sl.get("rot_deg", 0.0)]:
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)):
+                raise CatalogError(f"{where}: {name} slot {slot} has a placement that is not a number: {v!r}")
+
+
+def _fill_placement_defaults(data: dict, protocol: Catalog) -> None:
+    """A copy edited before families declared a placement tolerance gets the packaged one
+    (a missing tolerance must not read as stickers stuck perfectly)."""
+    for fam in data["families"]:
+        try:
+            packaged = protocol.family(fam["family"])
+        except UnknownNameError:  # a family the protocol lacks is refused later, by its ids
+            continue
+        for key in ("placement_sigma_mm", "placement_sigma_deg"):
+            if key not in fam and key in packaged:
+                fam[key] = packaged[key]
+
+
+def _check_placement(entry: dict, name: str, where: str) -> None:
+    """A placement tolerance is a number of 0 or more, named by its field when it is not."""
+    for key in PLACEMENT_KEYS:
+        if key in entry:
+            _number(entry[key], f"{name} {key}", where)
 
 
 def _check_kayak_layouts(catalog: Catalog, where: str) -> None:

@@ -10,6 +10,7 @@ Data flows one way::
 
     frame -> vision -> Observation -> Game.step(state, observation, t)
           -> Step(state', rulings) -> Game.view(state') / Game.shapes(...) -> CLI, page
+    players -> Declaration (what the camera cannot see) -> Game.declare(state, d, t) -> Step
 
 Everything here is plain Python: no cv2, no flask.
 """
@@ -17,6 +18,9 @@ Everything here is plain Python: no cv2, no flask.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
@@ -175,6 +179,141 @@ class Explanation:
     measures: Mapping[str, Any] = field(default_factory=dict)
 
 
+# What players may tell the referee that the camera cannot see ("players declare").
+ACCEPT_ILLEGAL = "accept-illegal"  # players accept an illegal turn as played (referee/pending.py)
+_KIND = re.compile(r"[a-z][a-z0-9-]{0,39}")
+_SUBJECT = re.compile(r"[^\s=@]{1,64}")
+_DECLARATION = re.compile(r"(?P<kind>\S+)(?:\s+(?P<subject>[^\s=@]+))?(?:\s*=\s*(?P<value>[^@]*?))?"
+                          r"(?:\s*@\s*(?P<t>\S+))?")
+
+
+@dataclass(frozen=True)
+class Declarable:
+    """One event the players may declare now because the camera cannot see it (a pass, a card
+    played from the hand, a vote): the page offers one control per declarable. ``subjects``:
+    whom it may be about ("boat-3", "pawn-2", "A"; empty: about nobody in particular);
+    ``values``: the values to choose from, ``value_help``: what to type when the value is free
+    text (both empty: the declaration takes no value)."""
+
+    kind: str
+    label: str
+    subjects: tuple[str, ...] = ()
+    rule: RuleRef | None = None
+    hint: str = ""
+    values: tuple[str, ...] = ()
+    value_help: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "label": self.label, "subjects": list(self.subjects),
+                "rule": None if self.rule is None else str(self.rule), "hint": self.hint,
+                "values": list(self.values), "value_help": self.value_help}
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What the players declared, as a value: ``kind`` (a Declarable's), about ``subject``, with
+    ``value``, at game time ``t`` (s). Its text form, ``kind [subject] [= value] [@ t]``, e.g.
+    "pass boat-3 @ 12.5" or "gate-order = boat-3,boat-1", reads back with ``parse``."""
+
+    kind: str
+    subject: str = ""
+    value: str = ""
+    t: float = 0.0
+
+    def __post_init__(self):
+        from .errors import InvalidInputError
+
+        where = f"declaration {self.kind!r}"
+        if not isinstance(self.kind, str) or not _KIND.fullmatch(self.kind):
+            raise InvalidInputError(f"{where}: a kind is a lower-case word such as 'pass' or 'life-ring'")
+        if not isinstance(self.subject, str) or (self.subject and not _SUBJECT.fullmatch(self.subject)):
+            raise InvalidInputError(f"{where}: subject {self.subject!r} must be one name without spaces, '=' or '@'")
+        if not isinstance(self.value, str) or len(self.value) > 200 or any(c in self.value for c in "@\n\r") \
+                or self.value != self.value.strip():
+            raise InvalidInputError(f"{where}: value {self.value!r} must be one line of at most 200 characters "
+                                    "without '@' or spaces around it")
+        if isinstance(self.t, bool) or not isinstance(self.t, (int, float)) or not math.isfinite(self.t):
+            raise InvalidInputError(f"{where}: time {self.t!r} must be a number of seconds")
+        object.__setattr__(self, "t", float(self.t))
+
+    def __str__(self) -> str:
+        text = self.kind + (f" {self.subject}" if self.subject else "") + (f" = {self.value}" if self.value else "")
+        return text + (f" @ {self.t!r}" if self.t else "")
+
+    @classmethod
+    def parse(cls, text: str) -> "Declaration":
+        """The declaration a text names (its ``str``); refused with the text quoted."""
+        from .errors import InvalidInputError
+
+        m = _DECLARATION.fullmatch(text.strip()) if isinstance(text, str) else None
+        if m is None:
+            raise InvalidInputError(f"declaration {str(text)[:80]!r} is not 'kind [subject] [= value] [@ seconds]', "
+                                    "e.g. 'pass boat-3'")
+        try:
+            t = float(m["t"]) if m["t"] is not None else 0.0
+        except ValueError:
+            raise InvalidInputError(f"declaration {text!r}: time {m['t']!r} is not a number of seconds") from None
+        try:
+            return cls(m["kind"], m["subject"] or "", (m["value"] or "").strip(), t)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"declaration {text!r}: {str(exc).split(': ', 1)[-1]}") from None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "subject": self.subject, "value": self.value, "t": self.t}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Declaration":
+        """A declaration from JSON (the page, a recorded session); refused with the input quoted."""
+        import json
+
+        from .errors import InvalidInputError
+
+        shown = json.dumps(data, default=str)[:120]
+        if not isinstance(data, dict):
+            raise InvalidInputError(f"declaration {shown} must be an object such as "
+                                    '{"kind": "pass", "subject": "boat-3"}')
+        unknown = sorted(set(data) - {"kind", "subject", "value", "t"})
+        if unknown or "kind" not in data:
+            what = f"has no field {unknown[0]!r}" if unknown else "needs a \"kind\""
+            raise InvalidInputError(f"declaration {shown} {what} (fields: kind, subject, value, t)")
+        try:
+            return cls(data["kind"], data.get("subject", "") or "", data.get("value", "") or "", data.get("t", 0.0))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"declaration {shown}: {str(exc).split(': ', 1)[-1]}") from None
+
+
+def check_declaration(game: "Game", state: Any, declaration: Declaration) -> Declarable:
+    """The declarable a declaration answers; refused (one line) when the game offers no such
+    kind now, or the subject or value is not among those offered."""
+    from .errors import InvalidInputError
+
+    offered = {d.kind: d for d in game.declarables(state)}
+    found = offered.get(declaration.kind)
+    if found is None:
+        now = ", ".join(offered) or "nothing"
+        raise InvalidInputError(f"{game.title}: {declaration.kind!r} cannot be declared now (players may declare: {now})")
+    if found.subjects and declaration.subject not in found.subjects:
+        raise InvalidInputError(f"{declaration}: {found.label} names one of {', '.join(found.subjects)}, "
+                                f"not {declaration.subject or 'nobody'!r}")
+    if not found.subjects and declaration.subject:
+        raise InvalidInputError(f"{declaration}: {found.label} is about nobody in particular")
+    if found.values and declaration.value not in found.values:
+        raise InvalidInputError(f"{declaration}: the value is one of {', '.join(found.values)}")
+    if not found.values and not found.value_help and declaration.value:
+        raise InvalidInputError(f"{declaration}: {found.label} takes no value")
+    if found.value_help and not declaration.value:
+        raise InvalidInputError(f"{declaration}: give a value ({found.value_help})")
+    return found
+
+
+def declared_ruling(game_id: str, declaration: Declaration, t: float, summary: str, rule: Any = None,
+                    legal: bool | None = None, details: Mapping[str, Any] | None = None) -> Ruling:
+    """A declaration as it goes into the rulings log at time t: kind "declared", like a ruling
+    (legal: None when it is simply taken, False when the rules refuse what was declared)."""
+    return Ruling(t, game_id, "declared", summary, legal, rule,
+                  {"declaration": dataclasses.replace(declaration, t=t).to_json(), **dict(details or {})})
+
+
 @dataclass(frozen=True)
 class Step:
     """What one stable observation did: the new state and the rulings it caused."""
@@ -189,6 +328,10 @@ class Tools(Protocol):
     recorded session's stable states, and drawing an explanation onto an image."""
 
     def observe_path(self, path: str, camera_file: str | None, game: str | None) -> Observation: ...
+
+    def observe_photos(self, paths: list[str], camera_file: str | None, game: str | None) -> Observation:
+        """Several photos of one still table (or a folder of them) fused into one observation
+        (one photo, or an observation file: as observe_path)."""
 
     def stable_observations(self, folder: str, camera_file: str | None,
                             game: str | None) -> Iterable[tuple[float, Observation]]:
@@ -212,9 +355,29 @@ class Command:
     top_level: bool = False
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """A game's way to measure a copy's sticker placement with the camera:
+    ``refcam measure <name> IMAGE... --out CATALOG``. ``measure(observations, catalog)`` gets
+    (label, Observation) per photo and the base catalog and returns {"catalog": the measured
+    catalog data, "lines": what to print, "json": the --json document}; a photo it cannot use
+    raises a RefcamError. A game offers these from an optional ``measurements()`` method."""
+
+    name: str
+    help: str
+    measure: Callable[[Sequence[tuple[str, Observation]], Any], dict]
+
+
+def measurements_of(game: Any) -> tuple[Measurement, ...]:
+    """The game's Measurements (``measurements()`` is optional on the seam)."""
+    offer = getattr(game, "measurements", None)
+    return tuple(offer()) if callable(offer) else ()
+
+
 @runtime_checkable
 class Game(Protocol):
-    """A game behind the seam. ``step`` is pure: it never changes the state it is given."""
+    """A game behind the seam. ``step`` is pure: it never changes the state it is given.
+    Optional: ``measurements()``, the game's Measurements (see measurements_of)."""
 
     id: str  # "tornado", "kang", "kayak", ...
     title: str  # "Tornado Splash"
@@ -237,6 +400,13 @@ class Game(Protocol):
 
     def commands(self) -> Sequence[Command]:
         """The game's own commands (may be empty)."""
+
+    def declarables(self, state: Any) -> tuple[Declarable, ...]:
+        """What the players may declare now that the camera cannot see (may be empty)."""
+
+    def declare(self, state: Any, declaration: Declaration, t: float) -> Step:
+        """Take the players' declaration at time t: the new state and its "declared" ruling
+        (and any it leads to). Refused (RefcamError, one line) when it is not offered now."""
 
 
 def parse_settings(game: Game, texts: Mapping[str, str | None]) -> dict[str, Any]:

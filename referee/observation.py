@@ -25,6 +25,13 @@ class PiecePose:
     direction (CCW from the game +x); z_mm: the sticker height used for the
     parallax correction; sigma_mm: standard uncertainty of the position (per
     axis, isotropic); sigma_theta_deg: standard uncertainty of theta.
+
+    Both sigmas hold two terms in quadrature: the measurement's (what the picture allows)
+    and the stickers' placement (SPEC section 2: stuck by hand, the catalog's tolerance or
+    a measured copy's): placement_sigma_mm across the piece's heading,
+    placement_sigma_along_mm along it, placement_sigma_deg of the heading. sigma_mm carries
+    the larger of the two placement terms, so it holds in every direction; a caller that
+    knows its direction can use the placement term along it (placement_toward_mm).
     """
 
     name: str
@@ -37,10 +44,40 @@ class PiecePose:
     sigma_theta_deg: float = 0.0
     face: str | None = None  # which sticker slot(s) showed, e.g. "front", "A", "face-down"
     size_px: float = 0.0  # smallest visible sticker side in pixels
+    placement_sigma_mm: float = 0.0
+    placement_sigma_along_mm: float = 0.0
+    placement_sigma_deg: float = 0.0
+    # where the pose came from when not from one frame: "fused(8)" is a piece read only in the
+    # average of 8 registered frames of a still table (vision/fusion.py); None: seen in a frame
+    source: str | None = None
+
+    @property
+    def measure_sigma_mm(self) -> float:
+        """The measurement's own term of sigma_mm (without the stickers' placement)."""
+        bound = max(self.placement_sigma_mm, self.placement_sigma_along_mm)
+        return math.sqrt(max(0.0, self.sigma_mm ** 2 - bound ** 2))
+
+    @property
+    def measure_sigma_theta_deg(self) -> float:
+        return math.sqrt(max(0.0, self.sigma_theta_deg ** 2 - self.placement_sigma_deg ** 2))
+
+    def placement_toward_mm(self, direction_deg: float) -> float:
+        """The placement term along one direction of the game frame."""
+        a = math.radians(direction_deg - self.theta_deg)
+        return math.hypot(self.placement_sigma_along_mm * math.cos(a), self.placement_sigma_mm * math.sin(a))
+
+    def sigma_toward_mm(self, direction_deg: float) -> float:
+        """Position sigma along one direction: the measurement's and the placement's along it."""
+        return math.hypot(self.measure_sigma_mm, self.placement_toward_mm(direction_deg))
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["marker_ids"] = list(self.marker_ids)
+        if self.source is None:  # one frame's piece: the document stays as it always was
+            del d["source"]
+        # which term limits a call: the picture's (measure) or how the stickers were stuck (placement)
+        d["sigma_measure_mm"] = self.measure_sigma_mm
+        d["sigma_measure_theta_deg"] = self.measure_sigma_theta_deg
         return json_ready(d)
 
     @classmethod
@@ -50,22 +87,30 @@ class PiecePose:
                        x_mm=float(d["x_mm"]), y_mm=float(d["y_mm"]), theta_deg=float(d.get("theta_deg", 0.0)),
                        z_mm=float(d.get("z_mm", 0.0)), sigma_mm=float(d.get("sigma_mm", 0.0)),
                        sigma_theta_deg=float(d.get("sigma_theta_deg", 0.0)), face=d.get("face"),
-                       size_px=float(d.get("size_px", 0.0)))
+                       size_px=float(d.get("size_px", 0.0)), source=d.get("source"),
+                       placement_sigma_mm=float(d.get("placement_sigma_mm", 0.0)),
+                       placement_sigma_along_mm=float(d.get("placement_sigma_along_mm",
+                                                            d.get("placement_sigma_mm", 0.0))),
+                       placement_sigma_deg=float(d.get("placement_sigma_deg", 0.0)))
         except KeyError as exc:
             raise InvalidInputError(f"piece entry {json.dumps(d)[:80]} has no {exc.args[0]!r}") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInputError(f"malformed piece entry {json.dumps(d)[:80]}: {exc}") from None
         # a NaN position would silently fall outside every zone; a negative sigma would narrow every band
-        for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg", "size_px"):
+        for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg", "size_px",
+                    "placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg"):
             value = getattr(pose, key)
-            if not math.isfinite(value) or (key.startswith("sigma") and value < 0):
+            is_sigma = "sigma" in key
+            if not math.isfinite(value) or (is_sigma and value < 0):
                 raise InvalidInputError(f"piece {pose.name!r}: {key} {value} must be a finite number"
-                                        + (" >= 0" if key.startswith("sigma") else ""))
+                                        + (" >= 0" if is_sigma else ""))
             if abs(value) > MAX_OBSERVED_VALUE:  # y_mm 1e308 used to overflow in the geometry
                 raise InvalidInputError(f"piece {pose.name!r}: {key} {value:g} is beyond "
                                         f"+-{MAX_OBSERVED_VALUE:g} (a table is a few metres)")
-        if "\x00" in pose.name or (pose.face is not None and not isinstance(pose.face, str)):
-            raise InvalidInputError(f"piece {pose.name!r}: name and face must be text without NUL characters")
+        if "\x00" in pose.name or any(v is not None and not isinstance(v, str) for v in (pose.face, pose.source)):
+            raise InvalidInputError(f"piece {pose.name!r}: name, face and source must be text without NUL characters")
+        if pose.source is not None and ("\x00" in pose.source or len(pose.source) > 64):
+            raise InvalidInputError(f"piece {pose.name!r}: source must be a short text without NUL characters")
         return pose
 
 

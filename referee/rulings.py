@@ -15,7 +15,9 @@ from .catalog import json_ready
 class Ruling:
     """One entry of the rulings log.
 
-    kind: "move", "ranking", "finish", "violation", "state" or "warning".
+    kind: "move", "ranking", "finish", "violation", "state", "warning", "pending" (an
+    illegal turn not yet put right or accepted: referee/pending.py) or "declared" (what the
+    players declared, which the camera cannot see: referee.game.Declaration).
     legal: True/False for a move, None where legality does not apply.
     rule: the rulebook section it rests on: a referee.game.RuleRef, or text where the
     ruling rests on no rulebook section; its JSON is always the text, e.g.
@@ -34,3 +36,13 @@ class Ruling:
         d = asdict(self)
         d["rule"] = None if self.rule is None else str(self.rule)
         return json_ready(d)
+
+
+def sigma_text(sigma: float) -> str:
+    """An uncertainty with the digits it needs: one decimal from 0.1 up, one significant digit
+    below ("0.03"), "<0.01" for none measured; never "0.0" for a small but real sigma."""
+    if sigma >= 0.095:
+        return f"{sigma:.1f}"
+    if sigma > 0:
+        return f"{float(f'{sigma:.1g}'):g}"
+    return "<0.01"

@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from .board_squares import square_name
 from .catalog import default_catalog
-from .game import Command, Explanation, Option, Shape, Step, View
+from .game import Command, Declaration, Explanation, Option, Shape, Step, View, check_declaration
 from .motion import moved, shift_mm, turn_deg, turned
 from .observation import Observation, PiecePose
 from .rulings import Ruling
@@ -93,6 +93,13 @@ class StateOnlyGame:
 
     def commands(self) -> tuple[Command, ...]:
         return ()
+
+    def declarables(self, state: PiecesState) -> tuple:
+        return ()  # it judges nothing, so the players have nothing to tell it
+
+    def declare(self, state: PiecesState, declaration: Declaration, t: float) -> Step:
+        check_declaration(self, state, declaration)  # refuses: nothing is offered
+        return Step(state)
 
 
 def grid_shapes(game: str) -> tuple[Shape, ...]:

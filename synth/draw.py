@@ -52,7 +52,7 @@ def circle(cx: float, cy: float, r: float, segments: int = 40) -> list[tuple[flo
 
 # --- stickers ----------------------------------------------------------------------------
 @lru_cache(maxsize=512)
-def marker_bitmap(marker_id: int, cell_px: int) -> np.ndarray:
+def marker_bitmap(marker_id: int, cell_px: int, paper=PAPER, ink=INK) -> np.ndarray:
     """The printed marker (black square with its code), (7*cell_px, 7*cell_px, 3) BGR."""
     import cv2
 
@@ -60,34 +60,91 @@ def marker_bitmap(marker_id: int, cell_px: int) -> np.ndarray:
     side = 7 * cell_px  # 5x5 code + one black border cell each side
     bits = cv2.aruco.generateImageMarker(dictionary, int(marker_id), side, borderBits=1)
     frac = bits.astype(np.float32)[:, :, None] / 255.0
-    out = np.array(PAPER, np.float32) * frac + np.array(INK, np.float32) * (1 - frac)
+    out = np.array(paper, np.float32) * frac + np.array(ink, np.float32) * (1 - frac)
+    return np.ascontiguousarray(out.round().astype(np.uint8))
+
+
+SPREAD_SUPERSAMPLE_CELL_PX = 48  # ink spread is drawn at this many px a cell, then area-averaged
+
+
+@lru_cache(maxsize=512)
+def spread_marker_bitmap(marker_id: int, cell_px: int, spread_cells: float, paper=PAPER,
+                         ink=INK) -> np.ndarray:
+    """The printed marker whose ink ran spread_cells of a cell past every black edge (< 0: thin
+    ink, the paper eats into the black), with one cell of paper around it for the ink to run
+    into: (9*cell_px, 9*cell_px, 3) BGR. The black outer square grows by 2 spread_cells, which
+    is what a printer does to every sticker and what no catalog size says."""
+    import cv2
+
+    dictionary = cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000)
+    k = SPREAD_SUPERSAMPLE_CELL_PX
+    bits = cv2.aruco.generateImageMarker(dictionary, int(marker_id), 7 * k, borderBits=1)
+    bits = cv2.copyMakeBorder(bits, k, k, k, k, cv2.BORDER_CONSTANT, value=255)
+    black = (bits < 128).astype(np.uint8)
+    to_black = cv2.distanceTransform(1 - black, cv2.DIST_L2, 5)  # white px: distance to ink
+    to_white = cv2.distanceTransform(black, cv2.DIST_L2, 5)  # ink px: distance to paper
+    signed = np.where(black > 0, -to_white + 0.5, to_black - 0.5)  # < 0 inside the ink
+    coverage = np.clip(0.5 + spread_cells * k - signed, 0.0, 1.0).astype(np.float32)
+    coverage = cv2.resize(coverage, (9 * cell_px, 9 * cell_px), interpolation=cv2.INTER_AREA)[:, :, None]
+    out = np.array(ink, np.float32) * coverage + np.array(paper, np.float32) * (1 - coverage)
     return np.ascontiguousarray(out.round().astype(np.uint8))
 
 
 def draw_sticker(canvas: Canvas, marker_id: int, corners_world_xy: np.ndarray, z_mm: float,
-                 quiet_zone_fraction: float, owner: str) -> int:
+                 quiet_zone_fraction: float, owner: str, printed: dict | None = None) -> int:
     """A sticker: white quiet zone of s*q on every side, then the black marker warped
-    exactly onto its corners (TL, TR, BR, BL, world mm). Returns the paint order of
-    the marker (its occlusion reference)."""
+    exactly onto its corners (TL, TR, BR, BL, world mm). printed (the scene's effects "print"):
+    paper and ink colours (RGB) and the ink's spread (mm) past the design's edges. Returns the
+    paint order of the marker (its occlusion reference)."""
+    printed = printed or {}
+    paper = _bgr(printed.get("paper"), PAPER)
+    ink = _bgr(printed.get("ink"), INK)
     corners = np.asarray(corners_world_xy, dtype=np.float64)
     centre = corners.mean(axis=0)
     quiet = centre + (corners - centre) * (1 + 2 * quiet_zone_fraction)
-    canvas.fill(quiet, z_mm, PAPER, owner=owner)
+    canvas.fill(quiet, z_mm, paper, owner=owner)
     # size the bitmap to about 1.5x the painted size so the warp never loses a cell
     px, _ = canvas.to_canvas(np.column_stack([corners, np.full(4, z_mm)]))
     span = max(np.linalg.norm(px[1] - px[0]), np.linalg.norm(px[2] - px[1]), 7.0)
     cell = int(min(64, max(4, math.ceil(1.5 * span / 7))))
-    bitmap = marker_bitmap(int(marker_id), cell)
-    n = bitmap.shape[0]
-    src = np.array([[-0.5, -0.5], [n - 0.5, -0.5], [n - 0.5, n - 0.5], [-0.5, n - 0.5]])
+    spread_mm = float(printed.get("ink_spread_mm", 0.0))
+    side_mm = float(np.linalg.norm(corners[1] - corners[0]))
     order = canvas.next_order()
-    canvas.warp(bitmap, src, corners, z_mm, owner=owner, order=order)
+    if spread_mm:
+        bitmap = spread_marker_bitmap(int(marker_id), cell, round(spread_mm / (side_mm / 7), 4), paper, ink)
+        lo, hi = cell - 0.5, 8 * cell - 0.5  # the design's corners inside the paper margin
+        src = np.array([[lo, lo], [hi, lo], [hi, hi], [lo, hi]])
+    else:
+        bitmap = marker_bitmap(int(marker_id), cell, paper, ink)
+        n = bitmap.shape[0]
+        src = np.array([[-0.5, -0.5], [n - 0.5, -0.5], [n - 0.5, n - 0.5], [-0.5, n - 0.5]])
+        canvas.warp(bitmap, src, corners, z_mm, owner=owner, order=order)
+        return order
+    # the warp maps the design's corners; the paper margin around them lands on the quiet zone
+    H = _square_map(src, corners)
+    margin = np.array([[-0.5, -0.5], [9 * cell - 0.5, -0.5], [9 * cell - 0.5, 9 * cell - 0.5], [-0.5, 9 * cell - 0.5]])
+    canvas.warp(bitmap, margin, _apply_h(H, margin), z_mm, owner=owner, order=order)
     return order
 
 
+def _bgr(rgb, default) -> tuple:
+    return default if rgb is None else (int(rgb[2]), int(rgb[1]), int(rgb[0]))
+
+
+def _square_map(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return cv2.getPerspectiveTransform(np.asarray(src, np.float32), np.asarray(dst, np.float32)).astype(np.float64)
+
+
+def _apply_h(H: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    q = np.column_stack([pts, np.ones(len(pts))]) @ H.T
+    return q[:, :2] / q[:, 2:3]
+
+
 # --- table -------------------------------------------------------------------------------
-def table_texture(size_mm, colour, seed: int, mm_per_px: float = 2.0) -> np.ndarray:
-    """A wood-like table top, (h, w, 3) BGR, one pixel = mm_per_px."""
+def table_texture(size_mm, colour, seed: int, mm_per_px: float = 2.0, contrast: float = 1.0) -> np.ndarray:
+    """A wood-like table top, (h, w, 3) BGR, one pixel = mm_per_px; contrast scales its grain."""
     import cv2
 
     w = max(8, int(round(size_mm[0] / mm_per_px)))
@@ -98,7 +155,7 @@ def table_texture(size_mm, colour, seed: int, mm_per_px: float = 2.0) -> np.ndar
     grain = cv2.GaussianBlur(rng.normal(0, 1, (h, 1)).astype(np.float32), (0, 0), 1.5)
     grain = np.repeat(grain / max(1e-6, float(np.abs(grain).max())), w, axis=1)
     fine = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 0.8)
-    factor = 1 + 0.08 * blotch + 0.06 * grain + 0.03 * fine
+    factor = 1 + contrast * (0.08 * blotch + 0.06 * grain + 0.03 * fine)
     tex = np.array(colour, np.float32)[None, None, :] * factor[:, :, None]
     return np.clip(tex, 0, 255).astype(np.uint8)
 
@@ -106,11 +163,31 @@ def table_texture(size_mm, colour, seed: int, mm_per_px: float = 2.0) -> np.ndar
 def draw_table(canvas: Canvas, table: dict) -> None:
     w, h = table["size_mm"]
     frame = PieceFrame(*table["centre_mm"], table["theta_deg"])
-    tex = table_texture(table["size_mm"], table["colour"], table["texture_seed"])
+    tex = table_texture(table["size_mm"], table["colour"], table["texture_seed"],
+                        contrast=table.get("texture_contrast", 1.0))
     th, tw = tex.shape[:2]
     src = np.array([[-0.5, th - 0.5], [tw - 0.5, th - 0.5], [tw - 0.5, -0.5], [-0.5, -0.5]])
     world = frame.apply([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
     canvas.warp(tex, src, world, 0.0, owner="table")
+
+
+def draw_boards(canvas: Canvas, boards: list[dict]) -> None:
+    """Printed targets of other systems lying flat on the table (ChArUco, AprilTag, chessboard):
+    nothing on them is a refcam sticker (synth/boards.py draws them)."""
+    from .boards import board_image
+
+    for b in boards:
+        frame = PieceFrame(b["x_mm"], b["y_mm"], b["theta_deg"])
+        z = b.get("z_mm", 0.2)
+        # drawn at about 1.5 bitmap px per canvas px, so the warp never skips a cell
+        ends, _ = canvas.to_canvas(np.column_stack([frame.apply([(-b["width_mm"] / 2, 0), (b["width_mm"] / 2, 0)]),
+                                                    np.full(2, z)]))
+        image = board_image(b["kind"], b["seed"], int(np.clip(1.5 * np.linalg.norm(ends[1] - ends[0]), 64, 4096)))
+        h, w = image.shape[:2]
+        hw, hh = b["width_mm"] / 2, b["width_mm"] * h / w / 2
+        world = frame.apply([(-hw, hh), (hw, hh), (hw, -hh), (-hw, -hh)])
+        src = np.array([[-0.5, -0.5], [w - 0.5, -0.5], [w - 0.5, h - 0.5], [-0.5, h - 0.5]])
+        canvas.warp(image, src, world, z, owner="board")
 
 
 # --- component bodies --------------------------------------------------------------------

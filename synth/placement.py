@@ -3,9 +3,12 @@
 One drawing per component and face, seen from above with the component's +x (forward) to
 the right and +y up the page, at true scale whenever it fits on the paper (a component
 larger than the page is drawn smaller, with a scale bar that says so). Each drawing shows
-the component's outline (grey), its reference point (blue cross), every sticker as the very
-marker that goes there (so its pattern shows which way up), a red arrow for the sticker's
-+x, the id above it, and a caption with the height of the sticker surface. Families of many
+the component's outline (grey), its reference point (blue cross), every sticker as the
+outline of its black square crossed through, with its id in words inside and a bar along
+its top edge (the edge above the sticker's caption on the sheet), a red arrow for the
+sticker's +x, the id above it, and a caption with the height of the sticker surface. The
+markers themselves are never drawn: a guide page lying on the table would otherwise show
+every piece twice, some at reduced scale (tests/test_placement_guide.py finds 0 markers). Families of many
 identical cards get one drawing of the card and a list of every card's ids.
 
 The pages follow the sticker sheets in each game's PDF (synth.printing.build_game_pdf);
@@ -28,6 +31,9 @@ MIN_BOX_W_MM = 60.0
 GUIDE_BLUE = (30, 90, 200)
 GUIDE_RED = (210, 40, 40)
 OUTLINE_GREY = 120
+STICKER_LINE_MM = 0.35  # the outline of a sticker's black square
+CROSS_GREY = 110
+TOP_BAR_FRACTION = 0.12  # the bar along a drawn sticker's top edge, as a share of its side
 
 
 @dataclass(frozen=True)
@@ -162,18 +168,36 @@ def _arrow(pdf, x0: float, y0: float, x1: float, y1: float, color: tuple[int, in
 
 def _draw_sticker(pdf, catalog: Catalog, st: StickerSpec, cx: float, cy: float, scale: float, quiet: float,
                   label: str) -> None:
-    """The sticker's white border, its marker and its +x arrow, turned by rot_deg about its
-    centre (counter-clockwise seen from above, as on the page), and its id above it."""
-    from synth.printing import draw_cells, marker_cells
-
+    """Where the sticker goes, drawn so that no detector can read it as a sticker (a guide page
+    on the table must not add a second copy of every piece): its white border, the black
+    square's outline crossed through, its id in words inside, a thick bar along the edge that
+    is at the top on the printed sheet (where its caption reads upright below it), and the red
+    +x arrow; all turned by rot_deg about its centre (counter-clockwise seen from above, as on
+    the page). The id is written again above it."""
     d = st.size_mm * scale
     q = quiet * st.size_mm * scale
+    left, top_edge = cx - d / 2, cy - d / 2
     with pdf.rotation(st.rot_deg, cx, cy):
         pdf.set_fill_color(255, 255, 255)
         pdf.set_draw_color(190, 190, 190)
         pdf.set_line_width(0.1)
-        pdf.rect(cx - d / 2 - q, cy - d / 2 - q, d + 2 * q, d + 2 * q, style="DF")
-        draw_cells(pdf, cx - d / 2, cy - d / 2, d, marker_cells(catalog.dictionary, st.marker_id))
+        pdf.rect(left - q, top_edge - q, d + 2 * q, d + 2 * q, style="DF")
+        pdf.set_draw_color(0, 0, 0)
+        pdf.set_line_width(STICKER_LINE_MM)
+        pdf.rect(left, top_edge, d, d, style="D")
+        pdf.set_draw_color(CROSS_GREY, CROSS_GREY, CROSS_GREY)
+        pdf.set_line_width(0.15)
+        pdf.line(left, top_edge, left + d, top_edge + d)
+        pdf.line(left, top_edge + d, left + d, top_edge)
+        pdf.set_fill_color(0, 0, 0)
+        pdf.rect(left, top_edge, d, TOP_BAR_FRACTION * d, style="F")  # the printed sticker's top edge
+        pdf.set_text_color(0, 0, 0)
+        size_pt = max(3.0, min(7.0, d * 0.55))
+        pdf.set_font("Helvetica", style="B", size=size_pt)
+        pdf.set_fill_color(255, 255, 255)
+        text_h = size_pt * 0.42
+        pdf.set_xy(left + 0.6, cy - text_h / 2)
+        pdf.cell(d - 1.2, text_h, f"id {st.marker_id}", align="C", fill=True)
         start = cx + d / 2 + q + 0.4
         _arrow(pdf, start, cy, start + ARROW_MM - 0.4, cy, GUIDE_RED)
     top = cy - _sticker_half_extent(st, quiet * st.size_mm) * scale
@@ -181,6 +205,11 @@ def _draw_sticker(pdf, catalog: Catalog, st: StickerSpec, cx: float, cy: float, 
     pdf.set_font("Helvetica", style="B", size=6.5)
     pdf.set_xy(cx - 15, top - LABEL_MM + 0.6)
     pdf.cell(30, LABEL_MM - 1.0, label, align="C")
+
+
+def face_words(face: str | None) -> str:
+    """", face up" for the catalog's "face-up" (the guide once printed "face face-up")."""
+    return f", face {face.removeprefix('face-')}" if face else ""
 
 
 def _caption(pdf, catalog: Catalog, view: GuideView, x: float, y: float, scale: float) -> None:
@@ -191,8 +220,8 @@ def _caption(pdf, catalog: Catalog, view: GuideView, x: float, y: float, scale: 
     name = view.piece.name
     if view.family_pieces:
         name = (f"{view.piece.family}: all {len(view.family_pieces)} alike, ids listed below "
-                f"(markers drawn: {view.piece.name.split('/')[-1]}'s)")
-    face = f", face {view.face}" if view.face else ""
+                f"(ids drawn: {view.piece.name.split('/')[-1]}'s)")
+    face = face_words(view.face)
     pdf.set_text_color(0, 0, 0)
     pdf.set_font("Helvetica", style="B", size=7)
     pdf.set_xy(x, y)
@@ -290,8 +319,8 @@ class _Flow:
         self.row_h = 0.0
 
 
-GUIDE_SUBTITLE = ("Seen from above, forward (+x) to the right, blue + = reference point. Stick each sticker where "
-                  "its marker is drawn, turned the same way.")
+GUIDE_SUBTITLE = ("Seen from above, forward (+x) to the right, blue + = reference point. Stick each sticker on its "
+                  "crossed square, black bar = the edge above its caption on the sheet, red arrow = its +x.")
 
 
 def _draw_id_list(flow: _Flow, pieces: tuple[PieceSpec, ...]) -> None:

@@ -113,6 +113,10 @@ def _colour(value, what: str) -> tuple[int, int, int]:
     raise SceneError(f"{what} must be [r, g, b] or \"#rrggbb\", got {json.dumps(value)}")
 
 
+SAME_PLACE_MM = 5.0
+SAME_PLACE_DEG = 15.0
+
+
 def piece_faces(spec: PieceSpec) -> list[str | None]:
     """The faces a piece can show. Slots carrying a `face` group by it (tile sides,
     curve-card faces); two slots at the same place are the two faces of a double-sided
@@ -120,8 +124,10 @@ def piece_faces(spec: PieceSpec) -> list[str | None]:
     faces = [s.face for s in spec.stickers if s.face]
     if faces:
         return list(dict.fromkeys(faces))
-    places = [(s.x_mm, s.y_mm, s.rot_deg) for s in spec.stickers]
-    if len(places) > 1 and len(set(places)) == 1:
+    first = spec.stickers[0]
+    # about the same place: a hand-stuck copy's two faces are never stuck exactly alike (synth/handstuck.py)
+    if len(spec.stickers) > 1 and all(abs(s.x_mm - first.x_mm) + abs(s.y_mm - first.y_mm) < SAME_PLACE_MM
+                                      and abs(s.rot_deg - first.rot_deg) < SAME_PLACE_DEG for s in spec.stickers):
         return [s.slot for s in spec.stickers]
     return [None]
 
@@ -197,7 +203,23 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     if len(occluders) > MAX_OCCLUDERS:
         raise SceneError(f"{source}: at most {MAX_OCCLUDERS} occluders, got {len(occluders)}")
     out["occluders"] = [_validate_occluder(i, o, source) for i, o in enumerate(occluders)]
+    if "boards" in scene:
+        out["boards"] = [_validate_board(i, b, source) for i, b in enumerate(_list_of(scene, "boards", source))]
     return out
+
+
+def _validate_board(i: int, b, source: str) -> dict:
+    """A printed target of another system lying on the table (synth/boards.py)."""
+    from .boards import BOARD_KINDS
+
+    if not isinstance(b, dict) or b.get("kind") not in BOARD_KINDS:
+        raise SceneError(f"{source}: board {i} must be an object with a kind, one of: {', '.join(BOARD_KINDS)}")
+    return {"kind": b["kind"], "x_mm": _number(b.get("x_mm"), f"board {i} x_mm"),
+            "y_mm": _number(b.get("y_mm"), f"board {i} y_mm"),
+            "theta_deg": _number(b.get("theta_deg", 0.0), f"board {i} theta_deg"),
+            "width_mm": _number(b.get("width_mm"), f"board {i} width_mm", positive=True),
+            "seed": int(_number(b.get("seed", 0), f"board {i} seed", minimum=0)),
+            "z_mm": _number(b.get("z_mm", 0.2), f"board {i} z_mm", minimum=0.0)}
 
 
 def _validate_table(table_in, source: str) -> dict:
@@ -212,6 +234,8 @@ def _validate_table(table_in, source: str) -> dict:
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
     table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed", minimum=0))
+    if "texture_contrast" in table:
+        table["texture_contrast"] = _number(table["texture_contrast"], "table texture_contrast", minimum=0.0)
     return table
 
 
@@ -289,7 +313,24 @@ def _validate_effects(eff_in, source: str) -> dict:
     eff["jpeg_quality"] = int(q)
     eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1))
     eff["seed"] = int(_number(eff["seed"], "effects seed", minimum=0))
+    if "print" in eff:
+        eff["print"] = _validate_print(eff["print"], source)
     return eff
+
+
+def _validate_print(printed, source: str) -> dict:
+    """How the stickers were printed: paper and ink colours, and the ink's spread past the
+    design's edges (mm; < 0: thin ink)."""
+    if not isinstance(printed, dict):
+        raise SceneError(f"{source}: effects print must be an object, got {json.dumps(printed)[:40]}")
+    out = {"ink_spread_mm": _number(printed.get("ink_spread_mm", 0.0), "effects print ink_spread_mm")}
+    if abs(out["ink_spread_mm"]) > 0.5:
+        raise SceneError(f"effects print ink_spread_mm must be within +-0.5 mm, got {out['ink_spread_mm']}")
+    for key in ("paper", "ink"):
+        if key in printed:
+            b, g, r = _colour(printed[key], f"effects print {key}")
+            out[key] = [r, g, b]
+    return out
 
 
 def _validate_occluder(i: int, o, source: str) -> dict:
@@ -365,7 +406,7 @@ def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None 
     import cv2
 
     from .canvas import Canvas
-    from .draw import draw_table
+    from .draw import draw_boards, draw_table
 
     catalog = catalog or default_catalog()
     scene = validate_scene(scene, catalog=catalog)  # idempotent: a validated scene passes unchanged
@@ -380,9 +421,10 @@ def render_scene(scene: dict, apply_jpeg: bool = False, catalog: Catalog | None 
     table = dict(scene["table"])
     table["colour"] = _colour(table["colour"], "table colour")
     draw_table(canvas, table)
+    draw_boards(canvas, scene.get("boards", []))
 
     jobs, pose_truth = _paint_jobs(scene, catalog, R, t)
-    sticker_records = _paint(canvas, jobs, catalog)
+    sticker_records = _paint(canvas, jobs, catalog, eff.get("print"))
     image = canvas.finish()
     image = apply_effects(image, eff)
     if apply_jpeg:
@@ -438,7 +480,7 @@ def _paint_jobs(scene: dict, catalog: Catalog, R: np.ndarray, t: np.ndarray) -> 
     return jobs, pose_truth
 
 
-def _paint(canvas, jobs: list, catalog: Catalog) -> list[tuple]:
+def _paint(canvas, jobs: list, catalog: Catalog, printed: dict | None = None) -> list[tuple]:
     """Paint the jobs; returns every sticker painted: (truth dict, corners mm, paint order, owner)."""
     from .draw import PieceFrame, draw_body, draw_sticker, occluder_polygons, SKIN
 
@@ -451,7 +493,7 @@ def _paint(canvas, jobs: list, catalog: Catalog) -> list[tuple]:
             for st in showing_stickers(spec, p["face"]):
                 corners = frame.apply(st.corners_local())
                 owner = f"sticker:{st.marker_id}"
-                order = draw_sticker(canvas, st.marker_id, corners, z_top, qz, owner)
+                order = draw_sticker(canvas, st.marker_id, corners, z_top, qz, owner, printed)
                 sticker_records.append(({"id": st.marker_id, "piece": p["name"], "slot": st.slot,
                                          "size_mm": st.size_mm, "z_mm": z_top}, corners, order, owner))
         elif kind == "marker":
@@ -459,7 +501,7 @@ def _paint(canvas, jobs: list, catalog: Catalog) -> list[tuple]:
             h = m["size_mm"] / 2
             corners = PieceFrame(m["x_mm"], m["y_mm"], m["theta_deg"]).apply([(-h, h), (h, h), (h, -h), (-h, -h)])
             owner = f"sticker:{m['id']}"
-            order = draw_sticker(canvas, m["id"], corners, m["z_mm"], qz, owner)
+            order = draw_sticker(canvas, m["id"], corners, m["z_mm"], qz, owner, printed)
             sticker_records.append(({"id": m["id"], "piece": None, "slot": None, "size_mm": m["size_mm"],
                                      "z_mm": m["z_mm"]}, corners, order, owner))
         else:

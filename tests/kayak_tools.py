@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from referee.kayak import actions as A
+from referee.kayak.position import from_text
 from referee.observation import Observation, PiecePose
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -94,3 +96,39 @@ class VisionTools(FakeTools):
             update = tracker.update(obs, entry.t)
             if update.new_stable is not None:
                 yield entry.t, update.new_stable
+
+
+def findable(turn) -> bool:
+    """Whether explain's search (changed kayaks and tiles only, no position twice) can list
+    exactly the played actions; otherwise it must still find some legal reading."""
+    path = [turn.before, *turn.positions]
+    if len(set(path)) != len(path):
+        return False
+    ident = lambda p: {k: (p.tiles[s.index].tile, s.row, s.lane) for k, s in p.kayaks}  # noqa: E731
+    was, now = ident(turn.before), ident(turn.after)
+    grew = len(turn.after.tiles) > len(turn.before.tiles)
+    old = {rt.tile: (i, rt) for i, rt in enumerate(turn.before.tiles)}
+    new = {rt.tile: (i, rt) for i, rt in enumerate(turn.after.tiles)}
+    for a in turn.actions:
+        if hasattr(a, "pawn") and not grew and was[a.pawn] == now[a.pawn]:
+            return False
+        for t in [getattr(a, k) for k in ("tile", "tile_a", "tile_b") if hasattr(a, k)]:
+            if t in old and old[t] == new[t]:
+                return False
+            if t not in old and isinstance(a, A.Tip):
+                return False  # explain reports the shorter reading: the tile laid the other way round
+    return True
+
+
+def observation_of(text: str) -> Observation:
+    """A perfect camera's observation of a position given in the text form."""
+    from referee.kayak.river import space_centre
+    from referee.kayak.tiles import tile_book
+
+    book, pos = tile_book(), from_text(text)
+    pieces = [{"name": f"kayak/tile-{rt.tile}", "x_mm": i * book.tile_length_mm, "y_mm": rt.shift * book.space_mm,
+               "theta_deg": float(rt.rotation), "face": rt.side} for i, rt in enumerate(pos.tiles)]
+    for pawn, space in pos.kayaks:
+        x, y = space_centre(book, pos, space)
+        pieces.append({"name": f"kayak/pawn-{pawn}", "x_mm": x, "y_mm": y})
+    return truth_observation(pieces)

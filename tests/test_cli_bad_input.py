@@ -7,6 +7,7 @@ Valid pictures of other kinds (grey, RGBA, 16-bit) must still be observed.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -530,11 +531,30 @@ def test_serve_accepts_a_course_file(tmp_path):
         config["SOURCE"].close()
 
 
-def test_rank_strict_on_another_course_names_the_missing_pieces(capsys):
-    # samples/tornado/000.jpg is Raindrop Road; --strict refuses pieces out of view, as rank used to
-    code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg", "--course", "tornado-circuit",
-                                    "--strict"])
-    assert_one_line_error(code, err, "'tornado-circuit'", "needs pieces not found", "--strict")
+def test_serve_replay_takes_the_sessions_own_course_as_replay_does():
+    """Issue 21: the page replaying a session uses its course.json unless --course is given."""
+    from webui.cli import build_parser
+    from webui.commands.serve import build_engine_config
+
+    session = SAMPLES / "sessions" / "tornado-race"
+    if not (session / "course.json").is_file():
+        pytest.skip("the race session is not generated (make samples)")
+    said = io.StringIO()
+    config = build_engine_config(build_parser().parse_args(["serve", "--replay", str(session), "--fast"]), said)
+    try:
+        assert config["OPTIONS"]["course"] == str(session / "course.json")
+    finally:
+        config["SOURCE"].close()
+    assert "course.json is used" in said.getvalue()
+
+
+def test_rank_on_another_course_is_refused_naming_what_contradicts_it(capsys):
+    # samples/tornado/000.jpg is Raindrop Road: the course given does not fit the pieces in view
+    # (issue 21), with or without --strict
+    for strict in ([], ["--strict"]):
+        code, _, err = run_cli(capsys, ["rank", SAMPLES / "tornado" / "000.jpg", "--course", "tornado-circuit"]
+                               + strict)
+        assert_one_line_error(code, err, "'tornado-circuit'", "does not fit the pieces in view", "raindrop-road")
 
 
 def test_rank_without_course_identifies_it_from_the_pieces_in_view(capsys):

@@ -125,7 +125,7 @@ def test_step_is_pure(counter, game_id):
 
 def test_every_option_of_every_game_round_trips(counter):
     samples = {"course": ["splashway", "tornado-circuit"], "weights": ["boat-1=3,boat-2=1.5", "boat-6=0"],
-               "start": ["0", "7"], "grand_prix": ["new", "boat-2=1,boat-1=2;boat-1=1,boat-2=2"], "advanced": ["on", "off"]}
+               "start": ["0", "7"], "boats": ["1,2", "boat-6"], "grand_prix": ["new", "boat-2=1,boat-1=2;boat-1=1,boat-2=2"], "advanced": ["on", "off"]}
     for game in games():
         for option in game.options:
             for text in samples[option.name]:

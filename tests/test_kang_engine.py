@@ -6,7 +6,7 @@ import pytest
 
 from referee.errors import RefcamError
 from referee.kang.explain import explain
-from referee.kang.moves import PASS, is_legal, legal_moves, push
+from referee.kang.moves import PASS, Rules, is_legal, legal_moves, push
 from referee.kang.position import Move, MoveNotationError, Position, PositionError
 
 START = Position.start()
@@ -64,9 +64,28 @@ def test_start_moves_cross_the_exact_count():
     assert not is_legal(START, Move.parse("a0-a1-a2-a3-a4"))
 
 
+def _crosses_a_line_twice(move: Move) -> bool:
+    """A line is the segment between two squares, whichever way it is crossed."""
+    lines = [frozenset(step) for step in zip(move.path, move.path[1:])]
+    return len(set(lines)) < len(lines)
+
+
+def _uses_a_square_twice(move: Move) -> bool:
+    return len(set(move.path)) < len(move.path)
+
+
 def test_no_line_twice_but_squares_again():
-    pos = Position.parse("6/6/6/6/6/6 ssmmll ssmmll A 0-0 -")
-    assert not any(len(set(zip(m.path, m.path[1:]))) < len(m.path) - 1 for m in legal_moves(pos))
+    """How to move kangaroo tokens: no line twice in one move, squares again allowed. The check
+    itself must be able to fail: with the rule waived, 16 of the 72 start moves (a large going
+    a0-a1-a2-a1, ...) cross a line back again."""
+    waived = legal_moves(START, Rules(segment_once=False))
+    assert sum(map(_crosses_a_line_twice, waived)) == 16 and len(waived) == 72
+    assert not any(map(_crosses_a_line_twice, legal_moves(START)))
+    # a medium on c2 goes c3, lands on the medium on d3, jumps 2 more by d2 back to c2: four lines, c2 twice
+    again = Position.parse("6/6/6/3m2/2m3/6 - ssssmmllll A 0-0 -")
+    moves = legal_moves(again)
+    assert Move.parse("c2-c3-d3^-d2-c2") in moves and any(map(_uses_a_square_twice, moves))
+    assert not any(map(_crosses_a_line_twice, moves))
 
 
 def test_judge_one_several_none():

@@ -13,9 +13,10 @@ from referee.kayak import actions as A
 from referee.kayak.errors import IllegalActionError, KayakError, NeedsNewTileError
 from referee.kayak.explain import explain
 from referee.kayak.playout import play_game
-from referee.kayak.position import from_text, to_text, validate, winners
+from referee.kayak.position import from_text, rule_breaches, to_text, validate, winners
 from referee.kayak.rules import apply, check_turn, is_legal
 from referee.kayak.tiles import ROCK, RiverTile, tile_book
+from tests.kayak_tools import findable
 
 CASES = json.loads((Path(__file__).parent / "data" / "kayak_cases.json").read_text())["cases"]
 BOOK = tile_book()
@@ -89,26 +90,11 @@ def test_bad_state_case(case):
     assert "\n" not in str(err.value)
 
 
-def _findable(turn) -> bool:
-    """Whether explain's search (changed kayaks and tiles only, no position twice) can list
-    exactly the played actions; otherwise it must still find some legal reading."""
-    path = [turn.before, *turn.positions]
-    if len(set(path)) != len(path):
-        return False
-    ident = lambda p: {k: (p.tiles[s.index].tile, s.row, s.lane) for k, s in p.kayaks}  # noqa: E731
-    was, now = ident(turn.before), ident(turn.after)
-    grew = len(turn.after.tiles) > len(turn.before.tiles)
-    old = {rt.tile: (i, rt) for i, rt in enumerate(turn.before.tiles)}
-    new = {rt.tile: (i, rt) for i, rt in enumerate(turn.after.tiles)}
-    for a in turn.actions:
-        if hasattr(a, "pawn") and not grew and was[a.pawn] == now[a.pawn]:
-            return False
-        for t in [getattr(a, k) for k in ("tile", "tile_a", "tile_b") if hasattr(a, k)]:
-            if t in old and old[t] == new[t]:
-                return False
-            if t not in old and isinstance(a, A.Tip):
-                return False  # explain reports the shorter reading: the tile laid the other way round
-    return True
+@pytest.mark.parametrize("case", [c for c in CASES if c["kind"] == "breach"], ids=lambda c: c["name"])
+def test_position_breach_case(case):
+    """A position that breaks a rule but could lie on the table parses, and names the rule."""
+    pos = from_text(case["position"] if " " in case["position"] else case["position"] + " -")
+    assert [s for s, _ in rule_breaches(pos, BOOK)] == ([case["expect_breach"]] if case["expect_breach"] else [])
 
 
 def test_random_playout_1000_games():
@@ -118,7 +104,8 @@ def test_random_playout_1000_games():
         tiles_in_play = None
         for turn in play_game(seed, max_turns=4, book=BOOK, advanced=seed % 2 == 1):
             for pos in turn.positions:
-                validate(pos, BOOK)  # never on a rock, never two kayaks on one space
+                validate(pos, BOOK)  # a position: never two kayaks on one space
+                assert rule_breaches(pos, BOOK) == (), (seed, to_text(pos))  # and one that breaks no rule
                 spaces = [s for _, s in pos.kayaks]
                 assert len(spaces) == len(set(spaces))
                 assert all(BOOK.cell(pos.tiles[s.index], s.row, s.lane) != ROCK for s in spaces)
@@ -133,7 +120,7 @@ def test_random_playout_1000_games():
             turns += 1
             got = explain(turn.before, turn.after, BOOK, advanced=seed % 2 == 1)
             assert got.legal, (seed, to_text(turn.before), turn.actions, got.summary())
-            if _findable(turn):
+            if findable(turn):
                 played = tuple(a for a in turn.actions if a.kind != "discard")
                 assert played in [r.actions for r in got.readings], (seed, to_text(turn.before), played)
                 found += 1
@@ -174,5 +161,5 @@ def test_catalog_edit_changes_the_rocks(tmp_path):
     family["pieces"][0]["layout"]["A"][2] = "R...."
     edited = TileBook(Catalog(data, "edited"))
     assert edited.cell(RiverTile(0, "A"), 2, 0) == ROCK and edited.cell(RiverTile(0, "A"), 2, 2) != ROCK
-    with pytest.raises(KayakError):
-        from_text("0A 1@0.2.0", edited)
+    assert [s for s, _ in rule_breaches(from_text("0A 1@0.2.0", edited), edited)] == ["Rocks"]
+    assert rule_breaches(from_text("0A 1@0.2.0"), BOOK) == ()

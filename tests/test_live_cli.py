@@ -93,24 +93,62 @@ def test_record_with_a_camera_that_does_not_exist(tmp_path):
     assert not (tmp_path / "rec").exists()
 
 
-def test_serve_bad_settings_are_one_line_errors(tmp_path):
+def serve_error(capsys, *args):
+    """`refcam serve ARGS` in this process, answered before anything is served: (exit code, stderr).
+    In-process, so the answer does not wait on a cold interpreter under load (the subprocess form
+    once timed out at 60 s); a serve that got as far as listening would fail at once, not hang."""
+    import webui.commands.serve as serve_command
+
+    def no_server(*a, **k):
+        raise AssertionError(f"refcam serve {' '.join(args)} started serving instead of refusing")
+
+    original = serve_command.make_server
+    serve_command.make_server = no_server
+    try:
+        code = main(["serve", *args])
+    finally:
+        serve_command.make_server = original
+    return code, capsys.readouterr().err
+
+
+def assert_serve_refuses(capsys, args, *needles):
+    code, err = serve_error(capsys, *args)
+    lines = [l for l in err.strip().splitlines() if l.startswith("refcam: error:")]
+    assert code == 2 and "Traceback" not in err and len(lines) == 1, err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_serve_bad_settings_are_one_line_errors(tmp_path, capsys):
     folder = write_session(tmp_path / "s", 3)
-    assert_one_line_error(refcam("serve", "--replay", str(folder), "--weights", "boat-1=lots"), "boat-1=lots")
-    assert_one_line_error(refcam("serve", "--replay", str(folder), "--course", "moon-river"), "moon-river")
-    assert_one_line_error(refcam("serve", "--replay", str(tmp_path / "nope")), "does not exist")
+    assert_serve_refuses(capsys, ["--replay", str(folder), "--weights", "boat-1=lots"], "boat-1=lots")
+    assert_serve_refuses(capsys, ["--replay", str(folder), "--course", "moon-river"], "moon-river")
+    assert_serve_refuses(capsys, ["--replay", str(tmp_path / "nope")], "does not exist")
     (tmp_path / "clip.mp4").write_text("not a video")
-    assert_one_line_error(refcam("serve", "--video", str(tmp_path / "clip.mp4")), "not a readable video")
-    assert_one_line_error(refcam("serve", "--replay", str(folder), "--port", "70000"), "70000")
+    assert_serve_refuses(capsys, ["--video", str(tmp_path / "clip.mp4")], "not a readable video")
+    assert_serve_refuses(capsys, ["--replay", str(folder), "--port", "70000"], "70000")
     wrong = {"image_size": [1920, 1080], "camera_matrix": [[1000, 0, 960], [0, 1000, 540], [0, 0, 1]],
              "dist_coeffs": [0, 0, 0, 0, 0]}
     (tmp_path / "wrong.json").write_text(json.dumps(wrong))
-    for cmd in ("serve", "replay"):
-        args = ["--replay", str(folder)] if cmd == "serve" else [str(folder)]
-        assert_one_line_error(refcam(cmd, *args, "--camera-file", str(tmp_path / "wrong.json")),
-                              "is for 1920x1080 images but the image is 64x48")
+    assert_serve_refuses(capsys, ["--replay", str(folder), "--camera-file", str(tmp_path / "wrong.json")],
+                         "is for 1920x1080 images but the image is 64x48")
+    assert main(["replay", str(folder), "--camera-file", str(tmp_path / "wrong.json")]) == 2
+    assert "is for 1920x1080 images but the image is 64x48" in capsys.readouterr().err
     (tmp_path / "cam.json").write_text("[1, 2")
-    assert_one_line_error(refcam("serve", "--replay", str(folder), "--camera-file", str(tmp_path / "cam.json")),
-                          "not JSON")
+    assert_serve_refuses(capsys, ["--replay", str(folder), "--camera-file", str(tmp_path / "cam.json")], "not JSON")
+
+
+def test_serve_refuses_what_replay_refuses(capsys):
+    """Issue 21: another game's session, and a still picture as --video: one line, exit 2."""
+    kang = SAMPLES / "kang"
+    if not (kang / "manifest.jsonl").is_file():
+        pytest.skip("the bundled Kang session is absent")
+    assert main(["replay", str(kang), "--game", "tornado"]) == 2
+    replay_says = capsys.readouterr().err
+    assert_serve_refuses(capsys, ["--replay", str(kang), "--game", "tornado"], "these are Kang pieces", "--game kang")
+    assert "these are Kang pieces" in replay_says
+    for still in sorted((REPO / "samples" / "tornado").glob("*.jpg"))[:1]:
+        assert_serve_refuses(capsys, ["--video", str(still)], "JPEG picture, not a video")
 
 
 def start_serve(*args):

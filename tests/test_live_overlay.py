@@ -34,9 +34,10 @@ def test_overlay_draws_outlines_and_names_without_touching_the_input(rendered):
     image, obs = rendered
     before = image.copy()
     out = draw_overlay(image, obs, obs.pieces, ("tornado/boat-3",), "stable", obs.image_from_game)
-    assert out.shape == image.shape and out.dtype == np.uint8
+    h = image.shape[0]
+    assert out.shape[1:] == image.shape[1:] and out.shape[0] > h and out.dtype == np.uint8  # the legend's strip under it
     assert np.array_equal(image, before)
-    changed = np.any(out != image, axis=2)
+    changed = np.any(out[:h] != image, axis=2)
     assert changed.mean() > 0.005
     # the outline of boat-1 passes near its projected footprint corner
     p = obs.piece("tornado/boat-1")
@@ -65,7 +66,8 @@ def test_labels_are_sized_for_the_picture_and_never_overlap(rendered):
     assert not overlapping(drawn.boxes)
     heights = [b.y1 - b.y0 for b in drawn.boxes if b.kind == "label"]
     assert min(heights) >= 0.02 * image.shape[1]  # about 10 px when the view is shown phone-wide
-    assert any(b.kind == "legend" for b in drawn.boxes)
+    (key,) = [b for b in drawn.boxes if b.kind == "legend"]
+    assert key.y0 >= image.shape[0] and key.y1 <= drawn.image.shape[0]  # beside the play area, never over it
 
 
 def test_a_crowded_picture_leaves_labels_out_rather_than_overlapping_them():

@@ -41,7 +41,9 @@ def _z(condition: str) -> np.ndarray:
         tr = {p["name"]: p for p in truth["pieces"]}
         for p in obs.pieces:
             if p.name != obs.frame["anchor"]:
-                zs += [abs(p.x_mm - tr[p.name]["x_mm"]) / p.sigma_mm, abs(p.y_mm - tr[p.name]["y_mm"]) / p.sigma_mm]
+                # renders stick every sticker exactly: the measurement's own term (without the placement tolerance)
+                sigma = p.measure_sigma_mm
+                zs += [abs(p.x_mm - tr[p.name]["x_mm"]) / sigma, abs(p.y_mm - tr[p.name]["y_mm"]) / sigma]
     return np.array(zs)
 
 

@@ -176,3 +176,25 @@ def test_finish_crossing_by_the_movement_space(tmp_path, past, want):
                     observation(GATE, first, c, pose("tornado/boat-1", c.x_mm, 0),
                                 pose("tornado/finish-line", finish_x, 0, sigma=0.2)))
     assert doc["crossings"]["tornado/boat-1"]["crossed"] == want
+
+
+# Player Token Placement (issue 21 item 6): a straight-1 card at x = 187 has its white bracket at
+# 187 + 18 = 205 (catalog); a boat is 34 mm long, so its front is at x + 17. The token must lie
+# wholly behind the bracket; the check and the live referee give one answer from one rule.
+@pytest.mark.parametrize("boat_x, overlap", [(187, False), (188, False), (190, True), (193, True)])
+def test_player_token_placement_same_answer_as_the_live_referee(tmp_path, boat_x, overlap):
+    from referee.tornado.referee import TornadoReferee
+
+    first, boat = _on_card()
+    before = observation(GATE, first, boat)
+    after = observation(GATE, first, card(1, "straight-1", 187, 0, nth=1), pose("tornado/boat-1", boat_x, 0))
+    doc = run_check(tmp_path, before, after)
+    assert verdicts(doc, "Player Token Placement") == ["violation" if overlap else "ok"]
+    assert ("Tornado Splash, Player Token Placement" in doc["broken"]) is overlap
+    live = TornadoReferee("tornado-circuit")
+    live.observe_stable(before, 0.0)
+    move = [r for r in live.observe_stable(after, 1.0) if r.kind == "move"]
+    token = [v for v in move[0].details["violations"] if v["rule"] == "Tornado Splash, Player Token Placement"]
+    assert (move[0].legal is False and len(token) == 1) if overlap else move[0].legal is True
+    if overlap:
+        assert f"by {boat_x + 17 - 205:.1f} mm" in token[0]["summary"]

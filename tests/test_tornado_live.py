@@ -52,6 +52,7 @@ def illegal(rulings):
 # Two lanes side by side: the cards of one lane touch the other lane's cards, so only
 # the deck colour tells whose card is whose. Boat 1 races with deck 4, boat 2 with deck 2.
 Y1, Y2 = 30.0, -30.0
+Y3 = 90.0  # a third boat's lane, beside boat 1's
 
 
 def _two_boats_out_of_the_gate(ref):
@@ -207,18 +208,20 @@ def test_boost_allows_four_spaces_on_that_turn_only():
 
 
 def test_moving_out_of_turn_is_a_violation():
-    # Action Phase (issue 11): players act in ranking order. Boat 2 going first is not
-    # yet wrong (boat 1 may pass); boat 1 acting after it in the same round is.
+    # Action Phase: players act in ranking order. Boat 2 going first is not wrong (boat 1
+    # passed); boat 1 acting after it while boat 3, last in the order, has not acted yet is.
     ref = TornadoReferee(COURSE)
+    three = {1: (0, Y1), 2: (0, Y2), 3: (0, Y3)}
     c2 = card("2-11", GATE_FRONT, Y2)
-    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)  # First Round Ranking: boat 1 (lighter) first
-    out = ref.observe_stable(state({1: (0, Y1), 2: (GATE_FRONT + 91, Y2)}, [c2]), 1.0)
+    ref.observe_stable(state(three), 0.0)  # First Round Ranking: lighter first, boat 1, 2, 3
+    out = ref.observe_stable(state({**three, 2: (GATE_FRONT + 91, Y2)}, [c2]), 1.0)
     m = moves(out, 2)[0]
     assert m.legal is True and "moved before boat-1" in m.details["turn_order"]
     c1 = card("1-11", GATE_FRONT, Y1)
-    out = ref.observe_stable(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [c2, c1]), 2.0)
+    out = ref.observe_stable(state({**three, 1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [c2, c1]), 2.0)
     m = moves(out, 1)[0]
     assert m.legal is False and [v["rule"] for v in m.details["violations"]] == ["Tornado Splash, Action Phase"]
+    assert ref.rounds.round == 1
 
 
 def test_a_slow_token_move_after_the_next_player_went_is_the_same_turn():
@@ -325,9 +328,7 @@ def test_session_every_move_event_gets_a_legal_move_ruling(session_replay):
         near = [r for r in timeline if r["kind"] == "move" and r["details"].get("action") == "move"
                 and r["details"]["boat"] == ev["piece"] and t <= r["t"] <= t + 1.0]
         assert len(near) == 1, (t, ev, [r["summary"] for r in timeline])
-        # the script's round 2 lets boat 1 go before boat 2, who ranks first then (Action Phase)
-        faults = [v["rule"] for v in near[0]["details"].get("violations", [])]
-        assert near[0]["legal"] is True or faults == ["Tornado Splash, Action Phase"], near[0]["summary"]
+        assert near[0]["legal"] is True, near[0]["summary"]
         assert near[0]["details"]["spaces"] == ev["spaces"]
         assert near[0]["details"]["cards_laid"] == [ev["card"]]
         matched += 1
@@ -337,11 +338,12 @@ def test_session_every_move_event_gets_a_legal_move_ruling(session_replay):
 
 def test_session_has_no_illegal_ruling_and_rounds_follow_the_ranking(session_replay):
     timeline, events, _ = session_replay
-    # the only fault: in round 2 boat 2 (ranked first) acts after boat 1 (Action Phase)
+    # round 2's order is boat 2, boat 1: boat 1 (last) acts first, so boat 2 passed and round 2
+    # ended; boat 2 acting next begins round 3 (Ending the Action Phase): nothing is illegal
     bad = [r for r in timeline if r["legal"] is False]
-    assert len(bad) == 1 and "boat-2 acted after tornado/boat-1" in bad[0]["summary"]
+    assert bad == []
     rounds = [r for r in timeline if r["kind"] == "ranking" and "Ranking Phase: turn order" in r["summary"]]
-    assert [r["details"]["round"] for r in rounds] == [1, 2]
+    assert [r["details"]["round"] for r in rounds] == [1, 2, 3]
     assert all(r["summary"].startswith("ranking: 1. boat-") for r in rounds)
 
 
@@ -363,10 +365,10 @@ def test_session_with_stable_states_missed_gives_no_false_violation(session_repl
             for i, (obs, t) in enumerate(stable):
                 if i not in dropped:
                     out += ref.observe_stable(obs, t)
-            # the session's own round 2 is out of order (see above); nothing else is illegal
-            wrong = [r for r in illegal(out) if "acted after" not in r.summary]
+            wrong = illegal(out)
             assert not wrong, (dropped, [r.summary for r in wrong])
-            assert ref.rounds.round == 2, dropped
+            # turns merged by a missed state may hide a round's end (no round is invented)
+            assert ref.rounds.round in (2, 3), dropped
             # every boat's spaces are still all counted, whatever was merged
             total = {}
             for m in moves(out):

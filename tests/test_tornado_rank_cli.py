@@ -28,8 +28,19 @@ def test_rank_ranks_every_bundled_still_given_only_its_course(index, capsys):
     assert code == 0, err
     doc = json.loads(out)
     assert doc["ranking"] and all(b["rank"] is not None for b in doc["ranking"]), doc["ranking"]
-    assert doc["complete"] is True
     assert len(doc["pairs"]) == len(doc["ranking"]) - 1
+    # the boats in play are not given: completeness is claimed only with all six boats in view
+    assert doc["complete"] is (True if len(doc["ranking"]) == 6 else None)
+    # given them (the scene's boats), the ranking is complete exactly when every one is ranked
+    truth = json.loads((STILLS / f"{index:03d}.truth.json").read_text())
+    boats = sorted(p["name"] for p in truth["pieces"] if p["name"].startswith("tornado/boat-"))
+    code, out, err = run_cli(capsys, ["rank", STILLS / f"{index:03d}.jpg", "--course", course_of(index),
+                                      "--boats", ",".join(boats), "--json"])
+    doc = json.loads(out)
+    ranked = {b["name"] for b in doc["ranking"] if b["rank"] is not None}
+    assert doc["complete"] is (ranked == set(boats)), (ranked, boats)
+    for hidden in sorted(set(boats) - ranked):
+        assert f"{hidden.split('/')[-1]} not seen: under a hand?" in doc["warnings"]
 
 
 @pytest.mark.parametrize("index", range(15))
@@ -63,6 +74,19 @@ def test_strict_refuses_pieces_out_of_view(capsys):
     code, _, err = run_cli(capsys, ["rank", DATA / "still-003.observation.json", "--course", "tornado-circuit",
                                     "--strict"])
     assert_one_line_error(code, err, "needs pieces not found", "curve-marker-2")
+
+
+def test_hidden_boat_under_a_hand_is_never_a_complete_ranking(capsys):
+    """Issue 21 (commands item 4): still 007 shows boat-1 only, boat-6 is under a hand."""
+    code, out, err = run_cli(capsys, ["rank", STILLS / "007.jpg", "--course", "tornado-circuit", "--json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["complete"] is None and any("boats in play are not known" in w for w in doc["warnings"])
+    code, out, err = run_cli(capsys, ["rank", STILLS / "007.jpg", "--course", "tornado-circuit", "--boats", "1,6",
+                                      "--json"])
+    doc = json.loads(out)
+    assert code == 0 and doc["complete"] is False and "boat-6 not seen: under a hand?" in doc["warnings"]
+    code, _, err = run_cli(capsys, ["rank", STILLS / "007.jpg", "--course", "tornado-circuit", "--boats", "1,9"])
+    assert_one_line_error(code, err, "boats '1,9'", "'9' is not a boat")
 
 
 def test_hidden_boat_seen_in_the_history_is_named_and_the_ranking_incomplete(capsys, tmp_path):
@@ -154,3 +178,29 @@ def test_photo_finish_panel_fits_a_phone_and_keeps_every_warning():
     assert "from the course file" in " ".join(line.strip() for line in ex.lines)
     x0, y0, x1, y1 = ex.focus
     assert x1 - x0 < 800 and y1 - y0 < 800
+
+
+def test_a_course_that_does_not_fit_is_refused_naming_what_contradicts_it(capsys):
+    """Issue 21 (commands item 2): still 001 is Roundabout River (a right-turn curve at marker 1,
+    opening 180 deg); Splashway turns left there through 90 deg, so ranking on it is refused."""
+    code, _, err = run_cli(capsys, ["rank", STILLS / "001.jpg", "--course", "splashway"])
+    line = assert_one_line_error(code, err, "--course 'splashway' does not fit the pieces in view",
+                                 "curve-card-1 at marker 1 shows its right-turn face", "fit roundabout-river")
+    assert "Traceback" not in line
+    code, out, err = run_cli(capsys, ["rank", STILLS / "001.jpg", "--course", "roundabout-river", "--json"])
+    assert code == 0, err
+
+
+def test_replay_takes_the_sessions_own_course_file(tmp_path):
+    from referee.tornado.game import GAME
+    from webui.commands.replay import session_options
+
+    (tmp_path / "course.json").write_text("{}")
+    options, notes = session_options(tmp_path, GAME, {}, {})
+    assert options["course"] == str(tmp_path / "course.json") and notes == [
+        "--course not given: the session's own course.json is used"]
+    given, notes = session_options(tmp_path, GAME, {}, {"course": "splashway"})  # the command line wins
+    assert given["course"] == "splashway" and notes == []
+    (tmp_path / "course.json").unlink()
+    options, _ = session_options(tmp_path, GAME, {"course": "tornado-circuit"}, {})  # else the header's
+    assert options["course"] == "tornado-circuit"

@@ -29,6 +29,20 @@ def normalise(r: dict) -> dict:
             "summary": r["summary"], "kind": r["kind"]}
 
 
+def play_on(state, observation: Observation, t: float):
+    """The race's step as the script plays it: it plays on from its illegal turns, so the
+    players accept each one (referee/pending.py) and what follows from it is recorded then."""
+    from referee.game import Step
+    from referee.tornado.game import GAME
+    from referee.tornado.pending import accept_illegal_turn
+
+    step = GAME.step(state, observation, t)
+    if not any(r.kind == "pending" for r in step.rulings):
+        return step
+    accepted = accept_illegal_turn(step.state, t)
+    return Step(accepted.state, step.rulings + accepted.rulings)
+
+
 def replay_race(folder: Path) -> list[dict]:
     from referee.game import parse_settings
     from referee.tornado.game import GAME
@@ -39,7 +53,7 @@ def replay_race(folder: Path) -> list[dict]:
     out = []
     for f in sorted((folder / "stable").glob("*.observation.json")):
         doc = json.loads(f.read_text())
-        step = GAME.step(state, Observation.from_json(doc), doc["t"])
+        step = play_on(state, Observation.from_json(doc), doc["t"])
         state = step.state
         view = GAME.view(state).data
         rulings = [normalise(r.to_json()) for r in step.rulings]

@@ -1,7 +1,8 @@
 """A toy game for the seam tests: "counter" counts the pieces on the table.
 
 Rule (our own, for the test): a new stable state is legal when it holds exactly one
-piece more than the last one; any other change of the count is illegal. Its one
+piece more than the last one; any other change of the count is illegal. Its one invisible
+event: the players may declare the count ("count = 3"). Its one
 setting, ``start``, is the count before anything is seen. It is registered from the
 tests only (referee.registry.register); webui knows nothing of it.
 """
@@ -12,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from referee.errors import InvalidInputError
-from referee.game import Explanation, Option, RuleRef, Shape, Step, View
+from referee.game import (Declarable, Declaration, Explanation, Option, RuleRef, Shape, Step, View,
+                          check_declaration, declared_ruling)
 from referee.observation import Observation
 from referee.rulings import Ruling
 
@@ -67,6 +69,18 @@ class CounterGame:
 
     def commands(self) -> tuple:
         return ()
+
+    # the toy's invisible event: a piece the players add or take away under a hand, so they
+    # declare the count (a whole number); the next state is judged from it
+    def declarables(self, state: CounterState) -> tuple[Declarable, ...]:
+        return (Declarable("count", "pieces on the table", (), RULE, "the count the next state is judged from",
+                           value_help="a whole number, e.g. 3"),)
+
+    def declare(self, state: CounterState, declaration: Declaration, t: float) -> Step:
+        check_declaration(self, state, declaration)
+        count = parse_start(declaration.value)
+        return Step(CounterState(count, state.states_seen),
+                    (declared_ruling(self.id, declaration, t, f"players declare {count} pieces", RULE),))
 
 
 GAME = CounterGame()

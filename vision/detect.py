@@ -5,8 +5,14 @@ under 20 px wide. Three things make those reliable and precise:
 
 1. detector parameters tuned for small markers (low minimum perimeter, small
    adaptive-threshold windows, finer bit sampling);
-2. a second pass over up-sampled crops around the candidates the first pass
-   rejected (small or blurred squares whose bits could not be read at 1x);
+2. a second pass over the candidates the first pass rejected (small or blurred squares
+   whose bits could not be read at 1x): each outline is tried as the black square at the
+   scales a webcam's blur and tone curve leave it at, or the dark square inside it is found
+   again, and read hard or against the drawings of the catalog's ids (of the game in play,
+   when known) blurred as the sticker's own edges say. A soft read must lead every other id
+   and every marker of another dictionary or grid drawn on the same square, and a small
+   first-pass read that another grid's marker draws better is dropped (no phantom sticker
+   on ChArUco boards or AprilTags);
 3. corner refinement by fitting a straight line to each whole outer edge of the
    black square (black border against the white quiet zone) and intersecting
    adjacent edges. That uses every edge pixel instead of a corner window, so it
@@ -21,7 +27,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from . import edges
+from . import edges, foreign
 
 DICTIONARY = cv2.aruco.DICT_5X5_1000
 REFINE_METHODS = {
@@ -31,7 +37,7 @@ REFINE_METHODS = {
     "apriltag": cv2.aruco.CORNER_REFINE_APRILTAG,
 }
 # Below this side length (px) a rejected candidate is re-examined in an up-sampled crop.
-SECOND_PASS_MAX_SIDE_PX = 48.0
+SECOND_PASS_MAX_SIDE_PX = 64.0
 
 
 @dataclass(frozen=True)
@@ -130,8 +136,12 @@ def detect_markers(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subp
 
 def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix", edge_refine: bool = True,
                second_pass: bool = True, dictionary: int = DICTIONARY,
-               params: cv2.aruco.DetectorParameters | None = None) -> DetectionResult:
-    """Every marker in the image, split into catalog ids and unknown ids."""
+               params: cv2.aruco.DetectorParameters | None = None, game: str | None = None) -> DetectionResult:
+    """Every marker in the image, split into catalog ids and unknown ids.
+
+    game: the game in play, when known; the second pass then reads blurred candidates only as
+    the catalog's ids of that game's pieces (fewer codes to tell apart: fewer misreads and
+    clearer leads). Markers read by the first pass are reported whatever their game."""
     gray = to_gray(gray_or_bgr)
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
@@ -143,7 +153,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     n_second = 0
     gray_f = gray.astype(np.float32)
     if second_pass and rejected is not None and len(rejected):
-        allowed = tuple(sorted(catalog.known_ids())) if catalog is not None else None
+        allowed = second_pass_ids(catalog, game)
         if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
             found = _refine_found(gray_f, found, range(len(found)))
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
@@ -155,11 +165,16 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     known_ids = catalog.known_ids() if catalog is not None else None
     if known_ids is not None:
         unknown = [f[0] for f in found if f[0] not in known_ids]
-        found = [f for f in found if f[0] in known_ids]
+        found = _outside_foreign_grids(gray_f, [f for f in found if f[0] in known_ids],
+                                       [f for f in found if f[0] not in known_ids], rejected)
     else:
         unknown = []
     if edge_refine:
         found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0])
+        # a small first-pass read can be a marker of another grid that ArUco's error correction
+        # took for a refcam code (second-pass reads already had to lead those)
+        dropped = _other_grid_reads(gray_f, found, dictionary)
+        found = [f for k, f in enumerate(found) if k not in dropped]
     edge_blurs = _edge_blurs(gray_f, found) if edge_refine else {}
     detections = []
     for k, (marker_id, c, source, rms, blur) in enumerate(found):
@@ -171,6 +186,45 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejected) -> list:
+    """found without the entries that sit in a grid of other systems' markers (vision/foreign.py):
+    their neighbours are the candidates nobody read and the ids the catalog does not list."""
+    if not found:
+        return found
+    unread = [np.asarray(r, dtype=np.float64).reshape(4, 2) for r in (rejected if rejected is not None else ())]
+    unread += [f[1] for f in unknown]
+    if not unread:
+        return found
+    detected, unread = np.array([f[1] for f in found]), np.array(unread)
+    drop = foreign.in_foreign_grid(detected, unread, _ring_levels(gray_f, detected), _ring_levels(gray_f, unread))
+    return [f for f, d in zip(found, drop) if not d]
+
+
+def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(m, 2) median grey of each quad's border ring (middle of a 7-cell marker's border cells) and
+    of the ring just outside it (its quiet zone); NaN outside the image."""
+    with np.errstate(invalid="ignore"):
+        dark = np.nanmedian(_sample(gray_f, _ring_points(quads, 13.0 / 14.0)), axis=1)
+        light = np.nanmedian(_sample(gray_f, _ring_points(quads, 8.0 / 7.0)), axis=1)
+    return np.stack([dark, light], axis=1)
+
+
+def _side(corners: np.ndarray) -> float:
+    return float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
+
+
+def second_pass_ids(catalog, game: str | None = None) -> tuple[int, ...] | None:
+    """The ids a second-pass read may give: the catalog's (those of the game's pieces when game is
+    given and has pieces in it), or None (any dictionary id) without a catalog."""
+    if catalog is None:
+        return None
+    if game is not None:
+        ids = {st.marker_id for piece in catalog.pieces(game) for st in piece.stickers}
+        if ids:
+            return tuple(sorted(ids))
+    return tuple(sorted(catalog.known_ids()))
 
 
 def _edge_blurs(gray_f: np.ndarray, found: list) -> dict[int, tuple[float, ...]]:
@@ -223,7 +277,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     idx = np.flatnonzero(keep)
     if not len(idx):
         return []
-    ring_score = np.stack([_ring_contrast(gray_f, quads[idx], k) for k in (1.0, 7.0 / 9.0)], axis=1)  # (m, 2)
+    ring_score = np.stack([_ring_contrast(gray_f, quads[idx], k) for k in _SECOND_PASS_SCALES], axis=1)  # (m, scales)
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
@@ -255,11 +309,42 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
         if decoded is not None:
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
+    unscreened = [idx[j] for j in order if max(ring_score[j].max(), halo_score[j]) <= 0]
+    out.extend(_read_unscreened(gray, gray_f, quads[unscreened], done, dic, dictionary, allowed, image_blur_px))
+    return out
+
+
+def _read_unscreened(gray: np.ndarray, gray_f: np.ndarray, quads: np.ndarray, done: list, dic, dictionary: int,
+                     allowed: tuple | None, image_blur_px: float) -> list[tuple[int, np.ndarray, str, float, float]]:
+    """Candidates that look like no marker outline at any scale: a webcam's blur joins a small
+    sticker's quiet zone to the piece around it, so the outline found is the piece's (up to twice
+    the sticker). The dark square inside is found again (_resegment) and read if it has a marker's
+    dark border in a light ring; at most RESEGMENT_MAX a frame, the smallest first."""
+    out: list[tuple[int, np.ndarray, str, float, float]] = []
+    if not len(quads) or allowed is None:
+        return out
+    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).mean(axis=1)
+    for i in np.argsort(sides)[:RESEGMENT_MAX]:
+        centre = quads[i].mean(axis=0)
+        if any(np.linalg.norm(d - centre) < 0.3 * sides[i] for d in done):
+            continue
+        inner = _resegment(gray, quads[i])
+        if inner is None or _ring_contrast(gray_f, inner[None], 1.0)[0] <= 0:
+            continue
+        decoded = _decode_quad(gray_f, inner, dic, dictionary, allowed, image_blur_px)
+        if decoded is not None:
+            done.append(centre)
+            out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
     return out
 
 
 SECOND_PASS_MAX = 48
-_SECOND_PASS_SCALES = (1.0, 7.0 / 9.0)  # 7/9: the candidate is the quiet zone's outline
+RESEGMENT_MAX = 48  # unscreened candidates re-segmented a frame (each ~0.2 ms)
+# Candidate outlines tried (scaled about their centre) as the black square: 1 (the square itself),
+# 7/9 (the white quiet zone's outline), 0.69 (that outline grown by a webcam: blurred in linear
+# light and tone-curved, a white zone spreads into a darker piece around it) and 1.15 (the black
+# square shrunk by the same effect). Measured on the webcam chain's tuning tables (tests/bench/webcam.py).
+_SECOND_PASS_SCALES = (1.0, 7.0 / 9.0, 0.69, 1.15)
 
 
 def _refine_many(gray_f: np.ndarray, quads: dict) -> dict:
@@ -401,16 +486,10 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     refined, rms, blur = refined if refined is not None else _refine_edges(gray_f, quad)  # refined: done in a batch
     q = refined if rms > 0 else quad
     n = dic.markerSize + 2  # bits + 1-cell border
-    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
-    pts = _sample_points(n)
-    img_p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 2)
-    h, w = gray_f.shape
-    if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
+    sampled = _cell_samples(gray_f, q, n)
+    if sampled is None:
         return None
-    vals = cv2.remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
-    n_cell = n * n * len(_CELL_OFFSETS)
-    cells = vals[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n)
-    ring = vals[n_cell:]
+    cells, ring = sampled
     white = float(np.median(ring))
     border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
     black = float(np.median(border))
@@ -453,6 +532,77 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     return marker_id, (np.roll(q, rot, axis=0) if rot else q), rms, max(blur, level * side / n)
 
 
+def _cell_samples(gray_f: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """((n, n) mean of each cell's 3x3 samples, (4n,) quiet-zone ring samples) of the marker with
+    corners q, or None when a sample falls outside the image."""
+    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
+    pts = _sample_points(n)
+    img_p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 2)
+    h, w = gray_f.shape
+    if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
+        return None
+    vals = cv2.remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    n_cell = n * n * len(_CELL_OFFSETS)
+    return vals[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n), vals[n_cell:]
+
+
+def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY) -> set[int]:
+    """Indices in found of the small first-pass reads that a whole marker of another grid (an
+    AprilTag, a 4x4 ChArUco marker that ArUco's error correction took for a refcam code) draws
+    better than the read id's own drawing, at the blur measured on its edges. One product with
+    the other grids' drawings per blur level, for all the reads at that level."""
+    n = cv2.aruco.getPredefinedDictionary(dictionary).markerSize + 2
+    by_level: dict = {}
+    for k, (marker_id, q, source, rms, blur) in enumerate(found):
+        side = _side(q)
+        if source != "full" or rms <= 0 or side > SECOND_PASS_MAX_SIDE_PX:
+            continue
+        sampled = _cell_samples(gray_f, q, n)
+        if sampled is None or _reads_exactly(sampled, marker_id, dictionary):
+            continue  # every cell as the code says: no other grid's marker sampled on this one's grid does that
+        m = np.concatenate([sampled[0].ravel(), sampled[1]])
+        m = m - m.mean()
+        norm = np.linalg.norm(m)
+        if norm < 1e-6:
+            continue
+        level = min(_BLUR_LEVELS, key=lambda b: abs(b - blur / (side / n)))
+        own = float((_templates(dictionary, (int(marker_id),), level, n)[2] @ (m / norm)).max())
+        by_level.setdefault(level, []).append((k, m / norm, own))
+    dropped = set()
+    for level, reads in by_level.items():
+        best = _max_correlation(_other_grid_templates(level, n), np.array([r[1] for r in reads], dtype=np.float32))
+        dropped |= {k for (k, _, own), b in zip(reads, best) if b > own + OTHER_GRID_LEAD}
+    return dropped
+
+
+def _reads_exactly(sampled: tuple[np.ndarray, np.ndarray], marker_id: int, dictionary: int) -> bool:
+    """True when the cells, thresholded half-way between the border's black and the quiet zone's
+    white, are the marker's code exactly (in the corners' order) inside an all-black border."""
+    cells, ring = sampled
+    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
+    thr = (float(np.median(ring)) + float(np.median(border))) / 2
+    if (border > thr).any():
+        return False
+    dic = cv2.aruco.getPredefinedDictionary(dictionary)
+    ok, idx, rot = _identify(dic, dictionary, (cells[1:-1, 1:-1] > thr).astype(np.uint8))
+    return ok and idx == marker_id and rot == 0
+
+
+def _max_correlation(templates: np.ndarray, samples: np.ndarray) -> np.ndarray:
+    """(k,) max over the (F, d) templates of their product with each of the (k, d) samples, in blocks
+    small enough that OpenBLAS keeps them on one thread: its threads on the whole product cost
+    10-100x on a busy machine (measured: 0.3 ms on one thread, 14-290 ms threaded)."""
+    out = np.full(len(samples), -np.inf, dtype=np.float32)
+    for c in range(0, len(samples), 16):
+        cols = np.ascontiguousarray(samples[c:c + 16].T)
+        for r in range(0, len(templates), 128):
+            np.maximum(out[c:c + 16], (templates[r:r + 128] @ cols).max(axis=0), out=out[c:c + 16])
+    return out
+
+
+OTHER_GRID_LEAD = 0.0  # a first-pass read is dropped when another grid's marker matches it better
+
+
 def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: int):
     """(score, id, rotation) of the allowed marker drawn at blur `level` (cells) that the unit
     zero-mean samples m match, or None: it must match well, lead every other id clearly and
@@ -467,6 +617,10 @@ def _soft_read(m: np.ndarray, dictionary: int, allowed: tuple, level: float, n: 
     foreign = _foreign_templates(dictionary, allowed, level, n)
     if len(foreign) and float((foreign @ m).max()) > score[best] - SOFT_FOREIGN_MARGIN:
         return None  # as like a marker of another dictionary that differs in a cell or two
+    other_grids = _other_grid_templates(level, n)
+    if len(other_grids) and float(_max_correlation(other_grids, m[None].astype(np.float32))[0]) \
+            > score[best] - SOFT_FOREIGN_MARGIN:
+        return None  # as like a whole marker of a finer or coarser grid (AprilTag, ChArUco 4x4, ...)
     return float(score[best]), int(ids[best]), int(rots[best]), level
 
 
@@ -593,6 +747,73 @@ def _foreign_patterns(dictionary: int, allowed: tuple, n: int) -> list | None:
                     patterns.append(pattern.ravel())
     _TEMPLATE_CACHE[key] = patterns
     return patterns
+
+
+# Dictionaries on other grids whose whole marker, its black square taken for a refcam sticker's,
+# a soft read of a blurred candidate could take for a refcam code (ChArUco boards, AprilTags).
+OTHER_GRID_DICTIONARIES = (cv2.aruco.DICT_4X4_1000, cv2.aruco.DICT_6X6_1000, cv2.aruco.DICT_7X7_1000,
+                           cv2.aruco.DICT_APRILTAG_16h5, cv2.aruco.DICT_APRILTAG_36h11,
+                           cv2.aruco.DICT_ARUCO_MIP_36h12)
+
+
+def _other_grid_templates(level: float, n: int = 7) -> np.ndarray:
+    """(F, n*n + 4n) unit zero-mean drawings (4 turns each) of every marker of OTHER_GRID_DICTIONARIES
+    whose grid differs from n - 2 bits, drawn over the same black square, blurred by `level` cells
+    and sampled at refcam's cell points."""
+    level = min(_BLUR_LEVELS, key=lambda b: abs(b - level))
+    key = ("other grids", level, n)
+    if key in _TEMPLATE_CACHE:
+        return _TEMPLATE_CACHE[key]
+    parts = [np.zeros((0, n * n + 4 * n))]
+    for dictionary in OTHER_GRID_DICTIONARIES:
+        dic = cv2.aruco.getPredefinedDictionary(dictionary)
+        g = dic.markerSize + 2  # cells across the black square, border included
+        if g == n:
+            continue
+        parts.append(_grid_patterns(dictionary) @ _grid_response(n, g, level))
+    T = np.concatenate(parts)
+    T -= T.mean(axis=1, keepdims=True)
+    T /= np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9)
+    _TEMPLATE_CACHE[key] = T.astype(np.float32)  # 15k drawings: float32 halves each product's memory traffic
+    return _TEMPLATE_CACHE[key]
+
+
+def _grid_patterns(dictionary: int) -> np.ndarray:
+    """(4 M, g*g + 1): every marker of the dictionary in its 4 turns, border included, then 1 (the
+    white outside); built once for every blur level."""
+    key = ("grid patterns", dictionary)
+    if key not in _TEMPLATE_CACHE:
+        dic = cv2.aruco.getPredefinedDictionary(dictionary)
+        g = dic.markerSize + 2
+        patterns = []
+        for mid in range(len(dic.bytesList)):
+            drawing = dic.generateImageMarker(mid, g, borderBits=1).astype(np.float32) / 255.0
+            patterns.extend(np.append(np.rot90(drawing, rot).ravel(), 1.0) for rot in range(4))
+        _TEMPLATE_CACHE[key] = np.array(patterns)
+    return _TEMPLATE_CACHE[key]
+
+
+def _grid_response(n: int, g: int, level: float) -> np.ndarray:
+    """(g*g + 1, n*n + 4n): refcam's samples of a drawing that is white in one cell of a g x g grid
+    spanning refcam's black square (n cells), or (last row) white everywhere outside that square."""
+    S = 12  # drawing pixels per refcam cell
+    pts = _sample_points(n)
+    px = ((pts + 1.0) * S - 0.5).astype(np.float32)
+    n_cell = n * n * len(_CELL_OFFSETS)
+    rows = []
+    for cell in range(g * g + 1):
+        big = np.zeros(((n + 2) * S, (n + 2) * S), np.float32)
+        if cell < g * g:
+            one = np.zeros((g, g), np.float32)
+            one[divmod(cell, g)] = 1.0
+            big[S:S + n * S, S:S + n * S] = cv2.resize(one, (n * S, n * S), interpolation=cv2.INTER_NEAREST)
+        else:
+            big[:] = 1.0
+            big[S:S + n * S, S:S + n * S] = 0.0
+        big = cv2.GaussianBlur(big, (0, 0), level * S, borderType=cv2.BORDER_REPLICATE)
+        v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+        rows.append(np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]]))
+    return np.array(rows)
 
 
 def _cell_response(n: int, level: float) -> np.ndarray:

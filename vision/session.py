@@ -7,6 +7,8 @@ Layout of a session folder::
     frames/            the images (JPEG or PNG)
     camera.json        optional camera file (SPEC section 4)
     truth.jsonl        optional (rendered samples): one line per frame with its exact truth
+    declarations.jsonl optional: what the players declared (referee.game.Declaration JSON, one a
+                       line, with "t" the time of the frame it followed); `refcam replay` replays them
 
 A frame is written to a temporary name and renamed before its manifest line is
 appended and flushed, so a recording cut off by a crash or ``kill -9`` replays up
@@ -27,6 +29,7 @@ from referee import safeload
 from referee.errors import InvalidInputError
 
 MANIFEST = "manifest.jsonl"
+DECLARATIONS = "declarations.jsonl"
 FORMAT_VERSION = 1
 MAX_FPS = 1000.0
 MAX_SESSION_S = 1e7  # about 116 days
@@ -58,6 +61,25 @@ class Session:
     def camera_file(self) -> Path | None:
         p = self.folder / "camera.json"
         return p if p.exists() else None
+
+    def declarations(self) -> list[dict]:
+        """What the players declared during the recording, oldest first: JSON objects with a
+        "t" (s); refused with the line named when one is not an object with a time."""
+        p = self.folder / DECLARATIONS
+        if not p.exists():
+            return []
+        text = safeload.read_text(p, "declarations file", SessionError)
+        out = []
+        for n, value in safeload.parse_json_lines(text, f"declarations file {p}", SessionError):
+            where = f"declarations file {p} line {n}"
+            if value is None:  # a torn last line: the recording was cut off while writing it
+                continue
+            value = safeload.mapping(value, where, SessionError)
+            if "t" not in value:
+                raise SessionError(f"{where} has no \"t\": {safeload.show(value)}")
+            safeload.number(value["t"], f"{where}: t", SessionError, lo=-MAX_SESSION_S, hi=MAX_SESSION_S)
+            out.append(value)
+        return sorted(out, key=lambda v: v["t"])
 
     def truth(self) -> list[dict] | None:
         """Per-frame truth lines of a rendered session, if present."""
@@ -185,6 +207,13 @@ class SessionWriter:
             raise OSError(exc.errno, exc.strerror or str(exc), str(self.folder / MANIFEST)) from None
         self.count += 1
         return final
+
+    def add_declaration(self, declaration: dict) -> None:
+        """Keep one declaration of the players (JSON with its time "t"), flushed at once."""
+        with open(self.folder / DECLARATIONS, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(declaration) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
 
     def close(self) -> None:
         self._manifest.close()

@@ -13,7 +13,7 @@ Config keys (all optional except a source or an engine):
   MAX_STREAMS   open MJPEG/event streams at most (default MAX_STREAMS); one more gets 503 + Retry-After
 
 Routes: /  (the page), /stream.mjpg (MJPEG), /frame.jpg, /events (server-sent events),
-/api/state, POST /api/config, POST /api/settle, /settle/<n>.png, /api/phone, /phone-qr.svg,
+/api/state, POST /api/config, POST /api/declare (what the players declare), POST /api/settle, /settle/<n>.png, /api/phone, /phone-qr.svg,
 /api/archive (earlier games' rulings logs), /api/archive/<n>. Every change is guarded by webui.http_guard.
 Nothing is written to disk here: settle pictures live in memory. The page knows no game:
 its settings form comes from the game's declared options, its state panel from the view's kind.
@@ -84,6 +84,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     _stream_routes(app, engine)
     _config_routes(app, engine, started_with)
     _settle_routes(app, engine)
+    _declare_routes(app, engine)
     from webui.phone import add_phone_routes
 
     add_phone_routes(app)  # phones at the table: /api/phone, /phone-qr.svg
@@ -220,6 +221,24 @@ def _config_routes(app: Flask, engine: LiveEngine, started_with: dict[str, str])
         return jsonify(config=engine.config_json(), changed=changed)
 
 
+def _declare_routes(app: Flask, engine: LiveEngine) -> None:
+    """Players declare what the camera cannot see ("boat-3 passes"): the game checks it
+    against what it offers now. Like settings, a change: beyond loopback it needs the token."""
+    @app.post("/api/declare")
+    def api_declare():
+        from referee.game import Declaration
+
+        data = read_json_body()
+        if isinstance(data, dict) and "t" in data:
+            raise BodyError("a declaration takes no time: refcam stamps it with the newest frame's")
+        try:
+            declaration = Declaration.from_json(data)
+            rulings = engine.declare(declaration)
+        except ValueError as exc:  # RefcamError is a ValueError: one message either way
+            return jsonify(error=one_line(str(exc))), 400
+        return jsonify(rulings=[r.to_json() for r in rulings], state=engine.state_json())
+
+
 def _settle_routes(app: Flask, engine: LiveEngine) -> None:
     settled: collections.OrderedDict[int, dict] = collections.OrderedDict()
     settle_ids = itertools.count(1)
@@ -239,7 +258,8 @@ def _settle_routes(app: Flask, engine: LiveEngine) -> None:
             settled[n] = result
             while len(settled) > int(app.config["SETTLE_KEEP"]):
                 settled.popitem(last=False)
-        return jsonify(id=n, t=result["t"], measures=result["measures"], lines=result["lines"], png=f"/settle/{n}.png",
+        return jsonify(id=n, t=result["t"], title=result.get("title", ""), measures=result["measures"],
+                       lines=result["lines"], png=f"/settle/{n}.png",
                        download=f"/settle/{n}.png?download=1")
 
     @app.get("/settle/<int:n>.png")

@@ -165,6 +165,40 @@ class LabelPlacer:
         return box
 
 
+def with_legend_below(img: np.ndarray, entries: list[tuple[str, tuple[int, int, int]]], scale: float,
+                      ) -> tuple[np.ndarray, Box | None]:
+    """The picture with a strip under it holding the key of lines and colours, entries side by
+    side and wrapped to the picture's width: beside the play area, never over it (a legend in
+    a corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the taller
+    picture and the legend's box in it."""
+    import cv2
+
+    if not entries:
+        return img, None
+    h, w = img.shape[:2]
+    scale = scale * 0.75
+    thick = max(1, int(round(scale * 1.6)))
+    pad = max(2, int(round(4 * scale)))
+    sizes = [_text_size(words, scale, thick) for words, _ in entries]
+    row = max(th + base for _, th, base in sizes) + 2 * pad
+    swatch = int(row * 0.9)
+    places, x, y = [], pad, 0
+    for (words, colour), (tw, th, base) in zip(entries, sizes):
+        width = swatch + pad + tw + 3 * pad
+        if x > pad and x + width > w:
+            x, y = pad, y + row
+        places.append((x, y, words, colour, base))
+        x += width
+    strip = np.full((y + row + pad, w, 3), 24, np.uint8)
+    for x, y, words, colour, base in places:
+        mid = y + row // 2
+        cv2.line(strip, (x, mid), (x + swatch, mid), colour, max(2, thick + 1), cv2.LINE_AA)
+        cv2.putText(strip, words, (x + swatch + pad, y + row - pad - base), cv2.FONT_HERSHEY_SIMPLEX, scale,
+                    (255, 255, 255), thick, cv2.LINE_AA)
+    box = Box(0, h, w, h + strip.shape[0], "legend", kind="legend")
+    return np.vstack([img, strip]), box
+
+
 def _pt(p) -> tuple[int, int]:
     return int(round(float(p[0]))), int(round(float(p[1])))
 

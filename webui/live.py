@@ -29,10 +29,11 @@ from typing import Any, Callable
 import numpy as np
 
 from referee.errors import RefcamError
-from referee.game import Game, parse_settings
+from referee.game import Declaration, Game, parse_settings
 from referee.observation import ImageFromGame, Observation
 from referee.registry import game_ids, get_game, games
 from referee.rulings import Ruling
+from vision.fusion import DEFAULT_FRAMES, DEFAULT_MAX_BYTES
 from vision.pipeline import NoStickersError
 from vision.sources import FrameSource
 from vision.tracking import IN_PLAY, StableStateTracker, TrackerSettings, TrackerUpdate
@@ -133,6 +134,10 @@ class LiveSettings:
     pipelined: bool = False
     log_size: int = 500
     archive_keep: int = 20  # earlier games' rulings logs kept in memory (all are written when recording)
+    # each new stable state is read again in the fusion of the calm period's last frames (at most
+    # this many, and at most fuse_max_bytes of them; vision/fusion.py); below 2: no fusion
+    fuse_frames: int = DEFAULT_FRAMES
+    fuse_max_bytes: int = DEFAULT_MAX_BYTES
 
 
 class LiveEngine:
@@ -165,6 +170,9 @@ class LiveEngine:
         self.stable_obs: Observation | None = None
         self.stable_image: np.ndarray | None = None
         self.stable_t: float | None = None
+        self._calm_frames: collections.deque = collections.deque()  # (t, image, stickers) of the calm period
+        self._calm_fused: tuple | None = None  # (calm_since, (observation, picture) or None): its fusion
+        self.fusion_s: list[float] = []  # seconds each calm period's fusion took
         self.frames_in = 0
         self.fps = 0.0
         self.done = threading.Event()  # the source ran out
@@ -213,6 +221,8 @@ class LiveEngine:
         self.game, self.settings, self.state = game, settings, game.new_state(settings)
         self.live = replace(self.live, game=game.id, options=texts)
         self.tracker.reset()
+        self._calm_frames.clear()
+        self._calm_fused = None
         self.stable_obs, self.stable_image, self.stable_t = None, None, None
         self.game_t0 = None
 
@@ -256,11 +266,34 @@ class LiveEngine:
                 "camera_file": bool(self.live.camera), "settle": True}
 
     def state_json(self) -> dict:
+        """The game's view for the page, with what the players may declare now."""
         with self._lock:
             try:
-                return self.game.view(self.state).to_json()
+                out = self.game.view(self.state).to_json()
+                out["declarables"] = [d.to_json() for d in self.game.declarables(self.state)]
+                return out
             except Exception as exc:  # a game bug must not take the page down
                 return {"error": f"{type(exc).__name__}: {exc}"}
+
+    # ----- what the players declare -----------------------------------------------------
+    def declare(self, declaration: Declaration, t: float | None = None) -> list[Ruling]:
+        """Hand the players' declaration to the game at source time t (default: the newest
+        frame's); its rulings go into the log like any ruling and the recording keeps it.
+        Raises RefcamError (one line) when the game does not take it now."""
+        with self._lock:
+            t = (self._now_t if self._now_t is not None else 0.0) if t is None else t
+            step = self.game.declare(self.state, declaration, t)
+            self.state = step.state
+            rulings = list(step.rulings)
+            if self.recorder is not None and hasattr(self.recorder, "add_declaration"):
+                try:
+                    self.recorder.add_declaration(replace(declaration, t=t).to_json())
+                except OSError as exc:
+                    self._warn_once(f"could not keep a declaration in the recording: {exc.strerror or exc}", None)
+        for r in rulings:
+            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, keep=True)
+        self._publish({"type": "state", "state": self.state_json(), "t": t})
+        return rulings
 
     # ----- events --------------------------------------------------------------------
     def _publish(self, event: dict, entry_ms: float | None = None, keep: bool = False) -> dict:
@@ -437,10 +470,12 @@ class LiveEngine:
             self.latest_update = update
             status_changed = update.status != self.status
             self.status = update.status
+            self._keep_calm_frame(t, image, obs, entry_ms)
             if update.new_stable is not None:
-                self.stable_obs, self.stable_image, self.stable_t = update.new_stable, image, t
+                stable, picture = self._fused_stable(update.new_stable, image)
+                self.stable_obs, self.stable_image, self.stable_t = stable, picture, t
                 try:
-                    step = self.game.step(self.state, update.new_stable, t)
+                    step = self.game.step(self.state, stable, t)
                     self.state, rulings = step.state, list(step.rulings)
                 except RefcamError as exc:
                     self._warn(f"the referee could not rule: {exc}", entry_ms)
@@ -458,6 +493,66 @@ class LiveEngine:
             except Exception as exc:  # a drawing bug must not stop the refereeing
                 self._drawing_failed(exc, entry_ms)
         return rulings
+
+    def _keep_calm_frame(self, t: float, image: np.ndarray, obs: Observation, entry_ms: float | None) -> None:
+        """Keep the frames of the table's current calm period (the tracker's), the newest
+        fuse_frames of them within fuse_max_bytes, each with the stickers its observe found (an
+        observe that keeps no stickers, a test's stand-in, turns fusion off); and fuse them once
+        per calm period, as soon as they are all there or on the last frame before the table
+        can be called stable, so the ruling does not wait for the fusion (and only when it is
+        worth it: vision.fusion.worth_fusing)."""
+        from vision.fusion import stickers_from_observation
+
+        stickers = stickers_from_observation(obs)
+        calm_since = self.tracker.calm_since
+        keep = min(self.live.fuse_frames, self.live.fuse_max_bytes // max(image.nbytes, 1))
+        if calm_since is None or stickers is None or keep < 2:
+            self._calm_frames.clear()
+            self._calm_fused = None
+            return
+        while self._calm_frames and self._calm_frames[0][0] < calm_since:
+            self._calm_frames.popleft()
+        dt = t - self._calm_frames[-1][0] if self._calm_frames else 0.0
+        self._calm_frames.append((t, image, stickers))
+        while len(self._calm_frames) > keep:
+            self._calm_frames.popleft()
+        if self._calm_fused is not None and self._calm_fused[0] != calm_since:
+            self._calm_fused = None  # fused in an earlier calm period
+        due = len(self._calm_frames) >= keep or t - calm_since + dt >= self.tracker.settings.stable_s - 1e-9
+        if self._calm_fused is None and len(self._calm_frames) >= 2 and due:
+            self._calm_fused = (calm_since, self._fuse_calm_frames(entry_ms))
+
+    def _fuse_calm_frames(self, entry_ms: float | None) -> tuple[Observation, np.ndarray] | None:
+        """(observation, picture) of the kept calm frames fused on the newest (vision/fusion.py),
+        or None when it reads nothing."""
+        from vision import fusion
+
+        frames = [fusion.Frame(img, st, f"frame at {ft:.2f} s") for ft, img, st in reversed(self._calm_frames)]
+        if not fusion.worth_fusing(frames):  # quiet frames that all read the same stickers
+            return None
+        t0 = time.perf_counter()
+        try:
+            fused_obs, fused = fusion.observe_fused(frames, self.live.camera, self.game.id, strict=False,
+                                                    min_reads=fusion.LIVE_MIN_READS)
+            return fused_obs, fused.image
+        except RefcamError:
+            return None
+        except Exception as exc:  # a vision bug in the fusion must not stop the ruling
+            self._warn_once(f"could not fuse the still frames ({type(exc).__name__}: {exc})", entry_ms)
+            return None
+        finally:
+            self.fusion_s.append(time.perf_counter() - t0)
+
+    def _fused_stable(self, stable: Observation, image: np.ndarray) -> tuple[Observation, np.ndarray]:
+        """The new stable state with what the fusion of its calm period read and the tracker's
+        state lacks (vision.fusion.with_fused_pieces), and the fused picture to draw it on; the
+        tracker's state and the frame as they are when there was nothing to fuse or it read nothing."""
+        from vision.fusion import with_fused_pieces
+
+        if self._calm_fused is None or self._calm_fused[1] is None:
+            return stable, image
+        fused_obs, picture = self._calm_fused[1]
+        return with_fused_pieces(stable, fused_obs), picture
 
     def _drawing_failed(self, exc: Exception, entry_ms: float | None) -> None:
         self._warn_once(f"could not draw the live view ({type(exc).__name__}: {exc})", entry_ms)
@@ -516,8 +611,10 @@ class LiveEngine:
         annotated = drawn.image
         k = w / annotated.shape[1]  # label boxes in the camera frame's pixels, wherever they were drawn
         self.latest_labels = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in drawn.boxes]
-        if annotated.shape[1] > self.live.stream_max_width:
-            annotated = cv2.resize(annotated, size, interpolation=cv2.INTER_AREA)
+        if annotated.shape[1] > self.live.stream_max_width:  # its own height: the legend's strip is under it
+            ah, aw = annotated.shape[:2]
+            annotated = cv2.resize(annotated, (self.live.stream_max_width, int(round(ah * self.live.stream_max_width / aw))),
+                                   interpolation=cv2.INTER_AREA)
         ok, buf = cv2.imencode(".jpg", annotated, [cv2.IMWRITE_JPEG_QUALITY, self.live.jpeg_quality])
         if ok:
             self.latest_jpeg = buf.tobytes()
@@ -541,11 +638,13 @@ class LiveEngine:
             measures = dict(explanation.measures)
             if note:
                 measures["note"] = note
-            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t}
+            return {"png": png_bytes(picture), "measures": measures, "lines": list(explanation.lines), "t": t,
+                    "title": explanation.title}
         from webui.overlay import draw_overlay
 
         picture = draw_overlay(image, obs, obs.pieces, (), "stable", obs.image_from_game, game.shapes(state, obs))
-        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t}
+        return {"png": png_bytes(picture), "measures": game.view(state).to_json(), "lines": [], "t": t,
+                "title": f"{game.title}: the table as refcam saw it"}
 
 
 class FrameDrawer:

@@ -17,7 +17,7 @@ import numpy as np
 
 from referee.catalog import default_catalog, footprint_polygon
 from referee.observation import MAX_DISTORTED_R2, ImageFromGame, Observation, PiecePose
-from webui.labels import Box, LabelPlacer, text_scale
+from webui.labels import Box, LabelPlacer, text_scale, with_legend_below
 
 GREEN = (60, 200, 60)
 AMBER = (0, 170, 255)
@@ -404,7 +404,8 @@ class OverlayPicture:
 def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...],
                    hidden: tuple[str, ...], status: str, mapping: ImageFromGame | None, shapes=()) -> OverlayPicture:
     """A copy of image (H, W, 3) BGR with the game's shapes, piece outlines, names placed clear of
-    each other, and a legend of the lines and colours. Without a mapping only the detected
+    each other, and a legend of the lines and colours in a strip under the picture (the picture
+    returned is taller by that strip). Without a mapping only the detected
     stickers are drawn. The status is not drawn (status is kept for callers): the page shows it,
     from the server's one status event, so the video cannot disagree with it."""
     import cv2
@@ -419,10 +420,12 @@ def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Pie
         names = _outlines(out, view, pieces, hidden, scale)
         colours = {c for _, _, c in names}
         entries = legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
-        placer.legend(entries)
         for text, anchor, colour in names:  # the pieces' names first: they matter most
             placer.place(text, anchor, colour)
         place_shape_labels(placer, shapes, view)
+        out, key = with_legend_below(out, entries, placer.scale)  # beside the play area, not over it
+        if key is not None:
+            placer.boxes.append(key)
     elif obs is not None:
         for d in obs.extra.get("detections") or []:
             try:

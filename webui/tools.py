@@ -41,6 +41,56 @@ def observe_image(image, camera, game: str | None) -> Observation:
     return pipeline_observe(image, camera, game, empty_ok=False)
 
 
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+
+
+def photo_paths(entries: list[str]) -> list[Path]:
+    """The photos named: files as given, a folder's images in name order (refused: none, or a
+    folder with no image)."""
+    out: list[Path] = []
+    for e in entries:
+        p = Path(e)
+        if p.is_dir():
+            found = sorted(f for f in p.iterdir() if f.is_file() and f.suffix.lower() in IMAGE_SUFFIXES)
+            if not found:
+                raise InvalidInputError(f"folder {e!r} holds no photos ({', '.join(IMAGE_SUFFIXES)})")
+            out.extend(found)
+        else:
+            if p.suffix.lower() == ".json" and len(entries) > 1:
+                raise InvalidInputError(f"{e!r} is an observation file: several photos are fused, one "
+                                        "observation file is read on its own")
+            out.append(p)
+    return out
+
+
+def observe_photos(entries: list[str], camera, game: str | None):
+    """(Observation, picture): one photo observed as always, or several photos of one still table
+    (files or a folder) registered and fused first (vision/fusion.py); the picture is the one the
+    observation's pixels refer to (the fused one, registered on the first photo). Photos beyond
+    what fusion may hold in memory are left out with a warning; photos that are not of one still
+    table are refused, naming the photo."""
+    from dataclasses import replace
+
+    from vision import fusion
+    from vision.imageio import load_image
+
+    paths = photo_paths(entries)
+    first = load_image(paths[0])
+    if camera is not None:
+        camera.check_image_size(first.shape[1], first.shape[0])
+    if len(paths) == 1:
+        return observe_image(first, camera, game), first
+    keep = min(len(paths), fusion.frames_that_fit([fusion.Frame(first, {})]))
+    images = [first] + [load_image(p) for p in paths[1:keep]]
+    frames = fusion.detected_frames(images, [p.name for p in paths[:keep]])
+    obs, fused = fusion.observe_fused(frames, camera, game)
+    if keep < len(paths):
+        obs = replace(obs, warnings=obs.warnings + (
+            f"only the first {keep} of {len(paths)} photos were fused ({fusion.DEFAULT_MAX_BYTES // 2 ** 20} MB "
+            f"of pictures at most)",))
+    return obs, fused.image
+
+
 class CliTools:
     """referee.game.Tools for the command line."""
 
@@ -51,6 +101,11 @@ class CliTools:
 
         camera = _camera(camera_file)
         return observe_image(load_image(Path(path)), camera, game)
+
+    def observe_photos(self, paths: list[str], camera_file: str | None, game: str | None) -> Observation:
+        if len(paths) == 1 and Path(paths[0]).suffix.lower() == ".json":
+            return load_observation_file(paths[0])
+        return observe_photos(paths, _camera(camera_file), game)[0]
 
     def stable_observations(self, folder: str, camera_file: str | None, game: str | None):
         from vision.imageio import load_image

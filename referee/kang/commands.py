@@ -15,7 +15,7 @@ from ..errors import InvalidInputError
 from ..game import Command
 from ..observation import Observation
 from .board import read_board
-from .explain import explain
+from .explain import RULES, explain
 from .moves import perft
 from .position import Position, PositionError
 
@@ -100,7 +100,8 @@ def run_check(args, tools) -> int:
         doc = {"verdict": "cannot tell", "legal": None, "problems": problems}
         _print(args, doc, [f"cannot tell: {p}" for p in problems])
         return 0
-    if not isinstance(before, Position):
+    from_photo = not isinstance(before, Position)
+    if from_photo:
         before = Position(*before)  # a photo does not say whose turn it is: A unless the move says otherwise
     verdict = explain(before, after)
     if verdict.wrong_coach and args.before.lower().endswith((".jpg", ".jpeg", ".png")):
@@ -110,8 +111,28 @@ def run_check(args, tools) -> int:
     lines = [f"before: {before}", verdict.summary()]
     if verdict.legal:
         lines.append(f"whose move: {verdict.coach if not verdict.passed else 'B' if verdict.coach == 'A' else 'A'}")
+    unseen = not_judged_without_history(verdict) if from_photo else []
+    doc["not_judged"] = unseen
+    if unseen and verdict.legal and any(m.exits for m in verdict.moves[:1]):
+        # a score is legal only if its coach did not score on their last turn, which no photo shows
+        doc.update(verdict="cannot tell", legal=None,
+                   summary=f"cannot tell: {verdict.summary().removeprefix('legal: ')}, legal on the boards seen, "
+                           f"but it scores, and whether that coach scored on their last turn needs the history")
+        lines[1] = doc["summary"]
+    lines += [f"not judged without history: {u}" for u in unseen]
     _print(args, doc, lines)
     return 0
+
+
+def not_judged_without_history(verdict) -> list[str]:
+    """The rules two photos cannot settle (whose turn it is, the alfalfa, who scored last
+    turn live in the game's history, not on the board), each with why."""
+    out = [f"{RULES['turns']} (whose turn it is: a photo does not show it)",
+           f"{RULES['game-over']} (the alfalfa tokens held before: a win at 3 is not judged)"]
+    if any(m.exits for m in verdict.moves[:1]):
+        out.insert(1, f"{RULES['no-score']} (no score on the turn after scoring: whether "
+                      f"{verdict.coach or 'the coach'} scored on their last turn is not in the photos)")
+    return out
 
 
 # --- kang replay --------------------------------------------------------------------------------

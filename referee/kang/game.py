@@ -3,39 +3,19 @@ board diagram, the overlay shapes and the move diagram. The object to register i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..game import Explanation, RuleRef, Shape, Step, View
+from ..game import Declarable, Declaration, Explanation, RuleRef, Shape, Step, View
 from ..observation import Observation
+from ..pending import TurnGuard, guarded_step, pending_json
 from ..rulings import Ruling
+from . import declare
 from .board import BoardRead, Geometry, read_board
 from .diagram import board_diagram
 from .explain import RULES, Rule, explain
 from .position import COACHES, FILES, SIZES, Move, Position, other, square_name
-
-GAME_ID = "kang"
-TITLE = "Kang"
-
-
-@dataclass(frozen=True)
-class KangState:
-    """position: the last legally reached position (None before the first clear board);
-    last: the last legal move and who played it; pending: what stops judging right now;
-    illegal: the board of a move ruled illegal, until it is taken back or replaced."""
-
-    position: Position | None = None
-    last: Move | None = None
-    last_coach: str | None = None
-    pending: str = ""
-    illegal: tuple | None = None
-    turn_known: bool = True
-    moves: tuple[str, ...] = ()
-
-
-def rule_ref(rule: Rule) -> RuleRef:
-    return RuleRef(GAME_ID, rule.section, TITLE)
-
+from .state import GAME_ID, TITLE, KangState, played, rule_ref
 
 class KangGame:
     """The Game protocol for Kang."""
@@ -52,6 +32,11 @@ class KangGame:
 
     # --- rulings --------------------------------------------------------------------------------
     def step(self, state: KangState, observation: Observation, t: float) -> Step:
+        """One stable board ruled on; an illegal move holds the game (referee/pending.py)."""
+        return guarded_step(GAME_ID, self._rule_step, state, observation, t, follows=follows_from_move,
+                            restored=_board_restored)
+
+    def _rule_step(self, state: KangState, observation: Observation, t: float) -> Step:
         read = read_board(observation)
         if not read.complete:
             why = "; ".join(read.problems())
@@ -65,11 +50,6 @@ class KangGame:
         if state.position is None:
             return self._first_board(state, layout, t)
         if layout == state.position.layout():
-            if state.illegal is not None:
-                return Step(replace(state, illegal=None), (Ruling(t, GAME_ID, "state", "the illegal move was taken back",
-                                                                  None, str(rule_ref(RULES["legal"]))),))
-            return Step(state)
-        if layout == state.illegal:
             return Step(state)
         return self._judge(state, layout, t)
 
@@ -94,21 +74,10 @@ class KangGame:
         ruling = Ruling(t, GAME_ID, "move" if verdict.verdict in ("legal", "illegal") else "warning",
                         verdict.summary(), verdict.legal, str(rule_ref(verdict.rule)), details)
         if verdict.verdict != "legal":
-            return Step(replace(state, illegal=layout if verdict.verdict == "illegal" else None), (ruling,))
+            return Step(state, (ruling,))  # an illegal move is held by the step's guard (referee/pending.py)
         move = verdict.moves[0]
         mover = other(pos.to_move) if verdict.passed else pos.to_move
-        out = [ruling]
-        after = verdict.after
-        if move.exits:
-            out.append(Ruling(t, GAME_ID, "state", f"{mover} scores an alfalfa token ({after.alfalfa[0]}-"
-                              f"{after.alfalfa[1]}) and may not score next turn", None,
-                              str(rule_ref(RULES["no-score"]))))
-        if after.winner:
-            out.append(Ruling(t, GAME_ID, "state", f"{after.winner} wins with 3 alfalfa", None,
-                              str(rule_ref(RULES["game-over"]))))
-        new = replace(state, position=after, last=move, last_coach=mover, illegal=None, turn_known=True,
-                      moves=state.moves + (f"{mover} {move}",))
-        return Step(new, tuple(out))
+        return played(state, move, mover, verdict.after, t, (ruling,))
 
     # --- what the page shows ----------------------------------------------------------------------
     def view(self, state: KangState) -> View:
@@ -123,7 +92,8 @@ class KangGame:
                                  "path": [square_name(sq) for sq in state.last.path],
                                  "kick": square_name(state.last.kick) if state.last.kick else None,
                                  "exits": state.last.exits}
-        data["illegal_on_board"] = state.illegal is not None
+        data["illegal_on_board"] = state.guard.illegal is not None
+        data["illegal_turn"] = pending_json(state)
         data["diagram"] = board_diagram(data, self.geometry.square_mm)
         return View("board", data, TITLE)
 
@@ -201,6 +171,28 @@ class KangGame:
         from .commands import COMMANDS
 
         return COMMANDS
+
+    # --- what the players declare (the camera cannot see it) -------------------------------------
+    def declarables(self, state: KangState) -> tuple[Declarable, ...]:
+        return declare.declarables(self, state)
+
+    def declare(self, state: KangState, declaration: Declaration, t: float) -> Step:
+        return declare.declare(self, state, declaration, t)
+
+
+_CONSEQUENCES = (str(rule_ref(RULES["no-score"])), str(rule_ref(RULES["game-over"])))
+
+
+def follows_from_move(ruling: Ruling) -> bool:
+    """What a move leads to and an illegal one must not: a score, a win (referee/pending.py)."""
+    return ruling.kind == "state" and ruling.rule in _CONSEQUENCES
+
+
+def _board_restored(state: KangState, observation: Observation) -> bool:
+    """The board read is the last legal position's (kangaroos of a size are alike, so a
+    token put back on its square counts even when it is another of the same size)."""
+    read = read_board(observation)
+    return state.position is not None and read.complete and read.layout() == state.position.layout()
 
 
 GAME = KangGame()

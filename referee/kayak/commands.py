@@ -12,10 +12,10 @@ from .. import safeload
 from ..errors import InvalidInputError
 from ..game import Command
 from ..observation import Observation
-from .errors import KayakStateError
-from .explain import explain
+from .errors import KayakStateError, RiverGapError, rule
+from .explain import LEFT_OUT, explain
 from .position import Position, Space, from_text, pawn_name, validate
-from .river import read_river
+from .river import read_river, survey_river
 from .tiles import RiverTile
 
 IMAGE_OR_DATA_SUFFIXES = (".json", ".txt", ".kayak", ".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
@@ -44,6 +44,11 @@ def _game(game, args):
 
 def position_from_state_json(doc: dict, book=None) -> Position:
     """A position from `kayak state --json` output (SPEC section 4)."""
+    if doc.get("complete") is False and doc.get("text") is None:
+        # `kayak state` reported a river with a tile out of view: a turn cannot be judged from it
+        problems = "; ".join(map(str, doc.get("problems") or ()))
+        raise KayakStateError(f"the state file holds an incomplete river ({problems}): take it again with every "
+                              f"tile in view")
     try:
         tiles = [RiverTile(int(t["tile"]), str(t["side"]), int(t.get("rotation", 0)), int(t.get("shift", 0)))
                  for t in doc["river"]]
@@ -82,8 +87,14 @@ def load_reading(game, path: str, args, tools):
 
 
 def _looks_like_text_form(text: str) -> bool:
-    """A river text form starts with the Start tile, e.g. '0A/1A/4A 1@0.0.1' (no file suffix)."""
-    return bool(re.match(r"^\s*0[AB]/", text)) and Path(text).suffix.lower() not in IMAGE_OR_DATA_SUFFIXES
+    """Whether an argument that names no file is meant as a position in the text form: it
+    begins like a tile token (a digit then a letter: '0A', '0A/4B', even a mistyped '0C') or
+    places a kayak with '@'. Decided by that syntax, never by a '/', so that the one-tile river
+    of a game's first turn ('0A 1@0.0.1') is a position too; a malformed one then gets
+    from_text's own message saying what is wrong with it."""
+    if Path(text).suffix.lower() in IMAGE_OR_DATA_SUFFIXES:
+        return False
+    return bool(re.match(r"^\s*\d+[A-Za-z]", text)) or "@" in text
 
 
 def _from_observation(game, observation: Observation):
@@ -92,10 +103,15 @@ def _from_observation(game, observation: Observation):
 
 
 def run_state(game, args, tools) -> int:
+    """Report what is in view: a river with a hidden tile or a kayak on a catalog rock is
+    reported with the gap or the conflict marked, never refused."""
     game = _game(game, args)
     observation = tools.observe_path(args.image, args.camera_file, "kayak")
-    reading = read_river(observation, game.book, game.catalog)
-    doc = {**reading.to_json(), "warnings": list(observation.warnings)}
+    try:
+        reading = read_river(observation, game.book, game.catalog)
+    except RiverGapError:
+        return _print_survey(survey_river(observation, game.book, game.catalog), observation, args.json)
+    doc = {**reading.to_json(), "complete": not reading.problems, "warnings": list(observation.warnings)}
     if args.json:
         print(json.dumps(doc))
         return 0
@@ -105,7 +121,35 @@ def run_state(game, args, tools) -> int:
               f"(residual {t['residual_shift_mm']:+.1f} mm across, {t['residual_along_mm']:+.1f} mm along)")
     for name, k in reading.kayaks.items():
         print(f"  {name}: tile index {k['tile_index']} row {k['row']} lane {k['lane']} ({k['residual_mm']:.1f} mm off centre)")
+    for section, why in reading.conflicts:
+        print(f"  conflict: {why} ({rule(section)}): {_conflict_hint(section)}")
     for line in reading.problems + tuple(observation.warnings):
+        print(f"  note: {line}")
+    return 0
+
+
+def _conflict_hint(section: str) -> str:
+    if section == "Rocks":
+        return "the catalog's layout may not match this copy (edit it, or pass --catalog), or the pawn is misplaced"
+    return "a turn that led here broke this rule, or the pieces were set out by hand"
+
+
+def _print_survey(doc: dict, observation: Observation, as_json: bool) -> int:
+    doc = {**doc, "warnings": list(observation.warnings)}
+    if as_json:
+        print(json.dumps(doc))
+        return 0
+    print("river: incomplete (nothing is judged until every tile is seen)")
+    for t in doc["river"] or []:
+        seen = None if t["tile"] is None else f"tile {t['tile']}{t['side']} rotation {t['rotation']}"
+        print(f"  {t['place']}: " + (f"{seen} shift {t['shift']:+d} lanes" if seen else "not in view"))
+    for t in doc.get("tiles_in_view", []):
+        print(f"  tile {t['tile']}{t['side']} in view at ({t['x_mm']:.0f}, {t['y_mm']:.0f}) mm, place unknown")
+    for name, k in doc.get("kayaks", {}).items():
+        print(f"  {name}: tile index {k['tile_index']} row {k['row']} lane {k['lane']}")
+    for name, k in doc.get("kayaks_in_view", {}).items():
+        print(f"  {name} in view at ({k['x_mm']:.0f}, {k['y_mm']:.0f}) mm, space unknown")
+    for line in doc["problems"] + doc["warnings"]:
         print(f"  note: {line}")
     return 0
 
@@ -117,12 +161,13 @@ def run_check(game, args, tools) -> int:
     # the cards played this turn are those that were not lying face up before it
     verdict = explain(before, after, game.book, args.advanced, (cards_after - cards_before) or None)
     if args.json:
-        print(json.dumps(verdict.to_json()))
+        print(json.dumps({**verdict.to_json(), "left_out": LEFT_OUT}))
         return 0
     print(f"before: {before.text()}\nafter:  {after.text()}")
     print(("legal: " if verdict.legal else "") + verdict.summary())
     for r in verdict.readings:
         print(f"  {r.text()}" + "".join(f"\n    breaks {s}: {why}" for s, why in r.breaches))
+    print(f"left out: {LEFT_OUT}")
     return 0
 
 

@@ -26,6 +26,10 @@ class RiverReadError(KayakError):
     """The camera's view does not give a river (Start tile missing, stickers disagree, ...)."""
 
 
+class RiverGapError(RiverReadError):
+    """A tile the river needs is not in view (the Start tile, or one between two seen tiles)."""
+
+
 class IllegalActionError(KayakError):
     """An action the rules forbid here; ``rule`` is the rulebook section it breaks."""
 

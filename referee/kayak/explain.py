@@ -1,9 +1,10 @@
 """Which actions turn one position into another (``explain(before, after)``).
 
-Every single action or sequence of up to 3 actions of one turn that does it is listed;
-sequences that cannot be told apart from the camera (Paddle twice vs Double Paddle) are
-all reported. When no legal sequence does it, the nearest reading is given with the rules
-it breaks. The search only tries actions on kayaks and tiles that changed, which keeps a
+Every single action or sequence of up to 3 actions of one turn that does it is listed, but
+for what ``LEFT_OUT`` names; sequences that cannot be told apart from the camera (Paddle
+twice vs Double Paddle) are all reported. When no legal sequence does it, the nearest reading
+is given with the rules it breaks, and the rules the position after breaks by itself (a kayak
+on a rock). The search only tries actions on kayaks and tiles that changed, which keeps a
 3-action turn to a few thousand positions.
 """
 
@@ -15,11 +16,20 @@ from dataclasses import dataclass, field
 
 from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError, rule
-from .position import Position, pawn_name, tile_token
+from .position import Position, pawn_name, rule_breaches, tile_token, winners
 from .rules import Placement, apply, check_turn
 from .tiles import RiverTile, TileBook, tile_book
 
 MAX_ACTIONS = 3
+
+# Exactly what the search leaves out (README, Kayak Chaos, says the same): each is a reading
+# the camera has no trace of, tried only where it is needed to explain the change at all.
+LEFT_OUT = ("readings that pass through the same position twice; that move a kayak which ends the turn on "
+            "the space where it began (unless a tile was laid that turn); that shift or tip a tile which ends "
+            "the turn lying as it began (a tile laid this turn: shift it only if it ends out of line with "
+            "the last tile before the turn, tip it only if nothing else explains the change); that swap "
+            "two tiles unless one of them changed and the other changed too or lay beside a tile that "
+            "changed. Discards and Life Rings leave no trace and are never listed.")
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,8 @@ class Explained:
     legal: bool
     note: str = ""
     searched: int = field(default=0, compare=False)
+    # rules the after-position itself breaks that the before-position did not (a kayak on a rock)
+    position_breaches: tuple[tuple[str, str], ...] = ()
 
     @property
     def rules(self) -> list[str]:
@@ -74,9 +86,13 @@ class Explained:
         return f"illegal: {head}: " + "; ".join(f"{r} ({rule(s)})" for s, r in self.readings[0].breaches)
 
     def to_json(self) -> dict:
-        return {"legal": self.legal, "summary": self.summary(), "note": self.note,
-                "readings": [r.to_json() for r in self.readings], "rules": self.rules,
-                "before": self.before.text(), "after": self.after.text(), "positions_searched": self.searched}
+        doc = {"legal": self.legal, "summary": self.summary(), "note": self.note,
+               "readings": [r.to_json() for r in self.readings], "rules": self.rules,
+               "before": self.before.text(), "after": self.after.text(), "positions_searched": self.searched}
+        if self.position_breaches:
+            doc["position_breaches"] = [{"rule": str(rule(s)), "section": s, "reason": r}
+                                        for s, r in self.position_breaches]
+        return doc
 
 
 def _identity(pos: Position) -> dict:
@@ -243,6 +259,9 @@ def explain(before: Position, after: Position, book: TileBook | None = None, adv
             legal.run(before)
     if legal.found:
         return Explained(before, after, _narrow(_unique(legal.found), cards), True, searched=legal.visited)
+    # a position that breaks a rule (a kayak on a rock, the Start tile moved) is ruled, not refused:
+    # what it breaks that the position before did not is named whatever reading is found
+    fresh = tuple(b for b in rule_breaches(after, book) if b not in rule_breaches(before, book))
     lenient = _Search(book, before, after, seen, advanced, True, limit)
     lenient.run(before)
     searched = legal.visited + lenient.visited
@@ -250,12 +269,20 @@ def explain(before: Position, after: Position, book: TileBook | None = None, adv
         fewest = min(len(r.breaches) for r in lenient.found)
         best = [r for r in _unique(lenient.found) if len(r.breaches) == fewest]
         best.sort(key=lambda r: len(r.actions))
-        best = [r for r in best if len(r.actions) == len(best[0].actions)]
-        return Explained(before, after, tuple(best), False, "no legal turn explains the change", searched)
-    return _unexplained(before, after, legal, searched)
+        best = [_with_breaches(r, fresh) for r in best if len(r.actions) == len(best[0].actions)]
+        return Explained(before, after, tuple(best), False, "no legal turn explains the change", searched,
+                         fresh)
+    return _unexplained(before, after, legal, searched, fresh)
 
 
-def _unexplained(before, after, search: _Search, searched: int) -> Explained:
+def _with_breaches(reading: Reading, fresh) -> Reading:
+    """The reading with the position's own breaches added where its actions name no breach of that rule."""
+    named = {s for s, _ in reading.breaches}
+    extra = tuple(b for b in fresh if b[0] not in named)
+    return Reading(reading.actions, reading.placements, reading.breaches + extra) if extra else reading
+
+
+def _unexplained(before, after, search: _Search, searched: int, fresh=()) -> Explained:
     ia, ib = _identity(before), _identity(after)
     moved = [pawn_name(p) for p in sorted(set(ia) | set(ib)) if ia.get(p) != ib.get(p)]
     what = f"{', '.join(moved)} moved" if moved else "the river changed"
@@ -265,11 +292,11 @@ def _unexplained(before, after, search: _Search, searched: int) -> Explained:
         scored = [(_distance(p, after), r) for p, r in search.reached]
         d = min(n for n, _ in scored)
         near = _unique([r for n, r in scored if n == d])[:3]
-        readings = tuple(Reading(r.actions, r.placements, (("Turns", f"{note}; nearest legal turn leaves "
-                                                             f"{d} piece(s) elsewhere"),)) for r in near)
+        readings = tuple(Reading(r.actions, r.placements, fresh + (("Turns", f"{note}; nearest legal turn leaves "
+                                                                      f"{d} piece(s) elsewhere"),)) for r in near)
     else:
-        readings = (Reading((), (), (("Turns", note),)),)
-    return Explained(before, after, readings, False, note, searched)
+        readings = (Reading((), (), fresh + (("Turns", note),)),)
+    return Explained(before, after, readings, False, note, searched, fresh)
 
 
 def _unique(readings: list[Reading]) -> list[Reading]:
@@ -288,3 +315,36 @@ def _narrow(readings: list[Reading], cards: Counter | None) -> tuple[Reading, ..
         return tuple(readings)
     fits = [r for r in readings if not Counter(a.kind for a in r.actions if a.kind != "free-move") - cards]
     return tuple(fits or readings)
+
+
+def first_to_finish(verdict: Explained, book: TileBook | None = None) -> tuple[int, ...]:
+    """Game End: the kayak(s) that may have been first onto a Finish space during this turn.
+
+    Each reading is played again action by action; the first action that puts a kayak on a
+    Finish space names it. A kayak pushed there arrives before the one pushing it (Pushing
+    Kayaks: the kayak ahead moves first), so within one action the mover comes last. More
+    than one kayak means the readings disagree and the camera cannot tell who was first."""
+    book = book or tile_book()
+    already = set(winners(verdict.before, book))
+    arrived = [p for p in winners(verdict.after, book) if p not in already]
+    if len(arrived) < 2:
+        return tuple(arrived)
+    firsts: set[int] = set()
+    for reading in verdict.readings:
+        firsts |= _first_in_reading(verdict.before, reading, already, book) or set(arrived)
+    return tuple(sorted(firsts))
+
+
+def _first_in_reading(before: Position, reading: Reading, already: set, book: TileBook) -> set[int]:
+    pos, supply = before, tuple(p.tile for p in reading.placements)
+    for action in reading.actions:
+        try:
+            out = apply(pos, action, book, supply, breaches=[])
+        except (IllegalActionError, NeedsNewTileError):
+            return set()
+        supply, pos = supply[len(out.placements):], out.position
+        new = {p for p in winners(pos, book) if p not in already}
+        pushed = new - {getattr(action, "pawn", None)}
+        if new:
+            return pushed or new
+    return set()

@@ -12,13 +12,15 @@ from typing import Any, Mapping
 
 from ..catalog import Catalog, default_catalog
 from ..errors import InvalidInputError, RefcamError
-from ..game import Explanation, Option, Shape, Step, View
+from ..game import Declarable, Declaration, Explanation, Option, Shape, Step, View
 from ..observation import Observation
+from ..pending import TurnGuard, guarded_step, pending_json
 from ..rulings import Ruling
+from . import declare
 from .errors import GAME_ID, GAME_TITLE, rule
 from .diagram import river_diagram
-from .explain import Explained, explain
-from .position import Position, pawn_name, winners
+from .explain import MAX_ACTIONS, Explained, explain, first_to_finish
+from .position import Position, pawn_name
 from .river import RiverReading, read_river, space_centre
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
@@ -49,6 +51,12 @@ class KayakState:
     winner: int | None = None
     cards: tuple[tuple[str, int], ...] = ()  # action cards in view at the last stable state
     cannot_tell: str = ""
+    # what the players declared (referee/kayak/declare.py): whose turn it is, actions used out of
+    # sight this turn (discards, an action a Life Ring cancelled), players holding four cards
+    turn_of: int | None = None
+    spent_actions: int = 0
+    short_hands: tuple[int, ...] = ()
+    guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
 
 
 class KayakGame:
@@ -74,11 +82,26 @@ class KayakGame:
 
     # --- step -----------------------------------------------------------------------------------
     def step(self, state: KayakState, observation: Observation, t: float) -> Step:
+        """One stable state ruled on; an illegal turn holds the game (referee/pending.py): the
+        win it would give is recorded only once the players accept it."""
+        return guarded_step(GAME_ID, self._rule_step, state, observation, t, follows=_follows_from_turn,
+                            restored=self._restored)
+
+    def _restored(self, state: KayakState, observation: Observation) -> bool:
+        """The river read from the observation is the state's river (kayaks where they were)."""
+        try:
+            reading = read_river(observation, self.book, self.catalog)
+        except RefcamError:
+            return False
+        return not reading.problems and reading.position == state.position
+
+    def _rule_step(self, state: KayakState, observation: Observation, t: float) -> Step:
         blocked = next((w for w in observation.warnings if any(k in w.lower() for k in _OCCLUSION_WORDS)), None)
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
         try:
-            reading = read_river(observation, self.book, self.catalog)
+            # a tile out of view keeps its last stable place (tiles never leave the river)
+            reading = read_river(observation, self.book, self.catalog, state.position)
         except RefcamError as exc:
             return self._cannot_tell(state, t, str(exc))
         if reading.problems:
@@ -87,7 +110,12 @@ class KayakGame:
             gone = [pawn_name(p) for p, _ in state.position.kayaks if reading.position.where(p) is None]
             if gone:
                 return self._cannot_tell(state, t, f"{', '.join(gone)} not in view")
-        return self._rule(state, reading, t)
+        step = self._rule(state, reading, t)
+        if not reading.kept:
+            return step
+        kept = Ruling(t, GAME_ID, "warning", f"{', '.join(reading.kept)} not in view: its last stable place is kept",
+                      None, None)
+        return Step(step.state, (kept,) + step.rulings)
 
     def _cannot_tell(self, state: KayakState, t: float, why: str) -> Step:
         ruling = Ruling(t, GAME_ID, "warning", f"cannot tell: {why}", None, None)
@@ -98,6 +126,8 @@ class KayakGame:
         cards = tuple(sorted((k, n) for k, n in reading.cards.items() if k))
         if state.position is None:
             text = f"river {after.text()} ({len(after.tiles)} tile(s), {len(after.kayaks)} kayak(s))"
+            # a first river that breaks a rule is reported with the conflict flagged, not refused
+            text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts)
             new = replace(state, position=after, cards=cards, cannot_tell="")
             return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
                                      {"position": after.text()}),))
@@ -109,15 +139,21 @@ class KayakGame:
         for kind, n in seen_before.items():
             played[kind] -= n
         played = +played
-        verdict = explain(before, after, self.book, state.advanced, played or None)
-        rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1)]
+        # Turns: actions the players declared (discards, a cancelled action) leave fewer for what is seen
+        verdict = explain(before, after, self.book, state.advanced, played or None,
+                          limit=max(0, MAX_ACTIONS - state.spent_actions))
+        rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1, state)]
         winner = state.winner
-        if winner is None and winners(after, self.book):
-            winner = winners(after, self.book)[0]
+        firsts = first_to_finish(verdict, self.book) if winner is None else ()
+        if len(firsts) > 1:
+            rulings.append(Ruling(t, GAME_ID, "warning", "cannot tell which kayak reached the Finish space first: "
+                                  + " or ".join(map(pawn_name, firsts)), None, str(rule("Game End"))))
+        elif firsts:
+            winner = firsts[0]
             rulings.append(Ruling(t, GAME_ID, "finish", f"{pawn_name(winner)} reaches the Finish space and wins",
                                   True, str(rule("Game End"))))
         new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
-                      cannot_tell="")
+                      cannot_tell="", turn_of=None, spent_actions=0)
         return Step(new, tuple(rulings))
 
     def _joining(self, before: Position, after: Position, t: float) -> tuple[Position, tuple[Ruling, ...]]:
@@ -140,14 +176,16 @@ class KayakGame:
         return Position.make(before.tiles, kayaks), tuple(rulings)
 
     @staticmethod
-    def _move_ruling(verdict: Explained, t: float, turn: int) -> Ruling:
+    def _move_ruling(verdict: Explained, t: float, turn: int, state: KayakState) -> Ruling:
         first = verdict.readings[0] if verdict.readings else None
         if verdict.legal and first and first.actions:
             section = {"free-move": "Turns"}.get(first.actions[0].kind) or _card_section(first.actions[0].kind)
         else:
             section = first.breaches[0][0] if first and first.breaches else "Turns"
-        return Ruling(t, GAME_ID, "move", f"turn {turn}: {verdict.summary()}", verdict.legal, str(rule(section)),
-                      verdict.to_json())
+        whose = f" ({pawn_name(state.turn_of)}'s)" if state.turn_of else ""
+        spent = f" after {state.spent_actions} declared action(s)" if state.spent_actions else ""
+        return Ruling(t, GAME_ID, "move", f"turn {turn}{whose}{spent}: {verdict.summary()}", verdict.legal,
+                      str(rule(section)), verdict.to_json())
 
     # --- what the page shows -------------------------------------------------------------------
     def view(self, state: KayakState) -> View:
@@ -155,6 +193,7 @@ class KayakGame:
         data: dict[str, Any] = {"lanes": book.lanes, "rows": book.rows, "space_mm": book.space_mm,
                                 "advanced": state.advanced, "turns": state.turns, "cannot_tell": state.cannot_tell,
                                 "winner": pawn_name(state.winner) if state.winner else None,
+                                "illegal_turn": pending_json(state),
                                 "tiles": [], "kayaks": [], "text": pos.text() if pos else None}
         if pos is not None:
             for i, rt in enumerate(pos.tiles):
@@ -213,6 +252,18 @@ class KayakGame:
 
         return kayak_commands(self)
 
+    # --- what the players declare (the camera cannot see it) ------------------------------------
+    def declarables(self, state: KayakState) -> tuple[Declarable, ...]:
+        return declare.declarables(state)
+
+    def declare(self, state: KayakState, declaration: Declaration, t: float) -> Step:
+        return declare.declare(self, state, declaration, t)
+
+
+def _follows_from_turn(ruling: Ruling) -> bool:
+    """Game End: reaching the Finish wins; a turn ruled illegal must not win (referee/pending.py)."""
+    return ruling.kind == "finish"
+
 
 def _caption(state: KayakState) -> tuple[str, ...]:
     """The lines under the river diagram: the turn, the last turn's verdict, the winner, what blocks judging."""
@@ -223,6 +274,9 @@ def _caption(state: KayakState) -> tuple[str, ...]:
         lines.append(("last turn: " if state.last.legal else "last turn, ") + state.last.summary())
     if state.winner:
         lines.append(f"winner: {pawn_name(state.winner)}")
+    declared = declare.summary(state)
+    if declared:
+        lines.append(f"declared: {declared}")
     if state.cannot_tell:
         lines.append(f"cannot tell: {state.cannot_tell}")
     return tuple(lines)

@@ -86,12 +86,17 @@ def to_text(pos: Position) -> str:
 
 
 def from_text(text: str, book: TileBook | None = None) -> Position:
-    """Parse the text form; raises KayakStateError quoting the bad part."""
+    """Parse the text form; raises KayakStateError saying what is wrong with it. A position
+    that breaks a rule but could lie on the table (a kayak on a rock, the Start tile moved)
+    parses: ``rule_breaches`` names what it breaks."""
     parts = str(text).split()
-    if len(parts) == 1:  # no kayaks field: an empty river
+    if not parts:
+        raise KayakStateError("an empty Kayak position: give at least the Start tile, e.g. '0A'")
+    if len(parts) == 1:  # no kayaks field: no kayak on the river
         parts.append("-")
     if len(parts) != 2:
-        raise KayakStateError(f"Kayak position {text!r} needs two fields, '<tiles> <kayaks>'")
+        raise KayakStateError(f"Kayak position {text!r} has {len(parts)} fields; it needs two, '<tiles> <kayaks>' "
+                              f"(e.g. '0A/4B 1@0.0.1'), the tiles joined by '/' without spaces")
     tiles = []
     for token in parts[0].split("/"):
         m = _TILE_TOKEN.match(token)
@@ -102,7 +107,7 @@ def from_text(text: str, book: TileBook | None = None) -> Position:
     for token in ([] if parts[1] == "-" else parts[1].split(",")):
         m = _KAYAK_TOKEN.match(token)
         if not m:
-            raise KayakStateError(f"kayak {token!r} in {text!r} is not like '1@2.1.3'")
+            raise KayakStateError(f"kayak {token!r} in {text!r} is not like '1@2.1.3' (pawn@place.row.lane)")
         if int(m[1]) in kayaks:
             raise KayakStateError(f"pawn {m[1]} appears twice in {text!r}")
         kayaks[int(m[1])] = Space(int(m[2]), int(m[3]), int(m[4]))
@@ -112,7 +117,9 @@ def from_text(text: str, book: TileBook | None = None) -> Position:
 
 
 def validate(pos: Position, book: TileBook | None = None) -> Position:
-    """Refuse states that cannot exist; returns the position for chaining."""
+    """Refuse what is not a position at all (a tile that does not exist or lies twice, a kayak
+    off every space, two kayaks on one space); returns the position for chaining. A position
+    that only breaks a rule passes: see ``rule_breaches``."""
     book = book or tile_book()
     _validate_tiles(pos, book)
     seen: dict[Space, int] = {}
@@ -120,10 +127,8 @@ def validate(pos: Position, book: TileBook | None = None) -> Position:
         if not 1 <= pawn <= 4:
             raise KayakStateError(f"there is no kayak pawn {pawn} (pawns 1-4)")
         if not (0 <= space.index < len(pos.tiles) and 0 <= space.row < book.rows and 0 <= space.lane < book.lanes):
-            raise KayakStateError(f"{pawn_name(pawn)} at {space} is not a space of this {len(pos.tiles)}-tile river")
-        rt = pos.tiles[space.index]
-        if book.cell(rt, space.row, space.lane) == ROCK:
-            raise KayakStateError(f"{pawn_name(pawn)} at {space} sits on a rock of tile {rt.tile}{rt.side}")
+            raise KayakStateError(f"{pawn_name(pawn)} at {space} is not a space of this {len(pos.tiles)}-tile river "
+                                  f"(places 0-{len(pos.tiles) - 1}, rows 0-{book.rows - 1}, lanes 0-{book.lanes - 1})")
         if space in seen:
             raise KayakStateError(f"{pawn_name(seen[space])} and {pawn_name(pawn)} share space {space}")
         seen[space] = pawn
@@ -139,17 +144,49 @@ def _validate_tiles(pos: Position, book: TileBook) -> None:
             raise KayakStateError(f"river tile {tile_token(rt)!r}: no such tile, side or rotation (tiles 0-7, A/B, 0/180)")
         if numbers.count(rt.tile) > 1:
             raise KayakStateError(f"tile {rt.tile} appears {numbers.count(rt.tile)} times in the river")
+    if book.start not in numbers:
+        # every place and lane is counted from the Start tile: without it nothing can be placed
+        raise KayakStateError(f"the river has no Start tile {book.start}: places and lanes are counted from it")
+
+
+def rule_breaches(pos: Position, book: TileBook | None = None) -> tuple[tuple[str, str], ...]:
+    """Rules a position breaks although it could lie on the table, as (section, reason):
+    whoever reads it rules on it (a turn that led here is illegal) rather than refusing it."""
+    book = book or tile_book()
+    out = list(_tile_breaches(pos, book))
+    for pawn, space in pos.kayaks:
+        rt = pos.tiles[space.index]
+        if book.cell(rt, space.row, space.lane) == ROCK:
+            # Rocks: no kayak may ever stand on a rock
+            out.append(("Rocks", f"{pawn_name(pawn)} at {space} is on a rock of tile {tile_token(rt)}"))
+    return tuple(out)
+
+
+def _tile_breaches(pos: Position, book: TileBook):
+    numbers = [rt.tile for rt in pos.tiles]
     first = pos.tiles[0]
-    if first.tile != book.start or first.rotation or first.shift:
-        raise KayakStateError(f"the river must begin with the Start tile {book.start} unturned and unshifted, "
-                              f"not {tile_token(first)!r}")
+    # Weather Shift, Tip the Kayak and Whirlpool Cards: the Start tile never moves from where
+    # Game Setup laid it (first, as it lay), nor the Finish tile from the end of the river
+    if first.tile != book.start:
+        yield "Whirlpool Cards", f"the Start tile {book.start} is not first in the river (tile {tile_token(first)} is)"
+    start = pos.tiles[numbers.index(book.start)]
+    if start.rotation:
+        yield "Tip the Kayak Cards", f"the Start tile lies turned ({tile_token(start)})"
+    if start.shift:
+        yield "Weather Shift Cards", f"the Start tile lies shifted {start.shift:+d} lanes ({tile_token(start)})"
     if book.finish in numbers[:-1]:
-        raise KayakStateError(f"the Finish tile {book.finish} can only be the last tile")
+        yield "Whirlpool Cards", f"the Finish tile {book.finish} is not the last tile of the river"
+    # Game Setup: the Finish tile lies at the bottom of the stack, so it is the last one drawn
+    missing = sorted(t for t, role in book.roles.items() if role == "river" and t not in numbers)
+    if book.finish in numbers and missing:
+        yield "Game Setup", (f"the Finish tile {book.finish} lies in the river while tile(s) "
+                             f"{', '.join(map(str, missing))} were never drawn")
     for up, down in zip(pos.tiles, pos.tiles[1:]):
-        # tiles meet end to end: a shift is allowed only while the two tiles still share lanes
+        # The River: each tile is laid lined up with the one before; tiles that share no lane
+        # at all leave no way down the river
         if abs(up.shift - down.shift) > book.lanes - 1:
-            raise KayakStateError(f"tile {down.tile} shifted {down.shift:+d} lanes shares no lane with tile "
-                                  f"{up.tile} (shift {up.shift:+d}): more than the layout allows")
+            yield "The River", (f"tile {tile_token(down)} shares no lane with tile {tile_token(up)} "
+                                f"({abs(up.shift - down.shift)} lanes apart)")
 
 
 def winners(pos: Position, book: TileBook) -> list[int]:

@@ -96,6 +96,12 @@ class _Board:
             _breach(self.breaches, "The River", f"tile {new.tile} is already in the river")
         if new.shift != last.shift:
             _breach(self.breaches, "The River", f"new tile {tile_token(new)} is not lined up with tile {last.tile}")
+        undrawn = sorted(t for t, role in self.book.roles.items()
+                         if role == "river" and all(rt.tile != t for rt in self.tiles))
+        if new.tile == self.book.finish and undrawn:
+            # Game Setup: the Finish tile waits at the bottom of the stack, under every other tile
+            _breach(self.breaches, "Game Setup", f"the Finish tile {new.tile} is laid while tile(s) "
+                                                 f"{', '.join(map(str, undrawn))} are still in the stack above it")
         self.tiles.append(new)
         self.placed.append(Placement(new, placer))
         return True
@@ -118,12 +124,30 @@ class _Board:
             # Rocks: no kayak ever moves onto (or, in a double move, over) a rock, pushed or not
             _breach(self.breaches, "Pushing Kayaks" if pushed else "Rocks",
                     f"{pawn_name(pawn)} would {'be pushed' if pushed else 'move'} onto a rock at {target}")
+        if direction in SIDE_STEP and self.shared_double_from_side(target, pawn):
+            # Double Spaces: a kayak may join another in a double space only from upstream,
+            # behind it; coming in from the side, beside the one already there, is not allowed
+            _breach(self.breaches, "Double Spaces",
+                    f"{pawn_name(pawn)} would {'be pushed' if pushed else 'move'} into the double space at {target} "
+                    f"from the side, where {pawn_name(self.double_partner(target, pawn))} already is")
         ahead = self.occupant(target, besides=pawn)
         if ahead is not None:
             # Pushing Kayaks: the kayak in the way goes one space further the same way, and so on
             self.step(ahead, direction, section, pushed=True)
         self.at[pawn] = target
         self.ride_rapids(pawn)
+
+    def double_partner(self, space: Space, pawn: int) -> int | None:
+        """The kayak (other than ``pawn``) in the other half of the double space holding ``space``."""
+        halves = self.book.double_halves(self.tiles[space.index], space.row, space.lane)
+        if not halves:
+            return None
+        other = Space(space.index, halves[1] if space.row == halves[0] else halves[0], space.lane)
+        return self.occupant(other, besides=pawn)
+
+    def shared_double_from_side(self, target: Space, pawn: int) -> bool:
+        """Whether moving sideways into ``target`` would join a kayak already in its double space."""
+        return self.occupant(target, besides=pawn) is None and self.double_partner(target, pawn) is not None
 
     def _off_river(self, pawn: int, why: str, section: str, pushed: bool):
         if why == "end":

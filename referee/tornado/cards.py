@@ -230,18 +230,27 @@ def check_turn(boat: str, before: PiecePose, after: PiecePose, start_gate: Piece
     if table is not None:
         out += _off_table(boat, new_cards, table, sigma_band)
 
-    # Player Token Placement: the token ends wholly behind its space's front bracket.
-    end_on = card_under(after, all_cards, covered) if check_token else None
-    if end_on is not None:
-        outline = boat_outline(after, catalog)
-        front = max(end_on.card.local(q)[0] for q in outline)
-        over = front - end_on.space.bracket_x
-        band = sigma_band * math.hypot(after.sigma_mm, end_on.card.sigma_at(end_on.space.bracket_x))
-        if over > band:
-            out.append(Violation(boat, RULE_TOKEN, f"{boat} overlaps the white bracket of space "
-                                 f"{end_on.space.index + 1} on {end_on.card.name} by {over:.1f} mm",
-                                 cards=(end_on.card.name,)))
-    return out
+    fault = token_placement_fault(boat, after, all_cards, covered, catalog, sigma_band) if check_token else None
+    return out + ([fault] if fault is not None else [])
+
+
+def token_placement_fault(boat: str, after: PiecePose, cards: list[Card], covered: set, catalog: Catalog,
+                          sigma_band: float = 2.0) -> Violation | None:
+    """Player Token Placement, the one rule function every command uses: a token ending its
+    move must lie wholly behind the white bracket at the front of the space it stands on.
+    Its front (the farthest point of its outline along the card) beyond the bracket by more
+    than sigma_band combined sigmas of the token and the card is a violation; None when it
+    is behind, within the measurement, or on no card seen."""
+    end_on = card_under(after, cards, covered)
+    if end_on is None:
+        return None
+    front = max(end_on.card.local(q)[0] for q in boat_outline(after, catalog))
+    over = front - end_on.space.bracket_x
+    band = sigma_band * math.hypot(after.sigma_mm, end_on.card.sigma_at(end_on.space.bracket_x))
+    if over <= band:
+        return None
+    return Violation(boat, RULE_TOKEN, f"{boat} overlaps the white bracket of space {end_on.space.index + 1} on "
+                     f"{end_on.card.name} by {over:.1f} mm", cards=(end_on.card.name,))
 
 
 def _chain_faults(boat: str, chain: list[Card], prev_card: Card | None, gate_outline: Polygon | None,

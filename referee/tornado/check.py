@@ -9,6 +9,8 @@ every rule a single turn can break, and each ruling names its rulebook section:
 - Player Token Movement / Racing Card Limitation / Boosting: spaces moved, 3 or 4 with
   the boost, the boost once a game;
 - FAQ / Moving Less Than 3 Spaces: the token ends on its front-most card;
+- Player Token Placement: the token ends wholly behind its space's white bracket (the
+  live referee's own rule function, cards.token_placement_fault);
 - Out of Bounds with the FAQ on replacing cards: a card off the table is pending until
   the token moves, then it eliminates;
 - When Your Deck is Empty: cards come back from the rear of the route first;
@@ -30,7 +32,8 @@ from referee.motion import moved
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
-from .cards import BOAT_PREFIX, Card, card_under, cards_in, covered_spaces, table_polygon
+from .cards import (BOAT_PREFIX, RULE_TOKEN, Card, card_under, cards_in, covered_spaces, table_polygon,
+                    token_placement_fault)
 from .course import BoundaryLine
 from .crossing import boat_line_crossing
 from .placement import Breach, check_card, obstacles_in
@@ -38,6 +41,7 @@ from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_c
                     out_of_bounds_call, pickup_call, turn_order_call)
 
 GAME_TITLE = "Tornado Splash"
+SECTION_TOKEN = RULE_TOKEN.section
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,18 @@ class Ruling:
     def to_json(self) -> dict:
         return {"boat": self.boat, "rule": self.rule, "section": self.section, "verdict": self.verdict,
                 "legal": self.legal, "summary": self.summary, "cards": list(self.cards)}
+
+
+# What two photos cannot settle: each rule that needs the race's history (the live referee
+# and `rank --history` have it), with what is missing. `tornado check` lists them as not judged.
+NOT_JUDGED_WITHOUT_HISTORY = (
+    "Tornado Splash, Action Phase (turn order: this round's ranking and which boats acted or passed "
+    "before are not in two photos)",
+    "Tornado Splash, Racing Card Limitation (spaces moved earlier in the same turn are not counted)",
+    "Tornado Splash, Boosting (whether a face-down character card was flipped on an earlier turn or "
+    "this one)",
+    "Tornado Splash, Final Rankings (places follow the order of earlier crossings)",
+)
 
 
 @dataclass(frozen=True)
@@ -240,7 +256,19 @@ def _check_mover(sc: _Scene, boat: str, route: list[Card], merged: bool = False)
         out.append(_from_call(boat, call))
     on = card_under(after, route, covered_spaces(route))
     out.append(_from_call(boat, front_card_call(boat, [c.name for c in route], on.card.name if on else None)))
+    out.append(_token_placement(sc, boat, after, route))
     return out
+
+
+def _token_placement(sc: _Scene, boat: str, after: PiecePose, route: list[Card]) -> Ruling:
+    """Player Token Placement, by the same rule function as the live referee (cards.py)."""
+    if card_under(after, route, covered_spaces(route)) is None:
+        return Ruling(boat, SECTION_TOKEN, CANNOT_TELL, f"{boat}: no racing card seen under the token, so its "
+                      "place behind the white bracket cannot be judged")
+    fault = token_placement_fault(boat, after, route, covered_spaces(route), sc.catalog)
+    if fault is None:
+        return Ruling(boat, SECTION_TOKEN, "ok", f"{boat} ends wholly behind the white bracket of its space")
+    return Ruling(boat, SECTION_TOKEN, "violation", fault.summary, fault.cards)
 
 
 def _hanging(sc: _Scene, cards: list[Card]) -> list[str]:

@@ -17,13 +17,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, tools: Tools) -> int:
-    from .check import check_turn
+    from .check import NOT_JUDGED_WITHOUT_HISTORY, check_turn
 
     before = tools.observe_path(args.before, args.camera_file, "tornado")
     after = tools.observe_path(args.after, args.camera_file, "tornado")
     report = check_turn(before, after)
     doc = report.to_json()
     doc["warnings"] = list(before.warnings) + list(after.warnings) + doc["warnings"]
+    doc["not_judged"] = list(NOT_JUDGED_WITHOUT_HISTORY)
     if args.json:
         print(json.dumps(doc, indent=2))
     else:
@@ -42,6 +43,7 @@ def format_report(doc: dict) -> str:
                      f"band {c['band']:.1f} mm, {c['basis']})")
     lines += [f"broken: {b}" for b in doc["broken"]] or ["broken: no rule"]
     lines += [f"warning: {w}" for w in doc["warnings"]]
+    lines += [f"not judged without history: {r}" for r in doc.get("not_judged", ())]
     return "\n".join(lines)
 
 

@@ -1,6 +1,8 @@
-"""`refcam rank IMAGE`: Tornado Splash ranking, finish crossings, hand sizes, and the photo finish.
+"""`refcam rank IMAGE [IMAGE ...]`: Tornado Splash ranking, finish crossings, hand sizes, and the photo finish.
 
-IMAGE may also be an observation JSON file (what `refcam observe --json` prints),
+Several photos of the same still table (or a folder of them) are fused into one less noisy
+picture before the read (the command line's Tools.observe_photos). IMAGE may also be an
+observation JSON file (what `refcam observe --json` prints),
 which ranks without any vision step. Vision and drawing come from the command line's
 Tools (referee/game.py), so nothing here needs cv2.
 """
@@ -15,9 +17,10 @@ from referee import safeload
 from referee.errors import InvalidInputError
 from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
+from referee.rulings import sigma_text
 
 from . import picture
-from .dispute import course_for, hidden_boat_notes
+from .dispute import completeness, course_for, parse_boats
 from .errors import MissingPiecesError
 from .referee import TornadoReferee
 from .standings import parse_weights
@@ -27,11 +30,16 @@ GAME_ID = "tornado"
 
 
 def add_arguments(p) -> None:
-    p.add_argument("image", metavar="IMAGE", help="photo of the table, or an observation JSON file")
+    p.add_argument("image", metavar="IMAGE", nargs="+",
+                   help="photo of the table, or an observation JSON file; several photos of the same still table "
+                        "(a player's quick shots), or a folder of them, are fused into one less noisy picture")
     p.add_argument("--course", default=None, metavar="C",
                    help="course id (tornado-circuit, splashway, roundabout-river, raindrop-road) or a course file; "
                         "without it the course is identified from the pieces in view, or the fitting ones are listed")
     p.add_argument("--weights", default=None, metavar="boat-1=3,...", help="boat weights (default: boat k weighs k)")
+    p.add_argument("--boats", default=None, metavar="boat-1,boat-6",
+                   help="the boats in play (e.g. 1,2,6): a boat in play but not in view marks the ranking "
+                        "incomplete; without it (or --history) completeness is not claimed")
     p.add_argument("--camera-file", default=None, metavar="F", help="camera file from `refcam calibrate`")
     p.add_argument("--annotate", default=None, metavar="OUT.png", help="write the annotated photo finish here")
     p.add_argument("--history", nargs="+", default=None, metavar="DIR_OR_FILE",
@@ -84,7 +92,7 @@ def run(args, tools: Tools) -> int:
     if args.annotate:
         safeload.output_path(args.annotate, "--annotate")  # a FIFO or a device is refused before any work
     refuse_overwriting_inputs("--annotate", args.annotate,
-                              [("the image", args.image), ("the camera file", args.camera_file)]
+                              [("the image", i) for i in args.image] + [("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
     for e in args.history or []:  # refused before any long work
         if not Path(e).is_dir():
@@ -96,17 +104,22 @@ def run(args, tools: Tools) -> int:
     except MissingPiecesError as exc:
         raise MissingPiecesError(f"{exc} (--strict refuses pieces out of view; without it they come from the "
                                  "course file's layout)") from None
-    history_warnings, states, seen_before = _read_history(referee, args, tools)
+    referee, history_warnings, states, seen_before = _read_history(referee, args, tools)
     result = referee.assess(obs)
     doc = result.to_json()
     if args.history:
         doc["history_states"] = states
         doc["round"] = referee.rounds.round
-    hidden = hidden_boat_notes(obs, seen_before, list(referee.memory.crossed) + list(referee.memory.eliminated))
-    doc["complete"] = not any(n.startswith("ranking incomplete") for n in hidden)
+    doc["complete"], hidden = completeness(obs, parse_boats(args.boats), seen_before,
+                                           list(referee.memory.crossed) + list(referee.memory.eliminated),
+                                           bool(args.history))
     doc["warnings"] = notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
     if args.annotate:
-        image = None if Path(args.image).suffix.lower() == ".json" else args.image
+        # several photos are registered on the first: the picture drawn on is the first photo
+        first = Path(args.image[0])
+        if first.is_dir():
+            first = min(f for f in first.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
+        image = None if first.suffix.lower() == ".json" else str(first)
         note = tools.draw_explanation(picture.photo_finish(result, extra_warnings=hidden), image, obs,
                                       args.annotate, args.camera_file)
         if note:
@@ -119,18 +132,28 @@ def run(args, tools: Tools) -> int:
 def _referee_for(args, tools: Tools):
     """(referee, observation, notes): the course from --course, or the one the pieces in
     view fit; course pieces out of view from its layout unless --strict."""
-    parse_weights(args.weights)  # refuse bad weights, and a bad course, before reading any image
+    parse_weights(args.weights)  # refuse bad weights and boats, and a bad course, before reading any image
+    parse_boats(args.boats)
     if args.course:
         TornadoReferee(args.course, args.weights, nominal_fallback=not args.strict)
-    obs = tools.observe_path(args.image, args.camera_file, GAME_ID)
+    if len(args.image) == 1 and not Path(args.image[0]).is_dir():
+        obs = tools.observe_path(args.image[0], args.camera_file, GAME_ID)
+    else:
+        obs = tools.observe_photos(args.image, args.camera_file, GAME_ID)
     spec, notes = course_for(args.course, obs)
     return TornadoReferee(spec, args.weights, nominal_fallback=not args.strict), obs, notes
 
 
-def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
+def _read_history(referee, args, tools: Tools) -> tuple[TornadoReferee, list[str], int, set]:
+    """The history through the game's own step, so an illegal turn in it is held as on the
+    live page (referee/pending.py: no place or race end follows from it); returns the
+    referee after it, its warnings (and pending illegal turns), the states read and the boats seen."""
+    from .game import GAME
+
     warnings: list[str] = []
     states = 0
     seen: set[str] = set()
+    state = referee.to_state()
 
     def progress(message: str) -> None:
         print(f"refcam: {message}", file=sys.stderr, flush=True)
@@ -138,10 +161,14 @@ def _read_history(referee, args, tools: Tools) -> tuple[list[str], int, set]:
     for label, t, hobs in _history_states(args.history or [], args.camera_file, tools, progress):
         states += 1
         seen |= {p.name for p in hobs.pieces if p.name.startswith("tornado/boat-")}
-        for r in referee.observe_stable(hobs, t):
-            if r.kind == "warning" and not any(r.summary in w for w in warnings):
-                warnings.append(f"history {label}: {r.summary}")
-    return warnings, states, seen
+        step = GAME.step(state, hobs, t)
+        state = step.state
+        for r in step.rulings:
+            said = r.summary if r.kind == "warning" else f"{r.summary} ({r.rule}: {r.details.get('why', '')})" \
+                if r.kind == "pending" else None
+            if said is not None and not any(said in w for w in warnings):
+                warnings.append(f"history {label}: {said}")
+    return TornadoReferee.from_state(state), warnings, states, seen
 
 
 def format_table(doc: dict) -> str:
@@ -161,6 +188,8 @@ def format_table(doc: dict) -> str:
                              f"band {p['band']:.2f}: {p['reason']}")
     if doc.get("complete") is False:
         lines.append("ranking INCOMPLETE: a boat still in the race is not in view (see the warnings)")
+    elif doc.get("complete") is None:
+        lines.append("ranking of the boats in view; complete or not cannot be told without --boats or --history")
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
     if doc.get("game_over"):
@@ -177,7 +206,7 @@ def _table_row(b: dict) -> str:
     m = b.get("measure")
     if m:
         unit = "mm" if m["kind"] == "distance_mm" else "deg"
-        meas = f"{m['value']:.1f} +- {m['sigma']:.1f} {unit}"
+        meas = f"{m['value']:.1f} +- {sigma_text(m['sigma'])} {unit}"
     else:
         meas = "-"
     notes = []
@@ -192,5 +221,5 @@ def _table_row(b: dict) -> str:
             + "; ".join(notes))
 
 
-RANK = Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image", add_arguments, run,
-               top_level=True)
+RANK = Command("rank", "Tornado Splash ranking, finish crossings and hand sizes from one image (or several "
+                       "photos of one still table)", add_arguments, run, top_level=True)

@@ -35,3 +35,7 @@ class HistoryError(InvalidInputError):
 
 class CourseNotIdentifiedError(RefcamError):
     """No --course given and the pieces in view fit several courses, or none."""
+
+
+class CourseMismatchError(InvalidInputError):
+    """The course given does not fit the pieces in view (the message names what contradicts it)."""

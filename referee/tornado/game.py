@@ -8,14 +8,19 @@ draws the course; "Settle it" is the photo finish.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping
 
-from referee.game import Command, Explanation, Offer, Option, Shape, Step, View
+from referee.game import Command, Declarable, Declaration, Explanation, Offer, Option, Shape, Step, View
 from referee.observation import Observation
+from referee.pending import guarded_step, pending_json
+from referee.rulings import Ruling
 
-from . import picture
+from . import declare, picture
 from .course_spec import course_ids, load_course
-from .referee import TornadoReferee, TornadoState
+from .declare import RULE_GRAND_PRIX, grand_prix_final, short
+from .dispute import parse_boats
+from .referee import RULE_END, TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
 from .standings import RankResult, format_weights, parse_weights
 
@@ -44,6 +49,11 @@ OPTIONS = (
            format=format_weights, metavar="W"),
     # Grand Prix Mode: three races, points added up. The view of a finished race offers
     # the value of this setting that starts the next race with the totals kept.
+    # Ranking Phase: every boat racing has a place; a boat in play that is not in view
+    # (under a hand) is named and the ranking marked incomplete.
+    Option("boats", "the boats in play, e.g. 1,2,6 (default: those seen, and the decks on the table)",
+           parse_boats, default=(), format=lambda boats: ",".join(b.split("/")[-1] for b in boats),
+           metavar="B"),
     Option("grand_prix", "Grand Prix Mode: 'new' for the first race, or the earlier races' places, e.g. "
            "boat-2=1,boat-1=2;boat-1=1,boat-2=2 (the page offers the next race's value when a race ends)",
            parse_grand_prix_setting, format=format_grand_prix_setting, metavar="RACES"),
@@ -58,14 +68,34 @@ class TornadoSplash:
     options = OPTIONS
 
     def new_state(self, settings: Mapping[str, Any]) -> TornadoState:
-        work = TornadoReferee(settings.get("course"), settings.get("weights"))
+        work = TornadoReferee(settings.get("course"), settings.get("weights"), boats=settings.get("boats") or ())
         work.grand_prix = settings.get("grand_prix")
         return work.to_state()
 
     def step(self, state: TornadoState, observation: Observation, t: float) -> Step:
-        work = TornadoReferee.from_state(state)
-        rulings = work.observe_stable(observation, t)
-        return Step(work.to_state(), tuple(rulings))
+        """One stable state ruled on; an illegal turn holds the race (referee/pending.py)."""
+        ruled = guarded_step(self.id, _rule_step, state, observation, t, follows=follows_from_turn,
+                             is_illegal=is_illegal_turn)
+        # the declarations live beside the worksheet's fields; a pass lasts until its round ends
+        after = ruled.state
+        passes = state.declared_passes if after.rounds.round == state.rounds.round else frozenset()
+        after = dataclasses.replace(after, declared_passes=passes, declared=state.declared)
+        return Step(after, tuple(ruled.rulings) + self._grand_prix_over(state, after, t))
+
+    def _grand_prix_over(self, before: TornadoState, after: TornadoState, t: float) -> tuple[Ruling, ...]:
+        """Grand Prix Mode: the third race just scored; the most points wins (a tie is said as one)."""
+        if after.grand_prix is None or _final(before) is not None:
+            return ()
+        final = _final(after)
+        if final is None:
+            return ()
+        totals = ", ".join(f"{short(n)} {v}" for n, v in sorted(final["totals"].items(), key=lambda kv: -kv[1]))
+        if final["winner"]:
+            summary = f"Grand Prix over: {short(final['winner'])} wins with {final['points']} points ({totals})"
+        else:
+            summary = (f"Grand Prix over: {' and '.join(short(n) for n in final['leaders'])} tie on {final['points']} "
+                       f"points ({totals}); the rulebook gives no tie-break: the players name the winner")
+        return (Ruling(t, self.id, "finish", summary, rule=str(RULE_GRAND_PRIX), details=final),)
 
     def assess(self, state: TornadoState, observation: Observation) -> RankResult:
         """The standings of an observation given the race so far (the state is left as it is)."""
@@ -73,6 +103,14 @@ class TornadoSplash:
 
     def view(self, state: TornadoState) -> View:
         data = TornadoReferee.from_state(state).state_json()
+        final = grand_prix_final(data.get("grand_prix"), state.declared)
+        if final is not None:
+            data["grand_prix"] = dict(data["grand_prix"], final=final)
+            data["grand_prix"].pop("next_race_setting", None)  # three races make a Grand Prix: no fourth
+        if state.declared_passes or state.declared:
+            data["declared"] = {"passed_this_round": sorted(short(b) for b in state.declared_passes),
+                                "declarations": [str(d) for d in state.declared]}
+        data["illegal_turn"] = pending_json(state)
         return View("ranking", data, title=TITLE, offers=_next_race_offer(data.get("grand_prix")))
 
     def shapes(self, state: TornadoState, observation: Observation | None) -> tuple[Shape, ...]:
@@ -91,6 +129,46 @@ class TornadoSplash:
         from .commands import RANK
 
         return (RANK, CHECK)
+
+    def measurements(self) -> tuple:
+        from .measure_command import BOATS
+
+        return (BOATS,)
+
+    # ------------------------------------------------------------------ what the players declare
+    def declarables(self, state: TornadoState) -> tuple[Declarable, ...]:
+        return declare.declarables(state, _final(state))
+
+    def declare(self, state: TornadoState, declaration: Declaration, t: float) -> Step:
+        # an accepted illegal turn may be the one that scores the Grand Prix's third race
+        step = declare.declare(self, state, declaration, t, _final(state))
+        return Step(step.state, tuple(step.rulings) + self._grand_prix_over(state, step.state, t))
+
+
+def _final(state: TornadoState) -> dict | None:
+    """The Grand Prix result once its third race is scored (None otherwise, and without one)."""
+    if state.grand_prix is None:
+        return None
+    return grand_prix_final(TornadoReferee.from_state(state)._grand_prix_json(), state.declared)
+
+
+def _rule_step(state: TornadoState, observation: Observation, t: float) -> Step:
+    work = TornadoReferee.from_state(state)
+    rulings = work.observe_stable(observation, t)
+    return Step(work.to_state(), tuple(rulings))
+
+
+def follows_from_turn(ruling: Ruling) -> bool:
+    """What a turn leads to and an illegal turn must not (referee/pending.py): a finishing
+    place (Crossing the Finish Line), the race's end (Ending the Game) and the new standings
+    (Ranking Phase), and with them the Grand Prix points, which come from the race's end."""
+    return ruling.kind in ("finish", "ranking") or ruling.rule == RULE_END
+
+
+def is_illegal_turn(ruling: Ruling) -> bool:
+    """A ruling that makes the turn illegal. Out of Bounds is not one: there the rulebook
+    itself says what follows (the boat is eliminated), so nothing is held back."""
+    return ruling.legal is False and not str(ruling.rule or "").endswith("Out of Bounds")
 
 
 def _next_race_offer(grand_prix: dict | None) -> tuple[Offer, ...]:

@@ -28,7 +28,7 @@ from referee.observation import Observation
 from . import geometry as g
 from .course_spec import CARD_TO_MARKER_TOLERANCE_MM, CURVE_CARD_PREFIX, FINISH_LINE, MARKER_PREFIX, START_GATE, \
     CourseSpec, course_ids, load_course
-from .errors import CourseNotIdentifiedError
+from .errors import CourseFileError, CourseNotIdentifiedError
 
 # How far a hand-built course may stand from its course card's layout.
 POSITION_TOLERANCE_MM = 120.0
@@ -143,10 +143,15 @@ def _fitted(nominal: dict, seen: dict) -> list:
 
 
 def fit_course(spec: CourseSpec, obs: Observation) -> CourseFit:
+    """The course against the pieces in view; a course file whose layout is not numbers is refused."""
     checks: list[str] = []
     against: list[str] = []
-    _check_curves(spec, obs, checks, against)
-    _check_positions(spec, obs, checks, against)
+    try:
+        _check_curves(spec, obs, checks, against)
+        _check_positions(spec, obs, checks, against)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        raise CourseFileError(f"course {spec.id!r}: its layout's places are not all numbers (start-gate, "
+                              "finish-line: [x, y, deg]; curves: vertex [x, y], entry_deg, exit_deg)") from None
     return CourseFit(spec.id, not against, tuple(dict.fromkeys(checks)), tuple(against))
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .ranking import BAND_SIGMAS, EQUIDISTANT, Call, Racer
+from .ranking import BAND_SIGMAS, CANNOT_TELL, EQUIDISTANT, Call, Racer
 
 GROUPING_RULE = ("boats in measured order, front first; a group takes each next boat equidistant with every boat "
                  "already in it; lower weight first within a group; groups keep their measured order")
@@ -41,7 +41,8 @@ class PairRecord:
     delta: the measured difference (behind - ahead, in ``kind`` units: mm or degrees;
     zones apart for boats in different zones); sigma_delta: its standard uncertainty;
     band: BAND_SIGMAS * sigma_delta; verdict: "ahead" (|delta| >= band), EQUIDISTANT,
-    "start gate" (equal by the rules) or "zone"; reason: the words that justify the order.
+    "start gate" (equal by the rules), "zone", or CANNOT_TELL (a line crossing within the
+    measurement: no confident order, weight places them); reason: the words that justify the order.
     """
 
     ahead: str
@@ -62,8 +63,9 @@ class PairRecord:
         """One short line for the picture's panel (readable on a phone: about 50 characters)."""
         a, b = self.ahead.split("/")[-1].replace("boat-", "B"), self.behind.split("/")[-1].replace("boat-", "B")
         short = {"ahead": "clear", EQUIDISTANT: "equal: by weight", START_GATE: "gate: by weight",
+                 CANNOT_TELL: "cannot tell: by weight",
                  "zone": "zone nearer finish", "group order": "next group"}.get(self.verdict, self.verdict)
-        if self.kind in ("zone", START_GATE):
+        if self.kind in ("zone", START_GATE) or self.verdict == CANNOT_TELL:
             return f"{a}>{b} {short}"
         unit = "mm" if self.kind == "distance_mm" else "deg"
         return f"{a}>{b} D{self.delta:+.1f}{unit} sD{self.sigma_delta:.1f} band{self.band:.1f} {short}"
@@ -95,8 +97,8 @@ def consistent_order(racers: Sequence[Racer], calls: Mapping[frozenset, Call]) -
     by_name = {r.name: r for r in racers}
     measured = [r.name for r in sorted(racers, key=measured_key)]
 
-    def equi(a: str, b: str) -> bool:
-        return calls[frozenset((a, b))].verdict == EQUIDISTANT
+    def equi(a: str, b: str) -> bool:  # no confident order between them
+        return calls[frozenset((a, b))].verdict in (EQUIDISTANT, CANNOT_TELL)
 
     groups = group_equidistant(measured, equi)
     order = []
@@ -118,19 +120,24 @@ def pair_records(order: Sequence[str], groups: Sequence[Sequence[str]], calls: M
         wa, wb = weights.get(a), weights.get(b)
         if c.kind == START_GATE:
             verdict, reason = START_GATE, f"both in their start-gate spaces, equal by the rules: weight {wa:g} before {wb:g}"
+        elif group_of[a] == group_of[b] and c.verdict == CANNOT_TELL:
+            verdict, reason = CANNOT_TELL, f"{CANNOT_TELL}: {c.note}; weight {wa:g} before {wb:g}"
         elif group_of[a] == group_of[b]:
             verdict, reason = EQUIDISTANT, f"{EQUIDISTANT} (|D| < band): weight {wa:g} before {wb:g}"
         elif c.verdict == "zone":
             verdict, reason = "zone", f"{a.split('/')[-1]}'s zone is nearer the finish"
-        elif c.verdict == EQUIDISTANT:
+            if c.note:
+                reason += f" ({c.note})"
+        elif c.verdict in (EQUIDISTANT, CANNOT_TELL):
             # b's group began with a boat that is not equidistant with some boat of a's group
             head = groups[group_of[b]][0]
-            apart = next(n for n in groups[group_of[a]] if calls[frozenset((n, head))].verdict != EQUIDISTANT)
+            apart = next(n for n in groups[group_of[a]]
+                         if calls[frozenset((n, head))].verdict not in (EQUIDISTANT, CANNOT_TELL))
             verdict = "group order"
             short = [n.split("/")[-1] for n in (a, head, apart)]
             reason = (f"{EQUIDISTANT} with {short[0]}, but in the next group: " +
                       (f"{short[1]} is" if head != b else "it is") + f" confidently behind {short[2]} (grouping rule)")
         else:
-            verdict, reason = "ahead", "ahead by more than the band"
+            verdict, reason = "ahead", "ahead by more than the band" + (f" ({c.note})" if c.note else "")
         out.append(PairRecord(a, b, verdict, delta, c.sigma, band, c.kind or "zone", reason))
     return out

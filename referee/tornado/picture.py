@@ -11,6 +11,7 @@ import textwrap
 from referee.catalog import default_catalog
 from referee.game import Explanation, Shape
 from referee.observation import PiecePose
+from referee.rulings import sigma_text
 
 from . import geometry as g
 from .course import Course
@@ -109,7 +110,7 @@ def photo_finish(result: RankResult, extra_warnings=()) -> Explanation:
         if b.position is not None:
             shapes += _boat_shapes(b, result.course)
     shapes += _equidistant_links(result)
-    return Explanation(title=f"Ranking - {result.course_id}", shapes=tuple(shapes), lines=tuple(panel_lines(result, extra_warnings)),
+    return Explanation(title=f"Photo finish - {result.course_id}", shapes=tuple(shapes), lines=tuple(panel_lines(result, extra_warnings)),
                        focus=_focus(result), measures=result.to_json())
 
 
@@ -142,12 +143,12 @@ def _course_measured(course: Course) -> list[Shape]:
 def _boat_shapes(b, course: Course | None) -> list[Shape]:
     role = boat_role(b.name)
     out = []
-    m = b.measure
+    m = b.measure if b.finished is not True else None  # a finished boat has no distance to go
     if m is not None and course is not None:
         if m.kind == "distance_mm" and m.foot is not None:
             out.append(Shape("line", (b.position, m.foot), role=role))
             # the measure's label sits on the boat's other diagonal from its name tag, so the two never overlap
-            out.append(Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} mm"))
+            out.append(Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{sigma_text(m.sigma)} mm"))
         elif m.kind == "angle_deg" and b.zone_index is not None and b.zone_index < len(course.zones):
             z = course.zones[b.zone_index]
             rho = g.dist(b.position, z.vertex)
@@ -156,7 +157,7 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
             arc = tuple(g.add(z.vertex, g.scale(g.direction(start + z.turn * m.value * i / steps), rho))
                         for i in range(steps + 1))
             out += [Shape("polyline", arc, role=role), Shape("line", (z.vertex, b.position), role=role),
-                    Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{m.sigma:.1f} deg")]
+                    Shape("label", (_measure_anchor(b.position),), role=role, text=f"{m.value:.1f} +-{sigma_text(m.sigma)} deg")]
     if b.finish is not None:
         kind = "polyline" if b.standing_on is not None else "polygon"
         out.append(Shape(kind, tuple(b.finish.front), role="highlight", legend="finish-line reach"))
@@ -221,9 +222,9 @@ def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
     for b in result.boats:
         rank = "-" if b.rank is None else str(b.rank)
         meas = ""
-        if b.measure is not None:
+        if b.measure is not None and b.finished is not True:  # a finished boat has no distance to go
             unit = "mm" if b.measure.kind == "distance_mm" else "deg"
-            meas = f"  {b.measure.value:.1f}+-{b.measure.sigma:.1f} {unit}"
+            meas = f"  {b.measure.value:.1f}+-{sigma_text(b.measure.sigma)} {unit}"
         fin = " FINISHED" if b.finished is True else (" finish: too close to call" if b.finished == "too close to call" else "")
         rows.append(f"{rank}. {_short(b.name)}  w{b.weight:g}{meas}{fin}")
         where = b.zone or b.status

@@ -18,12 +18,13 @@ With independent measures this is exactly 2 * sqrt(sigma1^2 + sigma2^2).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import geometry as g
 from .course import Course
 
 EQUIDISTANT = "equidistant within measurement"
+CANNOT_TELL = "cannot tell"  # a line crossing within the measurement leaves the pair's order open
 # SPEC section 3: the band is two combined standard uncertainties wide.
 BAND_SIGMAS = 2.0
 
@@ -80,6 +81,18 @@ def curve_difference_sigma(vertex: g.Point, sigma_vertex: float, p: g.Point, sig
     return math.degrees(math.sqrt((sigma_p / rho_p) ** 2 + (sigma_q / rho_q) ** 2 + shared ** 2))
 
 
+def measure_direction_deg(course: Course, zone: int, p: g.Point) -> float:
+    """The table direction in which a boat's position moves its measure: across the boundary
+    line it is measured to (straight zone, past the finish), across the ray from the curve
+    marker (curve zone). A sticker stuck off along the boat matters there, one stuck off
+    sideways hardly (SPEC section 2, placement tolerance)."""
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        v = course.zones[zone].vertex
+        return math.degrees(math.atan2(p[1] - v[1], p[0] - v[0])) + 90.0
+    line = course.finish if zone == course.finished_zone else course.zones[zone].exit
+    return g.angle_deg(line.forward)
+
+
 def measure(course: Course, zone: int, p: g.Point, sigma_boat: float) -> Measure:
     """The Ranking Phase measure of a point in a zone.
 
@@ -117,14 +130,23 @@ class Call:
 
     ahead: str
     behind: str
-    verdict: str  # "ahead", EQUIDISTANT, or "zone" (different zones)
+    verdict: str  # "ahead", EQUIDISTANT, "zone" (different zones) or CANNOT_TELL
     delta: float = 0.0
     sigma: float = 0.0
     kind: str = ""
+    note: str = ""  # a line crossing within the measurement: the readings weighed, in words
+    # set when the pair is equidistant only because of how the stickers were stuck: the band
+    # (measure units) that the placement tolerance alone gives; 0 otherwise
+    placement_band: float = 0.0
 
     def to_json(self) -> dict:
-        return {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
-                "sigma": round(self.sigma, 3), "kind": self.kind}
+        d = {"ahead": self.ahead, "behind": self.behind, "verdict": self.verdict, "delta": round(self.delta, 3),
+             "sigma": round(self.sigma, 3), "kind": self.kind}
+        if self.note:
+            d["note"] = self.note
+        if self.placement_band:
+            d["placement_band"] = round(self.placement_band, 3)
+        return d
 
 
 @dataclass(frozen=True)
@@ -136,35 +158,94 @@ class Racer:
     zone: int
     measure: Measure
     position: g.Point
-    sigma_mm: float
+    sigma_mm: float  # along the direction its measure moves, stickers' placement included
+    placement_mm: float = 0.0  # the stickers' placement term of sigma_mm
+    # Judging Line Crossings too close to call: its measure had its movement space crossed
+    # its zone's exit line (it would be in the next zone), and that doubt in words.
+    next_zone: Measure | None = None
+    doubt: str = ""
+
+    def readings(self) -> list[tuple[int, Measure]]:
+        """(zone, measure) on each reading of its crossing: counted where its reference point
+        is, and, when the crossing is too close to call, one zone on."""
+        out = [(self.zone, self.measure)]
+        return out + [(self.zone + 1, self.next_zone)] if self.next_zone is not None else out
+
+    def measurement_only(self) -> "Racer":
+        """The same boat as if its stickers sat exactly where the catalog says."""
+        return replace(self, sigma_mm=math.sqrt(max(0.0, self.sigma_mm ** 2 - self.placement_mm ** 2)),
+                       placement_mm=0.0)
 
 
 def compare(course: Course, a: Racer, b: Racer) -> Call:
-    """Compare two located boats (a listed first only for a stable output)."""
-    if a.zone == b.zone:
-        delta = a.measure.value - b.measure.value
-        comb = _difference_sigma(course, a, b)
-        first, second = (a, b) if delta <= 0 else (b, a)
-        verdict = EQUIDISTANT if within_band(delta, comb, 0.0) else "ahead"
-        return Call(first.name, second.name, verdict, abs(delta), comb, a.measure.kind)
-    first, second = (a, b) if a.zone > b.zone else (b, a)
-    if first.zone == second.zone + 1 and second.zone < len(course.zones):
-        # Boats on either side of the same boundary line: a line crossing within the
-        # measurement's own uncertainty is no confident call either (SPEC section 3).
-        line = course.zones[second.zone].exit
-        d_first, d_second = -line.signed(first.position), -line.signed(second.position)
-        comb = straight_difference_sigma(line, first.position, first.sigma_mm, second.position, second.sigma_mm)
-        delta = d_second - d_first
-        if within_band(delta, comb, 0.0):
-            return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, "distance_mm")
-    return Call(first.name, second.name, "zone", float(first.zone - second.zone), 0.0, "zone")
+    """Compare two located boats (a listed first only for a stable output).
+
+    Tokens are in Different Zones: the zone nearer the finish is ahead, however close
+    the two boats stand. A boat whose movement space is within the measurement of its
+    zone's exit line (Judging Line Crossings too close to call) is weighed on both
+    readings, crossed and not: when they agree the order stands and says so; when they
+    do not, the pair is CANNOT_TELL, never a confident order (SPEC section 3)."""
+    calls = [_reading_call(course, a, za, ma, b, zb, mb) for za, ma in a.readings() for zb, mb in b.readings()]
+    base = calls[0]
+    if len(calls) == 1:
+        return base
+    doubts = "; ".join(r.doubt for r in (a, b) if r.doubt)
+    if all(c.verdict != EQUIDISTANT for c in calls) and len({c.ahead for c in calls}) == 1:
+        return replace(base, note=f"{doubts}: {_short(base.ahead)} is ahead on every reading")
+    outcomes = sorted({_outcome(c) for c in calls})
+    return Call(base.ahead, base.behind, CANNOT_TELL, base.delta, base.sigma, base.kind,
+                note=f"{doubts}: the readings disagree ({'; '.join(outcomes)})")
 
 
-def _difference_sigma(course: Course, a: Racer, b: Racer) -> float:
-    """Uncertainty of a.measure - b.measure for two boats in the same zone."""
-    if a.zone == course.finished_zone:
+def _reading_call(course: Course, a: Racer, za: int, ma: Measure, b: Racer, zb: int, mb: Measure) -> Call:
+    """The call between a in zone za and b in zone zb (Ranking Phase)."""
+    if za != zb:
+        first, second = (a, b) if za > zb else (b, a)
+        return Call(first.name, second.name, "zone", float(abs(za - zb)), 0.0, "zone")
+    delta = ma.value - mb.value
+    comb = _difference_sigma(course, za, a, b)
+    first, second = (a, b) if delta <= 0 else (b, a)
+    if not within_band(delta, comb, 0.0):
+        return Call(first.name, second.name, "ahead", abs(delta), comb, ma.kind)
+    limit = 0.0  # equidistant only because of how the stickers were stuck: say so (SPEC section 2)
+    if not within_band(delta, _difference_sigma(course, za, a.measurement_only(), b.measurement_only()), 0.0):
+        limit = BAND_SIGMAS * _placement_difference(course, za, a, b)
+    return Call(first.name, second.name, EQUIDISTANT, abs(delta), comb, ma.kind, placement_band=limit)
+
+
+def _outcome(c: Call) -> str:
+    if c.verdict == EQUIDISTANT:
+        return f"{_short(c.ahead)} and {_short(c.behind)} {EQUIDISTANT}"
+    return f"{_short(c.ahead)} ahead" + (" by zone" if c.verdict == "zone" else "")
+
+
+def _short(name: str) -> str:
+    return name.split("/")[-1]
+
+
+def _placement_difference(course: Course, zone: int, a: Racer, b: Racer) -> float:
+    """The part of a.measure - b.measure's uncertainty that the stickers' placement alone gives
+    (mm, or degrees at the curve marker)."""
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        v = course.zones[zone].vertex
+        return math.degrees(math.hypot(a.placement_mm / max(g.dist(a.position, v), 1.0),
+                                       b.placement_mm / max(g.dist(b.position, v), 1.0)))
+    return math.hypot(a.placement_mm, b.placement_mm)
+
+
+def placement_warning(call: Call) -> str:
+    """SPEC section 2: a pair that only the stickers' placement keeps from a confident call, in words."""
+    unit = " mm" if call.kind == "distance_mm" else "°"
+    a, b = call.ahead.split("/")[-1], call.behind.split("/")[-1]
+    return (f"{a} and {b}: {call.delta:.1f}{unit} apart; the stickers' placement alone allows "
+            f"±{call.placement_band:.1f}{unit}: measure your boats (`refcam measure tornado-boats`) to call this")
+
+
+def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
+    """Uncertainty of the difference of a's and b's measures, both in ``zone``."""
+    if zone == course.finished_zone:
         return straight_difference_sigma(course.finish, a.position, a.sigma_mm, b.position, b.sigma_mm)
-    z = course.zones[a.zone]
+    z = course.zones[zone]
     if z.kind == "curve":
         return curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, a.sigma_mm, b.position, b.sigma_mm)
     return straight_difference_sigma(z.exit, a.position, a.sigma_mm, b.position, b.sigma_mm)

@@ -26,6 +26,7 @@ from referee.catalog import Catalog
 from referee.errors import RefcamError
 from referee import motion
 from referee.observation import Observation, PiecePose
+from referee.pending import TurnGuard
 from referee.rulings import Ruling
 
 from . import geometry as g
@@ -37,7 +38,7 @@ from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, inde
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
 from .rules import rule
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
-from .turnlog import TurnLog, advance, as_rulings
+from .turnlog import TurnLog, advance, as_rulings, declare_pass
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
@@ -117,7 +118,8 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
                "violations")
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
-                               "gate_depth_mm", "turnlog", "grand_prix")
+                               "gate_depth_mm", "turnlog", "grand_prix", "guard", "declared_passes",
+                               "declared")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,6 +150,12 @@ class TornadoState:
     gate_depth_mm: float
     turnlog: TurnLog = TurnLog()  # issue 11's turn rules (turnlog.py), frozen itself
     grand_prix: GrandPrix | None = None  # Grand Prix Mode: the earlier races (never changed in place)
+    # what the players declared (declare.py): the boats declared passed in the current round, which
+    # the turn-order check counts as having taken their turn; and the race's other declarations
+    # (start-gate order, majority votes, a named Grand Prix winner) as referee.game.Declaration values
+    declared_passes: frozenset = frozenset()
+    declared: tuple = ()
+    guard: TurnGuard = TurnGuard()  # an illegal turn pending (referee/pending.py), set by the game step
 
 
 class TornadoReferee:
@@ -156,7 +164,7 @@ class TornadoReferee:
     game = "tornado"
 
     def __init__(self, course: str | CourseSpec | None = None, weights=None, catalog: Catalog | None = None,
-                 characters: dict[str, str] | None = None, nominal_fallback: bool = True):
+                 characters: dict[str, str] | None = None, nominal_fallback: bool = True, boats=()):
         self.facts = TornadoGame.make(course, weights, catalog)
         # The live camera may frame only part of the course: by default pieces out
         # of view come from the course file's layout (with a warning); `refcam rank`
@@ -182,7 +190,10 @@ class TornadoReferee:
         self.last_result: RankResult | None = None
         self.game_over_announced = False
         self.table_warned = False
-        self.turnlog = TurnLog()
+        self.turnlog = TurnLog(in_play=tuple(boats))  # boats in play as the players set them
+        self.guard = TurnGuard()  # kept as it is here: the game step sets it (referee/pending.py)
+        self.declared_passes: frozenset = frozenset()  # declare.py: passes this round
+        self.declared: tuple = ()  # declare.py: the race's other declarations
         self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
@@ -403,18 +414,21 @@ class TornadoReferee:
                 a.new_turn = False
             else:
                 a.new_turn = self.last_actor != a.boat or bool(a.chain)
-            a.new_round = a.new_turn and a.boat in self.rounds.acted
-        actions.sort(key=lambda a: (a.new_turn, a.new_round, order.index(a.boat) if a.boat in order else len(order)))
-        for a in actions:
+            a.new_round = a.new_turn and self.rounds.begins_round(a.boat, self._gone())
+        actions.sort(key=lambda a: (a.new_turn, a.new_round, _index(order, a.boat)))
+        for i, a in enumerate(actions):
             if not a.acts:
                 continue
             if a.new_turn:
                 if a.new_round and self.rounds.round == round_before:
                     rulings += self._begin_round(observation, [x for x in actions if x.new_round], t)
+                    # the boats beginning the new round (the rest, as sorted) act in its turn order
+                    actions[i:] = sorted(actions[i:], key=lambda x: _index(self.rounds.turn_order, x.boat))
+                    a = actions[i]
                 prev = self.turns.get(a.boat)
                 self.turns[a.boat] = Turn(round=self.rounds.round, start=a.before_place or Place(None, why="unseen"),
                                           prev_action_t=prev.last_action_t if prev else -math.inf)
-                self.rounds.begin_turn(a.boat, self.rounds.turn_order)
+                self.rounds.begin_turn(a.boat, self.rounds.turn_order, self._gone())
             self.last_actor = a.boat
         return rulings
 
@@ -538,9 +552,11 @@ class TornadoReferee:
             merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
             over = []
         violations += over
-        # the turn rules' findings for this boat (turnlog.py) belong to its move
+        # the turn rules' findings for this boat (turnlog.py) belong to its move; a rule this
+        # step already found broken (the spaces of the turn) is not said a second time
+        found = {v.rule for v in violations}
         violations += [Violation(boat, rule(r.section), r.summary, eliminates=r.section == RULE_OUT.section,
-                                 cards=r.cards) for r in folded]
+                                 cards=r.cards) for r in folded if rule(r.section) not in found]
 
         for v in violations:
             self.violations.append((t, v))
@@ -673,14 +689,27 @@ class TornadoReferee:
                           details=details)
         return Ruling(t, self.game, "move", f"{what}: legal", legal=True, rule=RULE_MOVEMENT, details=details)
 
+    def _gone(self) -> list[str]:
+        """Boats no longer racing: crossed the finish line or eliminated."""
+        return self.memory.crossed + self.memory.eliminated
+
+    def declare_pass(self, boat: str) -> None:
+        """The players say ``boat`` passes this round (Moving Less Than 3 Spaces): for the
+        turn order it has taken its turn, in the round count and in the turn rules alike."""
+        if boat not in self.rounds.passed:
+            self.rounds.passed.append(boat)
+        self.turnlog = declare_pass(self.turnlog, boat)
+
     def _turn_order_note(self, boat: str) -> str | None:
-        """Action Phase: turns follow the round's ranking. Moving out of turn is no
-        violation for refcam (a player may be slow to move the token), only noted."""
-        waiting = self.rounds.waiting_before(boat, self.memory.crossed + self.memory.eliminated)
+        """Action Phase: turns go down the round's ranking. A boat acting before higher-ranked
+        boats that have not acted means those passed (a 0-space turn): noted, no violation.
+        Acting after a lower-ranked boat is the turn rules' violation (turnlog.py)."""
+        waiting = self.rounds.waiting_before(boat, self._gone())
         if not waiting:
             return None
-        return (f"moved before {', '.join(_short(n) for n in waiting)} (earlier in round {self.rounds.round}'s turn "
-                f"order); not a violation by itself ({RULE_ACTION})")
+        names = ", ".join(_short(n) for n in waiting)
+        return (f"moved before {names} (earlier in round {self.rounds.round}'s turn order), so {names} passed this "
+                f"round ({RULE_ACTION})")
 
     def _finish_and_ranking(self, observation: Observation, result: RankResult, movers: list[str], t: float,
                             first: bool = False) -> list[Ruling]:
@@ -776,6 +805,11 @@ class TornadoReferee:
     def _violation(self, t: float, v: Violation) -> Ruling:
         self.violations.append((t, v))
         return Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json())
+
+
+def _index(order: list[str], boat: str) -> int:
+    """A boat's place in a turn order; boats not in it come last."""
+    return order.index(boat) if boat in order else len(order)
 
 
 def _resolve(place: Place, seq) -> int | None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from referee.errors import InvalidInputError
 
+from .turns import begins_round
+
 
 # ---------------------------------------------------------------- Draw Phase
 def hand_limit(rank: int, n_racing: int) -> int:
@@ -127,45 +129,51 @@ class GrandPrix:
 # ---------------------------------------------------------------- turns within a round
 @dataclass
 class RoundTracker:
-    """Which round it is and which boats have taken their turn in it.
+    """Which round it is, which boats have taken their turn in it and which were declared
+    as passing.
 
-    Action Phase: players take turns in the order of this round's ranking, and a
-    player may move 0 spaces (Moving Less Than 3 Spaces). refcam does not insist on
-    the order (a player may be slow to move the token), so a boat taking a turn is
-    just recorded; the referee decides when a boat's action is a new turn, and a
-    boat beginning a second turn means a new round has begun (the boats not seen
-    acting passed).
+    Action Phase: players take turns in the order of this round's ranking, and a player
+    may move 0 spaces (Moving Less Than 3 Spaces), which the camera cannot see. The
+    referee decides when a boat's action is a new turn; whether that turn begins the next
+    round is turns.begins_round's call, the one every referee uses.
     """
 
     round: int = 1
     turn_order: list[str] = field(default_factory=list)
     acted: list[str] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)
 
     def start(self, ranking: list[str]) -> None:
         self.turn_order = list(ranking)
         self.acted = []
+        self.passed = []
 
     def next_round(self, ranking: list[str]) -> None:
         """Ranking Phase: a new round with its turn order from the ranking."""
         self.round += 1
         self.start(ranking)
 
-    def begin_turn(self, boat: str, ranking_now: list[str]) -> bool:
+    def begins_round(self, boat: str, out: list[str] = ()) -> bool:
+        """Whether ``boat`` beginning a turn now begins the next round (turns.begins_round)."""
+        return begins_round(self.turn_order, self.acted, self.passed, [boat], out)
+
+    def begin_turn(self, boat: str, ranking_now: list[str], out: list[str] = ()) -> bool:
         """A boat begins a turn; returns True when that begins a new round."""
-        new_round = boat in self.acted
+        new_round = self.begins_round(boat, out)
         if new_round:
             self.next_round(ranking_now)
         self.acted.append(boat)
         return new_round
 
     def waiting_before(self, boat: str, gone: list[str] = ()) -> list[str]:
-        """Boats ahead of ``boat`` in this round's turn order that have not acted yet."""
+        """Boats ahead of ``boat`` in this round's turn order that have not acted or passed yet."""
         if boat not in self.turn_order:
             return []
-        return [n for n in self.turn_order[:self.turn_order.index(boat)] if n not in self.acted and n not in gone]
+        return [n for n in self.turn_order[:self.turn_order.index(boat)]
+                if n not in self.acted and n not in self.passed and n not in gone]
 
     def complete(self, racing: list[str]) -> bool:
-        return bool(racing) and all(b in self.acted for b in racing)
+        return bool(racing) and all(b in self.acted or b in self.passed for b in racing)
 
 
 # ---------------------------------------------------------------- Grand Prix as a declared setting

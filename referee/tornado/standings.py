@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
@@ -18,10 +18,11 @@ from .cards import BOAT_PREFIX, Card, StandingOn, card_under, cards_in, covered_
 from .course import Course, build_course
 from .course_spec import CourseSpec, load_course
 from .errors import DuplicateBoatError, WeightsError
-from .crossing import zone_after_crossing
+from .crossing import LineCrossing, zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
 from .pairs import GROUPING_RULE
-from .ranking import EQUIDISTANT, Call, Measure, Racer, measure, order_racers
+from .ranking import (CANNOT_TELL, EQUIDISTANT, Call, Measure, Racer, measure, measure_direction_deg,
+                      order_racers, placement_warning)
 from .rounds import final_places, hand_sizes
 from .zones import Location, is_on_start_gate, locate
 
@@ -129,6 +130,7 @@ class BoatResult:
     finish: FinishCall | None = None
     standing_on: str | None = None
     candidates: tuple[str, ...] = ()
+    exit_crossing: LineCrossing | None = None  # its zone's exit line touched within the measurement
 
     def to_json(self) -> dict:
         d = {"name": self.name, "rank": self.rank, "zone": self.zone, "zone_index": self.zone_index,
@@ -143,6 +145,8 @@ class BoatResult:
             d["standing_on"] = self.standing_on
         if self.candidates:
             d["zone_candidates"] = list(self.candidates)
+        if self.exit_crossing is not None:
+            d["exit_crossing"] = self.exit_crossing.to_json()
         return json_ready(d)
 
 
@@ -254,7 +258,7 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
         if r.finished is True:
             crossing_now.append((name, r.measure.value))
         else:
-            racers.append(Racer(name, game.weight(name), r.zone_index, r.measure, r.position, b.sigma_mm))
+            racers.append(_racer(game, course, r, b))
 
     # First Round Ranking: all tokens on the start gate stand equally far from the
     # finish; their weights alone decide.
@@ -266,8 +270,24 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     on_gate = {r.name for r in racers if located[r.name][1].on_start_gate and r.zone == 0
                and located[r.name][2] is None}
     ordering = order_racers(course, racers, all_equal=first_round, on_gate=on_gate)
+    warnings += [f"{c.ahead.split('/')[-1]} and {c.behind.split('/')[-1]}: cannot tell which is ahead, so weight "
+                 f"places them ({c.note})" for c in ordering.calls if c.verdict == CANNOT_TELL]
+    warnings.extend(placement_warning(c) for c in ordering.calls if c.placement_band)
     crossing = _crossing_order(crossing_now, memory, warnings)
     return _places(game, course, cards, results, crossing, ordering, first_round, memory, warnings)
+
+
+def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose) -> Racer:
+    """What the ordering needs of a racing boat; with its measure one zone on when its
+    crossing of its zone's exit line is too close to call (Judging Line Crossings)."""
+    sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
+    racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement)
+    x = r.exit_crossing
+    if x is None:
+        return racer
+    doubt = (f"{r.name.split('/')[-1]}'s {x.basis} is within the measurement of the {x.line} "
+             f"(margin {x.margin_mm:+.1f} mm, band {x.band:.1f} mm)")
+    return replace(racer, next_zone=measure(course, r.zone_index + 1, r.position, b.sigma_mm), doubt=doubt)
 
 
 def _locate_boats(course: Course, boats: list[PiecePose], cards: list[Card], memory: RaceMemory,
@@ -314,12 +334,12 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
         fin = TOO_CLOSE if course.finished_zone in loc.candidates else False
         return BoatResult(status="ambiguous", rank=None, finished=fin, candidates=names, **base)
     # Judging Line Crossings: the movement space touching the zone's exit line counts.
-    zone, _, crossing = zone_after_crossing(course, loc.zone, b, on, game.catalog)
+    zone, doubtful, crossing = zone_after_crossing(course, loc.zone, b, on, game.catalog)
     if zone != loc.zone:
         loc = Location(zone, (zone,), f"{loc.how}; its {crossing.basis} touches the {crossing.line}",
                        loc.on_start_gate)
         base["how"] = loc.how
-    m = measure(course, loc.zone, p, b.sigma_mm)
+    m = measure(course, loc.zone, p, _sigma_toward_measure(course, loc.zone, b)[0])
     fcall = None
     finished: bool | str = False
     if loc.zone >= len(course.zones) - 1:
@@ -333,7 +353,15 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
         finished = True
     zone_kind = "finish" if loc.zone == course.finished_zone else course.zones[loc.zone].kind
     return BoatResult(status="racing", rank=None, zone=course.zone_name(loc.zone), zone_index=loc.zone,
-                      zone_kind=zone_kind, measure=m, finished=finished, finish=fcall, **base)
+                      zone_kind=zone_kind, measure=m, finished=finished, finish=fcall,
+                      exit_crossing=crossing if doubtful else None, **base)
+
+
+def _sigma_toward_measure(course: Course, zone: int, b: PiecePose) -> tuple[float, float]:
+    """(sigma, its placement term) of a boat's position in the direction its measure moves:
+    a sticker stuck off along the boat counts there in full, one stuck off sideways hardly."""
+    direction = measure_direction_deg(course, zone, (b.x_mm, b.y_mm))
+    return b.sigma_toward_mm(direction), b.placement_toward_mm(direction)
 
 
 def _crossing_order(crossing_now: list[tuple[str, float]], memory: RaceMemory, warnings: list[str]) -> list[str]:

@@ -4,17 +4,19 @@ The game step hands every new stable observation to ``advance`` together with th
 ranking it computed; ``advance`` judges the change since the last stable observation
 with referee/tornado/check.py and keeps what a race needs between turns:
 
-- Action Phase: this round's turn order (the ranking when the round began) and who has
-  acted; acting after a lower-ranked boat is a violation, turns merged between two
-  stable views are "cannot tell". A boat acting a second time opens a new round.
+- Action Phase: this round's turn order (the ranking when the round began), who has
+  acted and who was declared as passing; whether a turn begins the next round is
+  turns.begins_round's call (the round ends once the last-ranked boat has acted);
+  acting after a lower-ranked boat within a round is a violation, turns merged between
+  two stable views are "cannot tell".
 - FAQ (replacing cards): a placement violation seen before the token moves stays
   open; a card put right withdraws it (a "cleared" ruling, and it leaves the open list);
   once the token moves, what is still open stands.
 - Out of Bounds: a card off the table is pending until the token moves; a boat is
   eliminated only when its token moved with no acceptable placement left on the table.
 - Boosting: once a game (a boat whose character card went face down is remembered).
-- Ranking Phase: a boat seen earlier, or whose cards lie on the table, but not seen now
-  is named ("boat-6 not seen: under a hand?"), its last stable position kept and
+- Ranking Phase: a boat in play (set by the players, seen earlier, or whose cards lie on
+  the table) but not seen now is named ("boat-6 not seen: under a hand?"), its last stable position kept and
   flagged, and the ranking is marked incomplete.
 """
 
@@ -26,8 +28,9 @@ from typing import Mapping, Sequence
 from referee.observation import Observation, PiecePose
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
-from .check import Ruling, TurnReport, boats_of, check_turn
-from .turns import CANNOT_TELL, SECTION_OUT, SECTION_RANKING, SECTION_REPLACE, hidden_boat_warnings, turn_order_call
+from .check import SECTION_TOKEN, Ruling, TurnReport, boats_of, check_turn
+from .turns import (CANNOT_TELL, SECTION_OUT, SECTION_RANKING, SECTION_REPLACE, begins_round, hidden_boat_warnings,
+                    turn_order_call)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class TurnLog:
     round: int = 1
     turn_order: tuple[str, ...] = ()
     acted: tuple[str, ...] = ()
+    passed: tuple[str, ...] = ()  # boats the players declared as passing this round (Moving Less Than 3 Spaces)
     in_turn: tuple[str, ...] = ()  # boats that laid cards and have not moved their token yet
     open: tuple[OpenViolation, ...] = ()
     standing: tuple[Ruling, ...] = ()  # violations that stand (the token moved)
@@ -52,6 +56,7 @@ class TurnLog:
     boosted: frozenset[str] = frozenset()
     seen: tuple[tuple[str, PiecePose], ...] = ()  # each boat's last stable pose (pairs: stays frozen)
     hidden: tuple[str, ...] = ()
+    in_play: tuple[str, ...] = ()  # the boats the players said are racing (the game's boats setting)
 
     @property
     def last_seen(self) -> dict[str, PiecePose]:
@@ -64,6 +69,7 @@ class TurnLog:
 
     def to_json(self) -> dict:
         return {"round": self.round, "turn_order": list(self.turn_order), "acted": list(self.acted),
+                "passed": list(self.passed),
                 "open_violations": [o.ruling.to_json() for o in self.open],
                 "violations": [r.to_json() for r in self.standing], "eliminated": list(self.eliminated),
                 "boost_used": sorted(self.boosted), "hidden": list(self.hidden),
@@ -80,13 +86,14 @@ def _owners_on_table(obs: Observation, owners: Mapping[int, str]) -> set[str]:
 
 
 def _hidden(log: TurnLog, obs: Observation, finished: Sequence[str], owners: Mapping[int, str]) -> list[str]:
-    expected = (set(log.last_seen) | _owners_on_table(obs, owners)) - set(log.eliminated) - set(finished)
+    expected = (set(log.last_seen) | set(log.in_play) | _owners_on_table(obs, owners)) - set(log.eliminated) \
+        - set(finished)
     seen = set(boats_of(obs))
     return sorted(expected - seen)
 
 
-def _round_turn(log: TurnLog, report: TurnReport, movers: Sequence[str],
-                ranking: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
+def _round_turn(log: TurnLog, report: TurnReport, movers: Sequence[str], ranking: Sequence[str],
+                finished: Sequence[str] = ()) -> tuple[TurnLog, list[Ruling]]:
     """Action Phase bookkeeping and its ruling. A turn begins when a boat lays a card or
     moves its token; a boat that laid cards and moves its token later (even after another
     boat went) is going on with the same turn."""
@@ -95,13 +102,19 @@ def _round_turn(log: TurnLog, report: TurnReport, movers: Sequence[str],
     in_turn = tuple(b for b in set(log.in_turn) | set(_boats_laying(report)) if b not in movers)
     if not starting:
         return replace(log, in_turn=in_turn), []
-    order, acted, rnd = log.turn_order or tuple(ranking), log.acted, log.round
-    if any(m in acted for m in starting):  # a second turn: the last round is over
-        order, acted, rnd = tuple(ranking), (), rnd + 1
-    call = turn_order_call(list(order), list(acted), starting)
+    order, acted, passed, rnd = log.turn_order or tuple(ranking), log.acted, log.passed, log.round
+    if begins_round(order, acted, passed, starting, out=tuple(finished) + log.eliminated):
+        order, acted, passed, rnd = tuple(ranking), (), (), rnd + 1
+    call = turn_order_call(list(order), list(acted) + list(passed), starting)
     rulings = [] if call.verdict == "ok" else [Ruling(starting[0], call.section, call.verdict, call.summary)]
     return replace(log, turn_order=order, acted=acted + tuple(m for m in starting if m not in acted), round=rnd,
-                   in_turn=in_turn), rulings
+                   passed=passed, in_turn=in_turn), rulings
+
+
+def declare_pass(log: TurnLog, boat: str) -> TurnLog:
+    """The players say ``boat`` passes this round (a 0-space turn, Moving Less Than 3 Spaces):
+    for the turn order it has taken its turn."""
+    return log if boat in log.passed else replace(log, passed=log.passed + (boat,))
 
 
 def _boats_laying(report: TurnReport) -> list[str]:
@@ -150,11 +163,13 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     now = _with_kept(obs, log, hidden)
     report = check_turn(prev, now, deck_owner=owners)
     movers = [m for m in report.movers if m not in log.eliminated]
-    log, rulings = _round_turn(log, report, movers, ranking)
+    log, rulings = _round_turn(log, report, movers, ranking, finished)
     log, cleared = _settle_open(log, report, movers)
     rulings += cleared
     opened, eliminated, boosted = list(log.open), list(log.eliminated), set(log.boosted)
     for r in report.rulings:
+        if r.section == SECTION_TOKEN:
+            continue  # the step's move ruling applies the same rule function (cards.token_placement_fault)
         if r.section == SECTION_REPLACE:  # a card off the table, token not moved: pending
             rulings.append(r)
             continue

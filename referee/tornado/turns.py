@@ -96,13 +96,35 @@ def out_of_bounds_call(boat: str, hanging: Sequence[str], token_moved: bool) -> 
                     f"{boat} is eliminated")
 
 
+def round_over(turn_order: Sequence[str], acted: Iterable[str], passed: Iterable[str] = (),
+               out: Iterable[str] = ()) -> bool:
+    """Ending the Action Phase: the round ends when the last-ranked boat still racing has
+    taken its turn (every boat it ranks below that has not acted passed, since turns go
+    down the ranking), or when every boat has acted or passed. ``passed``: boats declared
+    as passing (a 0-space turn the camera cannot see); ``out``: boats no longer racing."""
+    done, gone = set(acted) | set(passed), set(out)
+    racing = [b for b in turn_order if b not in gone]
+    return bool(racing) and (racing[-1] in done or all(b in done for b in racing))
+
+
+def begins_round(turn_order: Sequence[str], acted: Iterable[str], passed: Iterable[str],
+                 starting: Iterable[str], out: Iterable[str] = ()) -> bool:
+    """Action Phase, the one decision every referee uses: do these boats, beginning a turn
+    now, begin the next round? Yes once this round is over (round_over), and when one of
+    them already took its turn this round (a boat has one turn a round, so the boats that
+    had not acted passed)."""
+    acted = list(acted)
+    return round_over(turn_order, acted, passed, out) or any(b in acted for b in starting)
+
+
 def turn_order_call(turn_order: Sequence[str], acted: Iterable[str], movers: Sequence[str]) -> TurnCall:
     """Action Phase: players act in ranking order, first place first.
 
     A player may pass (move 0 spaces), so a boat acting before a higher-ranked one is
-    not yet wrong; it is wrong when a boat acts after a lower-ranked boat has already
-    acted this round. When several boats moved between two stable states their turns
-    merged and their order cannot be seen.
+    not yet wrong (that one passed); it is wrong when a boat acts after a lower-ranked boat
+    has already acted or passed this round. Whether a round is over is begins_round's to
+    decide first. When several boats moved between two stable states their turns merged
+    and their order cannot be seen.
     """
     pos = {name: i for i, name in enumerate(turn_order)}
     acted = [a for a in acted if a in pos]

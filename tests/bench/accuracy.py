@@ -151,7 +151,8 @@ def evaluate(case: Case, tally: Tally, catalog, with_default: bool = True) -> No
             for p, t in matched:
                 ex, ey = p.x_mm - t["x_mm"], p.y_mm - t["y_mm"]
                 errs.append(math.hypot(ex, ey))
-                zs.extend([abs(ex) / p.sigma_mm, abs(ey) / p.sigma_mm])
+                # renders stick every sticker exactly: the measurement's own term (without the placement tolerance)
+                zs.extend([abs(ex) / p.measure_sigma_mm, abs(ey) / p.measure_sigma_mm])
         pe = tally.pair_errors.setdefault((case.resolution, with_cam), [])
         for (p1, t1), (p2, t2) in itertools.combinations(matched, 2):
             d_obs = math.hypot(p1.x_mm - p2.x_mm, p1.y_mm - p2.y_mm)

@@ -4,7 +4,7 @@
 
 * ``replay-<game>.json``: `refcam replay --json` on each bundled session;
 * ``rank-tornado-NNN.json``: `refcam rank --json` on each bundled Tornado still, with its
-  course and ``--assume-layout``.
+  course, the boats in play (``--boats``, from the scene) and ``--assume-layout``.
 
 Rewrite them only for a change that is meant to change rulings, and say so in the commit.
 ``tests/test_golden.py`` compares against them; what it treats as volatile is documented there.
@@ -45,10 +45,14 @@ def tornado_stills() -> list[dict]:
 
 
 def rank_argv(still: dict) -> list[str]:
+    """`refcam rank` as the players at that table would run it: their course and the boats in
+    play (the scene's boats, whether or not a hand hides one)."""
     image = REPO / "samples" / still["image"]
     camera = image.with_suffix(".camera.json")
+    truth = json.loads((REPO / "samples" / still["truth"]).read_text())
+    boats = sorted(p["name"].split("/")[-1] for p in truth["pieces"] if p["name"].startswith("tornado/boat-"))
     return ["rank", str(image), "--course", still["course"], "--camera-file", str(camera),
-            "--assume-layout", "--json"]
+            "--boats", ",".join(boats), "--assume-layout", "--json"]
 
 
 def golden_cases() -> list[tuple[str, list[str]]]:
@@ -60,9 +64,23 @@ def golden_cases() -> list[tuple[str, list[str]]]:
     return cases
 
 
+# Goldens pin rulings a person has checked, not how hard a search worked for them: these
+# keys (search statistics) are left out of the files and out of the comparison.
+NOT_RULINGS = frozenset({"positions_searched"})
+
+
+def pinned(doc):
+    """The document without NOT_RULINGS keys, at any depth."""
+    if isinstance(doc, dict):
+        return {k: pinned(v) for k, v in doc.items() if k not in NOT_RULINGS}
+    if isinstance(doc, list):
+        return [pinned(v) for v in doc]
+    return doc
+
+
 def main() -> int:
     for name, argv in golden_cases():
-        doc = run_cli(argv)
+        doc = pinned(run_cli(argv))
         (GOLDEN / name).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(name, file=sys.stderr)
     return 0

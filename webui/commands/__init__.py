@@ -5,4 +5,4 @@ The games' own commands (e.g. `refcam rank`) come from each registered game's ``
 `refcam --help` stays fast.
 """
 
-COMMAND_MODULES = ("markers", "render", "calibrate", "observe", "serve", "record", "replay")
+COMMAND_MODULES = ("markers", "render", "calibrate", "observe", "serve", "record", "replay", "measure")

@@ -1,6 +1,7 @@
-"""`refcam observe IMAGE [--camera-file F] [--game G] [--json] [--annotate OUT.png]`.
+"""`refcam observe IMAGE [IMAGE ...] [--camera-file F] [--game G] [--json] [--annotate OUT.png]`.
 
-Pieces found in one image, poses in the game frame (mm) with their uncertainty.
+Pieces found in one image, poses in the game frame (mm) with their uncertainty. Several photos
+of one still table (or a folder of them) are registered and fused first (vision/fusion.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("observe", help="pieces found in one image, poses in the game frame",
                               description="Find refcam's stickers in IMAGE and print every piece's pose in the game "
                                           "frame (mm, degrees) with its standard uncertainty sigma.")
-    p.add_argument("image", help="photo of the table (JPEG or PNG)")
+    p.add_argument("image", nargs="+", metavar="IMAGE",
+                   help="photo of the table (JPEG or PNG); several photos of the same still table, or a folder of "
+                        "them, are fused into one less noisy picture first")
     p.add_argument("--camera-file", metavar="F", help="camera file from `refcam calibrate` (without it refcam estimates the "
                                          "focal length from the stickers and promises less)")
     p.add_argument("--game", choices=GAMES, help="game (default: inferred from the stickers)")
@@ -45,16 +48,21 @@ def run(args) -> int:
             raise InvalidInputError(f"--annotate {args.annotate!r}: folder {str(annotate_to.parent)!r} does not exist")
         safeload.output_path(annotate_to, "--annotate")  # a FIFO or a device is refused before any work
         refuse_overwriting_inputs("--annotate", annotate_to,
-                                  [("the image", args.image), ("the camera file", args.camera_file)])
+                                  [("the image", i) for i in args.image] + [("the camera file", args.camera_file)])
     camera = None
     if args.camera_file:
         from calibration.camera import CameraModel
         camera = CameraModel.load(args.camera_file)
-    image = load_image(args.image)
-    if camera is not None:
-        h, w = image.shape[:2]
-        camera.check_image_size(w, h, source=f"camera file {args.camera_file}")
-    obs = observe(image, camera, game=args.game)
+    if len(args.image) == 1 and not Path(args.image[0]).is_dir():
+        image = load_image(args.image[0])
+        if camera is not None:
+            h, w = image.shape[:2]
+            camera.check_image_size(w, h, source=f"camera file {args.camera_file}")
+        obs = observe(image, camera, game=args.game)
+    else:
+        from webui.tools import observe_photos
+
+        obs, image = observe_photos(args.image, camera, args.game)
     if annotate_to is not None:
         import cv2
 
@@ -73,17 +81,26 @@ def run(args) -> int:
 
 
 def format_table(obs) -> str:
-    """A readable table: name, x, y, theta, sigma, size px, face; then the frame and warnings."""
+    """A readable table: name, x, y, theta, sigma (and its two terms: the picture's measurement
+    and the stickers' placement), size px, face; then the frame and warnings."""
     frame = obs.frame or {}
     anchor = frame.get("anchor") or frame.get("kind", "?")
+    fusion = obs.extra.get("fusion")
     lines = [f"game: {obs.game or '?'}   frame: {anchor}"
              + ("" if frame.get("game_frame") else " (not the game frame)")
              + f"   camera file: {'yes' if frame.get('camera_file') else 'no'}"]
-    header = f"{'piece':<24} {'x mm':>9} {'y mm':>9} {'theta':>8} {'sigma mm':>9} {'size px':>8}  face"
+    if fusion:
+        lines.append(f"fused {fusion['frames']} photos ({fusion['method']}): noise {fusion['noise_single']:.1f} -> "
+                     f"{fusion['noise_fused']:.1f} grey levels; read only in the fused picture: "
+                     f"{', '.join(fusion['fused_only']) or 'none'}")
+    header = (f"{'piece':<24} {'x mm':>9} {'y mm':>9} {'theta':>8} {'sigma mm':>9} {'measure':>8} {'placing':>8} "
+              f"{'size px':>8}  face")
     lines += [header, "-" * len(header)]
     for p in obs.pieces:
+        placing = max(p.placement_sigma_mm, p.placement_sigma_along_mm)
         lines.append(f"{p.name:<24} {p.x_mm:9.2f} {p.y_mm:9.2f} {p.theta_deg:8.2f} {p.sigma_mm:9.2f} "
-                     f"{p.size_px:8.1f}  {p.face or '-'}")
+                     f"{p.measure_sigma_mm:8.2f} {placing:8.2f} {p.size_px:8.1f}  {p.face or '-'}"
+                     + (f"  ({p.source})" if p.source else ""))
     if obs.unknown_markers:
         lines.append(f"unknown markers: {', '.join(str(i) for i in obs.unknown_markers)}")
     for w in obs.warnings:

@@ -71,7 +71,11 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     if game:
         check_pieces_game(folder, game)
     game = game or source.info.game or game_ids()[0]
-    settings_for(get_game(game), dict(options or {}))  # refuse bad settings before the long part
+    options, notes = session_options(folder, get_game(game), source.session.header, dict(options or {}))
+    for note in notes:
+        if on_warning:
+            on_warning(note)
+    settings_for(get_game(game), options)  # refuse bad settings before the long part
     if camera is None and source.info.camera_file is not None:
         from calibration.camera import CameraModel
 
@@ -96,15 +100,59 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
             elif ev["type"] == "warning" and on_warning:
                 on_warning(ev["message"])
 
+    declared = declarations_of(folder)
     n = 0
     for t, image in source:
+        while declared and declared[0].t < t:  # said after the frames before this one were seen
+            _declare(engine, declared.pop(0), on_warning)
         engine.process(t, image)
         n += 1
         drain()
         if progress:
             progress.update(n)
+    for d in declared:  # said after the last frame
+        _declare(engine, d, on_warning)
     drain()  # a bad frame at the very end is reported while the source finishes, after the last process()
     return timeline, game
+
+
+def _declare(engine, declaration, on_warning) -> None:
+    """Replay one recorded declaration at its own time; one the game refuses is a warning."""
+    from referee.errors import RefcamError
+
+    try:
+        engine.declare(declaration, declaration.t)
+    except RefcamError as exc:
+        if on_warning:
+            on_warning(f"declaration {declaration} not taken: {exc}")
+
+
+def declarations_of(folder) -> list:
+    """What the players declared during a recorded session (referee.game.Declaration), oldest first."""
+    from referee.game import Declaration
+    from vision.session import read_session
+
+    return [Declaration.from_json(d) for d in read_session(folder).declarations()]
+
+def session_options(folder, game, header: dict, options: dict) -> tuple[dict, list[str]]:
+    """A session's own settings, for each option of the game not given on the command line:
+    a file named after the option in the session folder (``course.json`` for ``--course``),
+    else the session header's text under the option's name. Returns (options, notes saying
+    which were taken from the session)."""
+    from pathlib import Path
+
+    out, notes = dict(options), []
+    for option in game.options:
+        if out.get(option.name) not in (None, ""):
+            continue
+        own = Path(folder) / f"{option.name}.json"
+        if own.is_file():
+            out[option.name] = str(own)
+            notes.append(f"{option.flag} not given: the session's own {own.name} is used")
+        elif isinstance(header.get(option.name), str):
+            out[option.name] = header[option.name]
+            notes.append(f"{option.flag} not given: the session's {option.name} {header[option.name]!r} is used")
+    return out, notes
 
 
 def check_pieces_game(folder, game: str, frames_to_look: int = 3) -> None:
@@ -136,7 +184,7 @@ def check_pieces_game(folder, game: str, frames_to_look: int = 3) -> None:
         theirs = owners.most_common(1)[0][0]
         title = get_game(theirs).title
         raise InvalidInputError(f"--game {game}: these are {title} pieces (stickers of {theirs}/... in {entry.path.name}); "
-                                f"replay with --game {theirs}, or leave --game out")
+                                f"use --game {theirs}, or leave --game out")
 
 
 def run(args: argparse.Namespace) -> int:

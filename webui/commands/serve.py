@@ -92,6 +92,7 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
         settings_for(get_game(args.game), options)
     if args.stable_s is not None and not (0.0 <= args.stable_s <= 30.0):
         raise InvalidInputError(f"--stable-s {args.stable_s} must be between 0 and 30 seconds")
+    refuse_what_replay_refuses(args)
     camera = CameraModel.load(args.camera_file) if args.camera_file else None
     if args.camera is None and args.replay is None and args.video is None:
         source = SessionSource(bundled_session(args.game), realtime=not args.fast, loop=True)
@@ -100,6 +101,12 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
                              loop=args.loop)
     game = args.game or source.info.game or game_ids()[0]
     try:
+        if isinstance(source, SessionSource):  # a session's own settings (its course.json), as replay takes them
+            from webui.commands.replay import session_options
+
+            options, notes = session_options(source.session.folder, get_game(game), source.session.header, options)
+            for note in notes:
+                print(f"refcam serve: {note}", file=stderr)
         settings_for(get_game(game), options)  # refuse bad settings before serving
         if camera is None and source.info.camera_file is not None:
             camera = CameraModel.load(source.info.camera_file)
@@ -121,6 +128,33 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
             "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow"),
             "PIPELINED": True}  # drawing and JPEG encoding on a second thread (webui.live.FrameDrawer)
+
+
+# the first bytes of the still-picture formats a camera or phone writes
+STILL_PICTURE_MAGIC = ((b"\xff\xd8\xff", "a JPEG picture"), (b"\x89PNG\r\n\x1a\n", "a PNG picture"),
+                       (b"GIF8", "a GIF picture"), (b"BM", "a BMP picture"), (b"II*\x00", "a TIFF picture"),
+                       (b"MM\x00*", "a TIFF picture"))
+
+
+def refuse_what_replay_refuses(args: argparse.Namespace) -> None:
+    """The same refusals as `refcam replay`, before anything is opened: a --game whose pieces are
+    not in the recorded session, and a still picture given as --video (one line, exit 2)."""
+    if args.replay and args.game:
+        from webui.commands.replay import check_pieces_game
+
+        check_pieces_game(args.replay, args.game)
+    if args.video:
+        try:
+            with open(args.video, "rb") as fh:
+                head = fh.read(16)
+        except OSError:
+            return  # the video source says what is wrong with the path
+        what = next((words for magic, words in STILL_PICTURE_MAGIC if head.startswith(magic)), None)
+        if what is None and head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+            what = "a WebP picture"
+        if what:
+            raise InvalidInputError(f"--video {args.video}: this is {what}, not a video; serve takes a video file "
+                                    "(or --replay DIR); for one picture use refcam rank or refcam observe")
 
 
 def page_url(host: str, port: int) -> str:

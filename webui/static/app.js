@@ -5,7 +5,7 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const refcam = (window.refcam = { rulings: [], events: 0, connectedAt: null, config: null, lastState: null,
-    status: null, card: null });
+    status: null, card: null, cardLog: [] });
   // The access token comes in the page's own address (?token=...); changes send it, watching needs none.
   const TOKEN = new URLSearchParams(location.search).get("token") || "";
 
@@ -40,10 +40,18 @@
     return e;
   }
 
-  function showAlert(text) {
+  // kind "info": news that is no alarm (a replay's normal end); otherwise alarm red
+  function showAlert(text, kind) {
     const a = $("alert");
     a.hidden = !text;
     a.textContent = text || "";
+    a.className = "alert" + (kind ? " " + kind : "");
+  }
+
+  // A refusal the players must read (e.g. "Settle it" without the token): stays until dismissed.
+  function showNotice(text) {
+    $("notice").hidden = !text;
+    $("notice-text").textContent = text || "";
   }
 
   // ----- one status, from the server's status event ----------------------------------------
@@ -58,7 +66,7 @@
     s.dataset.status = shown;
     const src = ev.source_status || "";
     if (ev.error) showAlert("source stopped: " + ev.error);
-    else if (shown === "source ended") showAlert("the replay has ended: the last rulings stand (" + ev.frames + " frames)");
+    else if (shown === "source ended") showAlert("the replay has ended: the last rulings stand (" + ev.frames + " frames)", "info");
     else if (shown === "camera lost") showAlert(src || "camera lost; retrying");
     else showAlert("");
     const running = shown === "in play" || shown === "stable";
@@ -77,16 +85,93 @@
     return { cls: "info", word: String(r.kind || "ruling").toUpperCase() };
   }
 
-  function showCard(r, gameT, seq) {
+  // What the card shows: illegal and "cannot tell" rulings of the latest turn outrank routine
+  // news. Levels: 3 a violation or cannot tell (held until the next turn is ruled or the players
+  // dismiss it), 2 a turn or other news of the game, 1 routine news (warnings, "not crossed
+  // yet"), 0 rankings (they have their own panel and never take the card).
+  function levelOf(r) {
     const v = verdictOf(r);
-    const card = $("card");
-    card.className = "card " + v.cls;
-    card.dataset.seq = seq;
+    if (v.cls === "illegal" || v.cls === "undecided" || r.kind === "violation") return 3;
+    if (r.kind === "ranking") return 0;
+    if (r.kind === "warning" || (r.details && r.details.crossed === false)) return 1;
+    return 2;
+  }
+
+  const card = { level: -1, t: null, items: [] };
+
+  // The next turn ruled (a move, or a legal ruling such as a card withdrawn) after the held one.
+  function releases(r) {
+    return card.t !== null && typeof r.t === "number" && r.t !== card.t && (r.kind === "move" || r.legal === true);
+  }
+
+  function offerCard(r, gameT, seq) {
+    const level = levelOf(r);
+    if (level === 0) return showRanking(r, gameT);
+    if (r.kind === "warning" && level < 3) return;  // warnings stay in the log
+    if (card.level === 3 && !card.dismissed) {
+      if (level === 3 && r.t === card.t) return drawCard(card.items.concat([{ r, gameT, seq }]), 3, r.t);
+      if (level < 3 && !releases(r)) return;  // routine news waits behind the violation (it is in the log)
+    } else if (level < card.level && r.t === card.t) {
+      return;  // the same turn's routine news does not replace its ruling
+    }
+    drawCard([{ r, gameT, seq }], level, r.t);
+  }
+
+  function drawCard(items, level, t) {
+    Object.assign(card, { level: level, t: typeof t === "number" ? t : null, items: items, dismissed: false });
+    const main = items[0];
+    const v = verdictOf(main.r);
+    const box = $("card");
+    box.className = "card " + v.cls;
+    box.dataset.seq = items[items.length - 1].seq;
     $("card-verdict").textContent = v.word;
-    $("card-text").textContent = short(r.summary);
-    $("card-rule").textContent = r.rule || "";
-    $("card-time").textContent = clock(gameT);
-    refcam.card = { seq: seq, shown_ms: Date.now(), summary: r.summary };
+    $("card-text").textContent = short(main.r.summary);
+    const more = $("card-more");
+    more.textContent = "";
+    for (const it of items.slice(1)) more.appendChild(el("div", verdictOf(it.r).word + ": " + short(it.r.summary)));
+    $("card-rule").textContent = Array.from(new Set(items.map((it) => it.r.rule).filter(Boolean))).join(" · ");
+    $("card-time").textContent = clock(main.gameT);
+    $("card-dismiss").hidden = level !== 3;
+    const shown = Date.now();
+    refcam.card = { seq: main.seq, shown_ms: shown, summary: main.r.summary, level: level };
+    refcam.cardLog.push({ shown_ms: shown, summaries: items.map((it) => it.r.summary), level: level });
+    if (refcam.cardLog.length > 500) refcam.cardLog.shift();
+  }
+
+  function dismissCard() {
+    card.dismissed = true;
+    card.level = 1;
+    $("card").classList.add("dismissed");
+    $("card-dismiss").hidden = true;
+    refcam.cardLog.push({ shown_ms: Date.now(), summaries: [], level: 1, dismissed: true });
+  }
+
+  // The ranking panel: from a ranking view's table when there is one (compact: "1. boat-1 =
+  // 2. boat-2 · 3. boat-3", "=" between boats equidistant within measurement), else the ruling's words.
+  function showRanking(r, gameT) {
+    if (!rankingFromView) setRankingText(short(r.summary).replace(/^ranking:\s*/i, ""));
+    $("ranking-time").textContent = clock(gameT);
+  }
+
+  let rankingFromView = false;
+
+  function showRankingView(data) {
+    const rows = (data && data.ranking) || [];
+    rankingFromView = rows.length > 0;
+    if (!rankingFromView) return;
+    const ranked = rows.filter((r) => typeof r.rank === "number");
+    const parts = ranked.map((r, i) => {
+      const next = ranked[i + 1];
+      const sep = !next ? "" : (r.equidistant_with || []).includes(next.name) ? " = " : " · ";
+      return `${r.rank}. ${short(r.name)}${r.finished === true ? " (finished)" : ""}${sep}`;
+    });
+    const unseen = rows.filter((r) => typeof r.rank !== "number").map((r) => `${short(r.name)} ${r.status || "unranked"}`);
+    setRankingText(parts.join("") + (unseen.length ? " · " + unseen.join(" · ") : ""));
+  }
+
+  function setRankingText(text) {
+    $("ranking-panel").hidden = !text;
+    $("ranking-text").textContent = text;
   }
 
   function speak(r) {
@@ -150,5 +235,7 @@
 
   window.refcamShort = short;
   window.refcamClock = clock;
-  window.refcamUi = { showCard, speak, logRuling, logWarning, clearLog, setFilter, setStatus, showAlert, changeHeaders, el, fmt, TOKEN };
+  $("card-dismiss").addEventListener("click", dismissCard);
+  $("notice-close").addEventListener("click", () => showNotice(""));
+  window.refcamUi = { offerCard, levelOf, speak, logRuling, logWarning, clearLog, setFilter, setStatus, showAlert, showNotice, showRankingView, changeHeaders, el, fmt, TOKEN };
 })();

@@ -79,6 +79,15 @@
     return e;
   }
 
+  // A label wider than the room on either side of its anchor is drawn smaller, never cut off
+  // at the drawing's edge (about 0.6 em a character: an estimate, the text is not laid out yet).
+  function fitLabel(e, s, x0, x1, size) {
+    const x = s.points[0][0];
+    const room = 2 * Math.min(x - x0, x1 - x);
+    const wide = 0.6 * size * String(s.text || "").length;
+    if (room > 0 && wide > room) e.setAttribute("font-size", num(size * room / wide));
+  }
+
   function svgFor(d) {
     const unit = unitOf(d);
     const [x0, y0, x1, y1] = extent(d, unit);
@@ -90,6 +99,7 @@
     for (const s of d.shapes || []) {
       const e = shapeElement(s, ctx);
       if (e) svg.appendChild(e);
+      if (e && s.kind === "label") fitLabel(e, s, x0, x1, 0.42 * unit);
     }
     return svg;
   }

@@ -12,12 +12,11 @@
     const gameT = typeof ev.game_t === "number" ? ev.game_t : null;
     const live = refcam.connectedAt !== null && ev.sent_ms >= refcam.connectedAt - 5;
     refcam.rulings.push({ seq: ev.seq, entry_ms: ev.entry_ms, sent_ms: ev.sent_ms, arrival_ms: now, summary: r.summary,
-      legal: r.legal, rule: r.rule, kind: r.kind, game_t: gameT });
+      legal: r.legal, rule: r.rule, kind: r.kind, game_t: gameT, t: r.t,
+      details: r.details && "crossed" in r.details ? { crossed: r.details.crossed } : undefined });
     ui.logRuling(r, gameT);
-    if (r.kind !== "warning") {
-      ui.showCard(r, gameT, ev.seq);
-      if (live) ui.speak(r);
-    }
+    ui.offerCard(r, gameT, ev.seq);
+    if (live && ui.levelOf(r) >= 2) ui.speak(r);
   }
 
   function onConfig(ev) {
@@ -50,6 +49,8 @@
       const data = (ev.state && ev.state.data) || {};
       if ((data.ranking && data.ranking.length) || (data.pieces && data.pieces.length)) notice = "";
       window.refcamViews.renderState(ev.state, notice);
+      if (ev.state && ev.state.kind === "ranking") ui.showRankingView(data);
+      if (window.refcamDeclare) window.refcamDeclare.render(ev.state);
     });
     on("config", onConfig);
     on("restart", (ev) => {
@@ -95,12 +96,14 @@
     else if (chosen) renderOptions(chosen.options);
   });
 
-  async function postJson(url, body) {
+  // what: the change in words, for a refusal without the token ("Settle it", "Declaring", ...)
+  async function postJson(url, body, what) {
     const resp = await fetch(url, { method: "POST", headers: ui.changeHeaders(), body: JSON.stringify(body || {}) });
     let data = {};
     try { data = await resp.json(); } catch (e) { data = { error: `refused (HTTP ${resp.status})` }; }
     if (!resp.ok && (resp.status === 401 || resp.status === 403) && !ui.TOKEN) {
-      data.error = (data.error ? data.error + ": " : "") + "open the page with the address refcam printed (it carries the access token)";
+      data.error = `${what || "This change"} needs the access token, and this page was opened without it: open the ` +
+        "address refcam serve printed (it ends in ?token=…)";
     }
     return { resp, data };
   }
@@ -108,16 +111,16 @@
   // An offer of the view (e.g. the next race): these settings on top of the game's current ones.
   async function applySettings(settings) {
     const body = Object.assign({ game: refcam.config && refcam.config.game }, settings);
-    const { resp, data } = await postJson("/api/config", body);
-    ui.showAlert(resp.ok ? "" : data.error);
+    const { resp, data } = await postJson("/api/config", body, "Starting the next race");
+    ui.showNotice(resp.ok ? "" : data.error);
     return resp.ok;
   }
-  window.refcamPage = { applySettings };
+  window.refcamPage = { applySettings, postJson };
 
   $("config-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const body = Object.fromEntries(new FormData(e.target).entries());
-    const { resp, data } = await postJson("/api/config", body);
+    const { resp, data } = await postJson("/api/config", body, "Changing the settings");
     const err = $("config-error");
     err.hidden = resp.ok;
     err.textContent = resp.ok ? "" : data.error;
@@ -128,8 +131,10 @@
     const btn = $("settle");
     btn.disabled = true;
     try {
-      const { resp, data } = await postJson("/api/settle", {});
-      if (!resp.ok) { ui.showAlert(data.error || "cannot settle now"); return; }
+      const { resp, data } = await postJson("/api/settle", {}, "Settle it");
+      if (!resp.ok) { ui.showNotice(data.error || "cannot settle now"); return; }
+      ui.showNotice("");
+      $("photo-title").textContent = data.title || "Settled";
       $("settle-img").src = data.png;
       $("photo-img").src = data.png;
       $("settle-download").href = data.download;

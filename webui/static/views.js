@@ -23,9 +23,16 @@
     return t;
   }
 
+  // An uncertainty with the digits it needs: never "± 0.0" for a small but real σ.
+  function sigmaText(v) {
+    if (typeof v !== "number" || !isFinite(v)) return String(v);
+    if (v >= 0.1) return fmt(v);
+    return v > 0 ? String(Number(v.toPrecision(1))) : "< 0.01";
+  }
+
   function measureText(m) {
     if (!m) return "";
-    return `${fmt(m.value)} ± ${fmt(m.sigma)} ${m.kind === "angle_deg" ? "°" : "mm"}`;
+    return `${fmt(m.value)} ± ${sigmaText(m.sigma)} ${m.kind === "angle_deg" ? "°" : "mm"}`;
   }
 
   function unit(kind) { return kind === "angle_deg" ? "°" : "mm"; }
@@ -37,7 +44,7 @@
     const ratio = c.sigma > 0 ? ` (${(c.delta / c.sigma).toFixed(1)} σ)` : "";
     const band = typeof c.band === "number" ? `, band ${fmt(c.band)} ${u}` : "";
     const what = /equidistant/i.test(c.verdict) ? "equidistant with" : c.verdict === "zone" ? "a zone ahead of" : "ahead of";
-    const diff = c.verdict === "zone" ? "" : `: Δ ${fmt(c.delta)} ${u}, σΔ ${fmt(c.sigma)} ${u}${band}${ratio}`;
+    const diff = c.verdict === "zone" ? "" : `: Δ ${fmt(c.delta)} ${u}, σΔ ${sigmaText(c.sigma)} ${u}${band}${ratio}`;
     return `${short(c.ahead)} ${what} ${short(c.behind)}${diff}`;
   }
 
@@ -45,12 +52,13 @@
     const hands = data.hand_size || {};
     const ranking = data.ranking || [];
     if (!ranking.length) para("no one ranked yet: waiting for a still table", "waiting");
-    else add(table(["#", "who", "zone", "distance to go", "finished", "hand"], ranking.map((r) => [
+    // equidistant boats are named in the pairs below; a finished boat has no distance to go
+    else add(table(["#", "who", "zone", "distance to go", "hand"], ranking.map((r) => [
       r.rank === null || r.rank === undefined ? "–" : r.rank, short(r.name),
       r.zone === null || r.zone === undefined ? (r.status || "") : r.zone,
-      measureText(r.measure) + (r.equidistant_with && r.equidistant_with.length ? "; equidistant with " + r.equidistant_with.map(short).join(", ") : ""),
-      r.finished === true ? "yes" : r.finished === false ? "" : r.finished, hands[r.name]]),
-    ["rank", "name", "zone", "measure", "", "num"]));
+      r.finished === true ? "finished" : measureText(r.measure) + (typeof r.finished === "string" ? " (" + r.finished + ")" : ""),
+      hands[r.name]]),
+    ["rank", "name", "zone", "measure", "num"]));
     const pairs = (data.calls || []).filter((c) => c.verdict !== "zone");
     if (pairs.length) {
       const box = add(ui.el("div", null, "pairs"));
@@ -65,6 +73,16 @@
     if (data.eliminated && data.eliminated.length) facts.push("eliminated " + data.eliminated.map(short).join(", "));
     if (data.violations && data.violations.length) facts.push(data.violations.length + " violation(s)");
     if (facts.length) para(facts.join(" · "), "facts");
+    const gp = data.grand_prix;
+    if (gp && gp.final) {
+      const f = gp.final;
+      const who = f.winner ? `${short(f.winner)} wins` : `${f.leaders.map(short).join(", ")} tie: the players name the winner`;
+      para(`Grand Prix over: ${who} (${Object.entries(f.totals).sort((a, b) => b[1] - a[1])
+        .map(([n, v]) => short(n) + " " + v).join(", ")} points)`, "notice");
+    } else if (gp && gp.totals && Object.keys(gp.totals).length) {
+      para("Grand Prix totals: " + Object.entries(gp.totals).sort((a, b) => b[1] - a[1])
+        .map(([n, v]) => short(n) + " " + v).join(", "), "facts");
+    }
   }
 
   function renderPieces(data, add, para) {
@@ -79,14 +97,24 @@
   function flat(v) {
     if (v === null || v === undefined) return "";
     if (Array.isArray(v)) return v.map(flat).join(", ");
-    if (typeof v === "object") return Object.entries(v).map(([k, x]) => k.replace(/_/g, " ") + " " + flat(x)).join("; ");
+    if (typeof v === "object") {
+      return Object.entries(v).filter(([, x]) => !empty(x))
+        .map(([k, x]) => k.replace(/_/g, " ") + (x === true ? "" : " " + flat(x))).join("; ");
+    }
     return short(typeof v === "number" ? (Number.isInteger(v) ? String(v) : fmt(v)) : v);
+  }
+
+  // Nothing to say: false, empty, or no value ("illegal on board false" is not news).
+  function empty(v) {
+    return v === false || v === null || v === undefined || v === "" ||
+      (Array.isArray(v) && !v.length) || (typeof v === "object" && !Array.isArray(v) && v && !Object.keys(v).length);
   }
 
   function renderKeyValues(data, add, para) {
     // a long nested record reads badly as one row: it stays in "all details" below
     const tooLong = (v) => v && typeof v === "object" && !Array.isArray(v) && flat(v).length > 160;
-    const entries = Object.entries(data).filter(([k, v]) => k !== "note" && k !== "game" && !tooLong(v));
+    const entries = Object.entries(data).filter(([k, v]) => k !== "note" && k !== "game" && !tooLong(v) && !empty(v) && flat(v) !== "")
+      .map(([k, v]) => [k, v === true ? "yes" : v]);
     const plain = entries.filter(([, v]) => !(typeof v === "string" && v.includes("\n"))
       && !(Array.isArray(v) && v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))));
     add(table(["", ""], plain.map(([k, v]) => [k.replace(/_/g, " "), flat(v)]), ["key", "value"]));
@@ -132,7 +160,14 @@
     const data = state.data || {};
     if (data.note) para(data.note, "note");
     const rest = window.refcamDiagram ? window.refcamDiagram.show(data, add) : data;  // the view's diagram, if any (diagram.js)
-    if (state.kind) (VIEWS[state.kind] || renderKeyValues)(rest, add, para);
+    if (state.kind && VIEWS[state.kind]) VIEWS[state.kind](rest, add, para);
+    else if (state.kind && rest !== data) {
+      // the drawing says it at a glance: its data as a table stays one tap away
+      const more = add(document.createElement("details"));
+      more.className = "view-data";
+      more.appendChild(ui.el("summary", "the state as a table"));
+      renderKeyValues(rest, (e) => { more.appendChild(e); return e; }, (text, cls) => more.appendChild(ui.el("p", text, cls)));
+    } else if (state.kind) renderKeyValues(rest, add, para);
     renderOffers(state.offers || [], add);
     const det = document.createElement("details");
     det.appendChild(ui.el("summary", "all details"));

@@ -1,0 +1,50 @@
+"""Kang's game state and what a played move leads to, shared by the game step (game.py) and
+the players' acceptance of an illegal move (pending.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..game import RuleRef, Step
+from ..pending import TurnGuard
+from ..rulings import Ruling
+from .explain import RULES, Rule
+from .position import Move, Position
+
+GAME_ID = "kang"
+TITLE = "Kang"
+
+
+@dataclass(frozen=True)
+class KangState:
+    """position: the last legally reached position (None before the first clear board);
+    last: the last legal move and who played it; pending: what stops judging right now;
+    illegal: the board of a move ruled illegal, until it is taken back or replaced."""
+
+    position: Position | None = None
+    last: Move | None = None
+    last_coach: str | None = None
+    pending: str = ""
+    turn_known: bool = True
+    moves: tuple[str, ...] = ()
+    guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
+
+
+def rule_ref(rule: Rule) -> RuleRef:
+    return RuleRef(GAME_ID, rule.section, TITLE)
+
+
+
+def played(state: KangState, move: Move, mover: str, after: Position, t: float, said=()) -> Step:
+    """The state once ``mover`` played ``move`` reaching ``after``, with what follows from it:
+    an alfalfa token (How to get an alfalfa token) and the win at 3 (End of the Game)."""
+    out = list(said)
+    if move.exits:
+        out.append(Ruling(t, GAME_ID, "state", f"{mover} scores an alfalfa token ({after.alfalfa[0]}-"
+                          f"{after.alfalfa[1]}) and may not score next turn", None, str(rule_ref(RULES["no-score"]))))
+    if after.winner:
+        out.append(Ruling(t, GAME_ID, "state", f"{after.winner} wins with 3 alfalfa", None,
+                          str(rule_ref(RULES["game-over"]))))
+    new = replace(state, position=after, last=move, last_coach=mover, turn_known=True,
+                  moves=state.moves + (f"{mover} {move}",))
+    return Step(new, tuple(out))

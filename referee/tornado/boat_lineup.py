@@ -1,0 +1,186 @@
+"""`refcam measure tornado-boats`: each boat's sticker placement along its heading, measured
+from photos of the boats lined up against the start gate (SPEC section 4, boat line-up).
+
+Why along the heading: a boat's single sticker cannot show its own offset, and a boat's
+deck centre decides every Tornado call (Ranking Phase distances and angles, Judging Line
+Crossings), mostly along its heading. The start gate gives a physical reference: a boat
+whose nose touches the gate's straight long side has its deck centre exactly half a boat
+(plus the gate's half-depth) behind the gate's line, so the sticker's offset along the
+heading is where the sticker says the deck centre is, less where it must be.
+
+What is shared: every boat of a photo is measured against the same gate, whose own
+stickers were stuck by hand too. Their offset along the gate's +x is the same for all boats,
+so it cancels between boats (pair calls) and is reported apart, not in each boat's sigma.
+Their tilt (the gate's heading tolerance) is not: it moves a boat by its distance from the
+gate's middle times the tilt, so that term is in each boat's sigma, and it does not average
+over photos of the same gate. Boats close together at the middle of the gate keep it small.
+
+Plain Python on observations and catalog data (no cv2).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from referee.catalog import Catalog
+from referee.errors import InvalidInputError
+from referee.observation import Observation, PiecePose
+
+from . import geometry as g
+from .cards import BOAT_PREFIX
+from .course_spec import START_GATE
+
+# SPEC section 4: a boat farther than this from touching the gate, or turned more than this
+# from square to it, is refused (a line-up that is not one measures the player, not the sticker).
+LINEUP_LIMIT_MM = 5.0
+LINEUP_LIMIT_DEG = 5.0
+MEASURED_BY = "refcam measure tornado-boats"
+
+
+class LineupError(InvalidInputError):
+    """A photo that is not a boat line-up against the start gate."""
+
+
+@dataclass(frozen=True)
+class BoatReading:
+    """One boat in one photo: its sticker's offset along its heading (mm, + = the sticker sits
+    forward of its catalog place), that reading's sigma, and its turn from square (degrees)."""
+
+    name: str
+    offset_mm: float
+    sigma_mm: float
+    turn_deg: float
+    along_gate_mm: float = 0.0  # where along the gate it stood, from the gate's middle
+    gate_tilt_rad: float = 0.0  # the gate's own heading tolerance (its stickers' placement)
+
+
+@dataclass(frozen=True)
+class BoatMeasure:
+    """A boat's offset over every photo that read it (inverse-variance mean)."""
+
+    name: str
+    offset_mm: float
+    sigma_mm: float
+    turn_deg: float
+    photos: int
+
+    def to_json(self) -> dict:
+        return {"offset_mm": round(self.offset_mm, 3), "sigma_mm": round(self.sigma_mm, 3),
+                "turn_deg": round(self.turn_deg, 2), "photos": self.photos}
+
+
+def _front_reach(catalog: Catalog, boat: str, turn_deg: float) -> float:
+    """How far the boat's outline reaches ahead of its reference point along the gate's +x,
+    for a boat turned turn_deg (its footprint's support in that direction)."""
+    c, s = math.cos(math.radians(turn_deg)), math.sin(math.radians(turn_deg))
+    return max(x * c - y * s for x, y in catalog.piece(boat).footprint_polygon(96))
+
+
+def _gate_back_side(catalog: Catalog) -> tuple[float, float]:
+    """(x of the gate's straight long side behind its line, half the gate's length), gate frame mm."""
+    fp = catalog.piece(START_GATE).footprint
+    depth, length = (float(v) for v in fp["size_mm"])
+    cx = float(fp.get("centre_mm", (0.0, 0.0))[0])
+    return cx - depth / 2, length / 2
+
+
+def read_lineup(obs: Observation, catalog: Catalog, label: str) -> tuple[list[BoatReading], list[str]]:
+    """The boats of one line-up photo: (readings, refusals). Raises LineupError when the photo
+    shows no start gate or no boat."""
+    gate = obs.piece(START_GATE)
+    if gate is None:
+        raise LineupError(f"{label}: the start gate is not in view: lay it flat on the table in the picture, "
+                          "the boats behind it with their noses touching its straight side")
+    boats = [p for p in obs.pieces if p.name.startswith(BOAT_PREFIX)]
+    if not boats:
+        raise LineupError(f"{label}: no boat in view: stand the boats behind the start gate")
+    back_x, half_length = _gate_back_side(catalog)
+    readings, refusals = [], []
+    for b in boats:
+        reading, why = _read_boat(b, gate, catalog, back_x, half_length)
+        if why:
+            refusals.append(f"{label}: {b.name.split('/')[-1]} {why}")
+        else:
+            readings.append(reading)
+    return readings, refusals
+
+
+def _read_boat(b: PiecePose, gate: PiecePose, catalog: Catalog, back_x: float,
+               half_length: float) -> tuple[BoatReading | None, str]:
+    """One boat against the gate: its reading, or why it is refused (SPEC section 4 limits)."""
+    x, y = g.to_local((gate.x_mm, gate.y_mm), gate.theta_deg, (b.x_mm, b.y_mm))
+    turn = g.wrap180(b.theta_deg - gate.theta_deg)
+    if abs(turn) > LINEUP_LIMIT_DEG:
+        return None, (f"is turned {turn:+.1f}° from square to the gate (at most {LINEUP_LIMIT_DEG:g}°): "
+                      "set it heading straight across the gate")
+    if abs(y) > half_length:
+        return None, "stands beside the gate's end, not behind it: move it behind the gate"
+    # nose where the sticker says, less where touching puts it, along the boat's heading
+    offset = (x + _front_reach(catalog, b.name, turn) - back_x) / math.cos(math.radians(turn))
+    if abs(offset) > LINEUP_LIMIT_MM:
+        where = "short of" if offset < 0 else "into"
+        return None, (f"reads {abs(offset):.1f} mm {where} the gate's straight side (at most {LINEUP_LIMIT_MM:g} mm "
+                      "off touching): push its nose against the gate")
+    # a sticker stuck off sideways reads along the gate when the boat is turned
+    sigma = math.hypot(b.measure_sigma_mm, b.placement_sigma_mm * abs(math.tan(math.radians(turn))))
+    return BoatReading(b.name, offset, sigma, turn, y, math.radians(gate.placement_sigma_deg)), ""
+
+
+def combine(readings: Sequence[BoatReading]) -> list[BoatMeasure]:
+    """Per boat, the inverse-variance mean over photos; where photos disagree by more than
+    their sigmas say, sigma grows with their scatter (a Birge ratio), never shrinks. The gate's
+    tilt is the same in every photo: its term (the boat's mean place along the gate times the
+    tilt tolerance) is added after averaging."""
+    by_boat: dict[str, list[BoatReading]] = {}
+    for r in readings:
+        by_boat.setdefault(r.name, []).append(r)
+    out = []
+    for name in sorted(by_boat):
+        rs = by_boat[name]
+        w = [1.0 / max(r.sigma_mm, 1e-6) ** 2 for r in rs]
+        mean = sum(wi * r.offset_mm for wi, r in zip(w, rs)) / sum(w)
+        sigma = 1.0 / math.sqrt(sum(w))
+        if len(rs) > 1:
+            chi2 = sum(wi * (r.offset_mm - mean) ** 2 for wi, r in zip(w, rs)) / (len(rs) - 1)
+            sigma *= max(1.0, math.sqrt(chi2))
+        along = sum(wi * r.along_gate_mm for wi, r in zip(w, rs)) / sum(w)
+        tilt = max(r.gate_tilt_rad for r in rs)
+        out.append(BoatMeasure(name, mean, math.hypot(sigma, along * tilt), sum(r.turn_deg for r in rs) / len(rs),
+                               len(rs)))
+    return out
+
+
+def measured_catalog(base: Catalog, measures: Sequence[BoatMeasure]) -> dict:
+    """The base catalog's data with each measured boat's sticker moved by its offset along
+    the boat's +x and that measurement's sigma as its along-heading placement tolerance."""
+    data = copy.deepcopy(base.data)
+    entries = {p["name"]: p for fam in data["families"] for p in fam["pieces"]}
+    shared = base.piece(START_GATE).placement.sigma_along_mm
+    for m in measures:
+        entry = entries[m.name]
+        entry["slots"] = {st.slot: {"xy_mm": [round(st.x_mm + m.offset_mm, 3), round(st.y_mm, 3)],
+                                    "rot_deg": st.rot_deg} for st in base.piece(m.name).stickers}
+        entry["placement_sigma_along_mm"] = round(max(m.sigma_mm, 0.001), 3)
+        entry["measured"] = {"by": MEASURED_BY, "offset_mm": round(m.offset_mm, 3), "photos": m.photos,
+                             "shared_gate_sigma_mm": shared,
+                             "note": "offset along the boat's heading, added to its sticker's place; the gate's "
+                                     "own placement error is shared by every boat measured against it"}
+    return data
+
+
+def measure_boats(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
+    """Every photo's line-up read and combined: {"boats": [BoatMeasure], "refusals": [...],
+    "catalog": the measured catalog data}. A photo whose every boat is refused still counts
+    its refusals; when no boat at all could be measured, LineupError names the reasons."""
+    readings, refusals = [], []
+    for label, obs in observations:
+        got, refused = read_lineup(obs, catalog, label)
+        readings += got
+        refusals += refused
+    if not readings:
+        raise LineupError("no boat could be measured: " + "; ".join(refusals))
+    measures = combine(readings)
+    return {"boats": measures, "refusals": refusals, "catalog": measured_catalog(catalog, measures)}

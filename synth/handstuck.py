@@ -1,0 +1,101 @@
+"""Copies of a game whose stickers were stuck by hand, and the boat line-up photo that measures
+them (issue 20; SPEC sections 2 and 4).
+
+``hand_stuck_catalog(copy_seed)`` is the catalog of one physical copy: every sticker sits off
+its catalog place by a normal error (per axis and in rotation), the same in every picture of
+that copy. Render with it and observe with the nominal catalog to see what a player who never
+measured their copy gets. ``lineup_scene`` is the measuring photo: the start gate on the
+table and the boats behind it, noses touching its straight side (SPEC section 4).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from referee.catalog import Catalog, default_catalog
+
+from .scenes import RESOLUTIONS, fit_camera, random_effects, relevant_points, table_for
+
+# what a careful player manages with the placement guide (issue 20's measurement)
+HAND_SIGMA_MM = 0.6
+HAND_SIGMA_DEG = 1.5
+LINEUP_TURN_DEG = 2.0  # how square a player sets a boat to the gate, at most
+
+
+def hand_stuck_catalog(copy_seed: int, sigma_mm: float = HAND_SIGMA_MM, sigma_deg: float = HAND_SIGMA_DEG,
+                       base: Catalog | None = None, single_only: bool = False) -> Catalog:
+    """One copy's true sticker places: each piece's slots moved and turned at random (from
+    copy_seed, so the same copy is the same in every picture). single_only: only pieces with
+    one sticker a face are stuck by hand, the others exactly (a diagnostic: it tells the
+    placement of single stickers from the layout misfit of pieces with several)."""
+    base = base or default_catalog()
+    data = copy.deepcopy(base.data)
+    rng = np.random.default_rng(copy_seed)
+    for fam in data["families"]:
+        for piece in fam["pieces"]:
+            spec = base.piece(piece["name"])
+            slots = {}
+            for slot in sorted(piece["ids"]):
+                st = spec.sticker(slot)
+                dx, dy = rng.normal(0.0, sigma_mm, 2)
+                slots[slot] = {"xy_mm": [st.x_mm + float(dx), st.y_mm + float(dy)],
+                               "rot_deg": st.rot_deg + float(rng.normal(0.0, sigma_deg))}
+            if not (single_only and _several_on_a_face(spec)):  # the same draws either way
+                piece["slots"] = slots
+    return Catalog(data, f"hand-stuck copy {copy_seed}")
+
+
+def _several_on_a_face(spec) -> bool:
+    """Whether some face of the piece carries stickers at different places (a gate, a card, a tile)."""
+    places: dict = {}
+    for st in spec.stickers:
+        places.setdefault(st.face, set()).add((st.x_mm, st.y_mm))
+    return any(len(p) > 1 for p in places.values())
+
+
+def lineup_pieces(rng: np.random.Generator, catalog: Catalog, boats: list[str]) -> list[dict]:
+    """The start gate at the origin and each boat behind it, heading along the gate's +x, turned a
+    little from square, its nose touching the gate's straight side (footprints from catalog)."""
+    gate = catalog.piece("tornado/start-gate").footprint
+    depth = float(gate["size_mm"][0])
+    back_x = -depth / 2
+    pieces = [{"name": "tornado/start-gate", "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}]
+    spacing = 24.0  # side by side at the gate's middle, a finger's width apart (SPEC section 4)
+    for k, name in enumerate(boats):
+        turn = float(rng.uniform(-LINEUP_TURN_DEG, LINEUP_TURN_DEG))
+        c, s = math.cos(math.radians(turn)), math.sin(math.radians(turn))
+        reach = max(x * c - y * s for x, y in catalog.piece(name).footprint_polygon(96))
+        y = (k - (len(boats) - 1) / 2) * spacing + float(rng.uniform(-3, 3))
+        pieces.append({"name": name, "x_mm": back_x - reach, "y_mm": y, "theta_deg": turn})
+    return pieces
+
+
+def _renderable(camera: dict) -> bool:
+    """Whether the renderer can invert the camera's lens over the image (a few random lenses bend too much)."""
+    from referee.errors import InvalidInputError
+
+    from .camera import ideal_source_map
+
+    try:
+        ideal_source_map(np.array(camera["camera_matrix"]), np.array(camera["dist_coeffs"]), camera["image_size"])
+    except InvalidInputError:
+        return False
+    return True
+
+
+def lineup_scene(seed: int, boats: list[str] | None = None, resolution: str = "1080p",
+                 catalog: Catalog | None = None) -> dict:
+    """The measuring photo of `refcam measure tornado-boats` as a scene (docs/scene-format.md)."""
+    catalog = catalog or default_catalog()
+    rng = np.random.default_rng(seed)
+    boats = boats or [f"tornado/boat-{k}" for k in range(1, 7)]
+    pieces = lineup_pieces(rng, catalog, boats)
+    size = RESOLUTIONS[resolution]
+    camera = None
+    while camera is None or not _renderable(camera):
+        camera = fit_camera(rng, relevant_points(catalog, pieces), size, tilt_deg=float(rng.uniform(0, 25)))
+    return {"refcam_scene": 1, "game": "tornado", "camera": camera, "table": table_for(rng, catalog, pieces),
+            "pieces": pieces, "effects": random_effects(rng), "occluders": [], "tags": {"seed": seed, "lineup": True}}

@@ -1,0 +1,48 @@
+"""Hand-stuck copies for the renderer (synth/handstuck.py): one copy is the same in every
+picture, its stickers sit off their catalog places by about the asked sigma, and the line-up
+scene stands each boat with its nose on the gate's straight side."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from referee.catalog import default_catalog
+from synth.handstuck import HAND_SIGMA_DEG, HAND_SIGMA_MM, hand_stuck_catalog, lineup_pieces
+
+
+def test_a_copy_is_the_same_in_every_picture_and_copies_differ():
+    a, b, other = hand_stuck_catalog(5), hand_stuck_catalog(5), hand_stuck_catalog(6)
+    assert a.sticker(203) == b.sticker(203)
+    assert a.sticker(203) != other.sticker(203)
+
+
+def test_stickers_sit_off_by_about_the_asked_sigma():
+    nominal, copy = default_catalog(), hand_stuck_catalog(11)
+    dx = np.array([copy.sticker(s.marker_id).x_mm - s.x_mm for s in nominal.stickers()])
+    dr = np.array([copy.sticker(s.marker_id).rot_deg - s.rot_deg for s in nominal.stickers()])
+    # ~400 stickers: the sample sd lies within 10 % of the asked one
+    assert abs(dx.std() / HAND_SIGMA_MM - 1) < 0.1 and abs(dr.std() / HAND_SIGMA_DEG - 1) < 0.1
+    # the ids, sizes and heights are the protocol's
+    assert copy.known_ids() == nominal.known_ids() and copy.sticker(260).size_mm == 30
+
+
+def test_single_only_keeps_pieces_with_several_stickers_exact_and_draws_the_same_singles():
+    nominal, full, single = default_catalog(), hand_stuck_catalog(3), hand_stuck_catalog(3, single_only=True)
+    for several in (260, 261, 100, 300, 10):  # gate, river tile, racing card, Kang board
+        assert single.sticker(several) == nominal.sticker(several)
+    for alone in (200, 240, 20, 32, 140):  # boat, curve card, a Kang token's two faces, a pawn
+        assert single.sticker(alone) == full.sticker(alone) != nominal.sticker(alone)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_line_up_boats_touch_the_gate_with_their_nose(seed):
+    catalog = default_catalog()
+    pieces = lineup_pieces(np.random.default_rng(seed), catalog, ["tornado/boat-1", "tornado/boat-5"])
+    for p in pieces[1:]:
+        # the 34 x 16 mm boat, corners of 6 mm, turned t: it reaches 11 cos t + 2 |sin t| + 6 ahead
+        t = math.radians(p["theta_deg"])
+        nose = p["x_mm"] + 11 * math.cos(t) + 2 * abs(math.sin(t)) + 6
+        assert nose == pytest.approx(-20.0, abs=0.01) and abs(p["theta_deg"]) <= 2.0

@@ -1,0 +1,151 @@
+"""`refcam measure tornado-boats` (SPEC section 4, boat line-up): each boat's sticker offset
+along its heading from photos of the boats against the start gate, the limits it refuses
+beyond, photos averaged, and a measured catalog every command takes with --catalog."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from referee.catalog import default_catalog, load_user_catalog
+from referee.observation import Observation, PiecePose
+from referee.tornado.boat_lineup import BoatReading, LineupError, combine, measure_boats, read_lineup
+
+# SPEC section 2: gate 40 mm deep, its line through its centre; boat 34 mm long around its deck
+# centre. A square boat touching the gate's straight back side has its deck centre here:
+TOUCHING_X = -40 / 2 - 34 / 2
+
+
+def _boat(k: int, x: float, y: float, theta: float = 0.0, sigma: float = 0.1) -> PiecePose:
+    return PiecePose(f"tornado/boat-{k}", (199 + k,), x, y, theta, 5.0, math.hypot(sigma, 0.5), 1.0,
+                     placement_sigma_mm=0.5, placement_sigma_along_mm=0.5, placement_sigma_deg=1.0)
+
+
+def _lineup(*boats: PiecePose) -> Observation:
+    gate = PiecePose("tornado/start-gate", (260, 261), 0.0, 0.0, 0.0, 1.0, 0.35, 0.15, placement_sigma_mm=0.35,
+                     placement_sigma_along_mm=0.35, placement_sigma_deg=0.15)
+    return Observation((gate,) + boats, frame={"anchor": "tornado/start-gate"}, game="tornado")
+
+
+def test_a_square_boat_reads_its_sticker_offset_along_its_heading():
+    # the sticker 0.8 mm forward of its place: the camera puts the deck centre 0.8 mm forward
+    readings, refused = read_lineup(_lineup(_boat(2, TOUCHING_X + 0.8, -50.0), _boat(4, TOUCHING_X - 0.3, 50.0)),
+                                    default_catalog(), "a.jpg")
+    assert refused == []
+    got = {r.name: r for r in readings}
+    assert got["tornado/boat-2"].offset_mm == pytest.approx(0.8, abs=0.01)
+    assert got["tornado/boat-4"].offset_mm == pytest.approx(-0.3, abs=0.01)
+    assert got["tornado/boat-2"].sigma_mm == pytest.approx(0.1, abs=1e-3)  # square: sideways placement adds nothing
+    (one,) = combine([got["tornado/boat-2"]])
+    # 50 mm from the gate's middle, the gate's own tilt tolerance (0.15 degrees) moves it 0.13 mm
+    assert one.sigma_mm == pytest.approx(math.hypot(0.1, 50 * math.radians(0.15)), abs=1e-4)
+
+
+def test_a_turned_boat_touches_with_its_front_corner():
+    # turned 4 degrees, a 34 x 16 mm boat with 6 mm corners reaches 11 cos 4 + 2 sin 4 + 6 ahead of its centre
+    turn = 4.0
+    reach = 11 * math.cos(math.radians(turn)) + 2 * math.sin(math.radians(turn)) + 6
+    (r,), _ = read_lineup(_lineup(_boat(3, -20 - reach, 0.0, turn)), default_catalog(), "a.jpg")
+    assert r.offset_mm == pytest.approx(0.0, abs=0.02) and r.turn_deg == pytest.approx(turn)
+    assert r.sigma_mm > 0.1  # a sideways offset now reads partly along the gate
+
+
+@pytest.mark.parametrize("offset, turn, refused", [
+    (4.9, 0.0, ""), (5.1, 0.0, "reads 5.1 mm into the gate's straight side (at most 5 mm off touching)"),
+    (-5.1, 0.0, "reads 5.1 mm short of"), (0.0, 4.9, ""), (0.0, -5.1, "is turned -5.1° from square to the gate"),
+])
+def test_the_line_up_limits(offset, turn, refused):
+    reach = 11 * math.cos(math.radians(turn)) + 2 * abs(math.sin(math.radians(turn))) + 6
+    x = -20 - reach + offset * math.cos(math.radians(turn))
+    readings, refusals = read_lineup(_lineup(_boat(5, x, 10.0, turn)), default_catalog(), "b.jpg")
+    if refused:
+        assert readings == [] and len(refusals) == 1 and refusals[0].startswith("b.jpg: boat-5 ")
+        assert refused in refusals[0]
+    else:
+        assert refusals == [] and readings[0].offset_mm == pytest.approx(offset, abs=0.02)
+
+
+def test_a_photo_without_gate_or_boats_is_no_line_up():
+    with pytest.raises(LineupError, match="the start gate is not in view"):
+        read_lineup(Observation((_boat(1, 0, 0),), game="tornado"), default_catalog(), "c.jpg")
+    with pytest.raises(LineupError, match="no boat in view"):
+        read_lineup(_lineup(), default_catalog(), "c.jpg")
+    with pytest.raises(LineupError, match="no boat could be measured: d.jpg: boat-1 is turned"):
+        measure_boats([("d.jpg", _lineup(_boat(1, TOUCHING_X, 0, 9.0)))], default_catalog())
+
+
+def test_photos_average_and_disagreeing_photos_widen_sigma():
+    agree = combine([BoatReading("tornado/boat-1", 0.5, 0.2, 0.0), BoatReading("tornado/boat-1", 0.3, 0.2, 0.0)])
+    assert agree[0].offset_mm == pytest.approx(0.4) and agree[0].sigma_mm == pytest.approx(0.2 / math.sqrt(2))
+    apart = combine([BoatReading("tornado/boat-1", 1.5, 0.2, 0.0), BoatReading("tornado/boat-1", 0.3, 0.2, 0.0)])
+    # scatter 0.6 mm from the mean at sigma 0.2: chi2 = 2 * 9 / 1 = 18, sigma x sqrt(18)
+    assert apart[0].sigma_mm == pytest.approx(0.2 / math.sqrt(2) * math.sqrt(18))
+
+
+def test_the_measured_catalog_moves_the_sticker_and_keeps_everything_else(tmp_path):
+    got = measure_boats([("a.jpg", _lineup(_boat(2, TOUCHING_X + 0.8, 0.0)))], default_catalog())
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(got["catalog"]))
+    mine = load_user_catalog(path)
+    assert mine.sticker(201).x_mm == pytest.approx(0.8, abs=0.01) and mine.sticker(200).x_mm == 0.0
+    placed = mine.piece("tornado/boat-2").placement
+    assert placed.measured and placed.sigma_along_mm == pytest.approx(0.1, abs=1e-3) and placed.sigma_mm == 0.5
+    assert mine.piece("tornado/boat-1").placement.measured is False
+
+
+def _refcam(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "webui.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def lineup_photo(tmp_path_factory):
+    """A rendered line-up of a hand-stuck copy, with its true camera file and the copy's catalog."""
+    from synth.handstuck import hand_stuck_catalog, lineup_scene
+    from synth.render import write_render
+
+    out = tmp_path_factory.mktemp("lineup")
+    copy = hand_stuck_catalog(7)
+    image, truth_path, truth = write_render(lineup_scene(11), out / "lineup.jpg", catalog=copy)
+    camera = out / "camera.json"
+    camera.write_text(json.dumps(truth["camera"]))
+    return image, camera, copy
+
+
+def test_refcam_measure_on_a_rendered_line_up(lineup_photo, tmp_path):
+    image, camera, copy = lineup_photo
+    out = tmp_path / "my-catalog.json"
+    run = _refcam("measure", "tornado-boats", str(image), "--camera-file", str(camera), "--out", str(out), "--json")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert len(doc["boats"]) == 6 and doc["refused"] == []
+    for name, m in doc["boats"].items():
+        true_offset = copy.piece(name).sticker("main").x_mm
+        # the gate's own hand-stuck error is shared by every boat: allow it beside the boat's sigma
+        gate_x = sum(copy.piece("tornado/start-gate").sticker(s).x_mm for s in ("left", "right")) / 2
+        assert abs(m["offset_mm"] - (true_offset - gate_x)) < 3 * m["sigma_mm"] + 0.05, (name, m, true_offset)
+    observed = _refcam("observe", str(image), "--camera-file", str(camera), "--catalog", str(out), "--json")
+    assert observed.returncode == 0, observed.stderr
+    boat = next(p for p in json.loads(observed.stdout)["pieces"] if p["name"] == "tornado/boat-1")
+    assert boat["placement_sigma_along_mm"] == pytest.approx(doc["boats"]["tornado/boat-1"]["sigma_mm"], abs=1e-3)
+    text = _refcam("measure", "tornado-boats", str(image), "--camera-file", str(camera), "--out", str(out))
+    assert "correction" in text.stdout and "boat-3" in text.stdout and f"wrote {out}" in text.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["measure", "tornado-boats", "missing.jpg", "--out", "x.json"], "missing.jpg"),
+    (["measure", "tornado-boats", "samples/kang/004.jpg", "--out", "x.json"], "no tornado stickers"),
+    (["measure", "tornado-boats", "samples/tornado/001.jpg", "--out", "x.txt"], "is a .json file"),
+    (["measure", "kang-boats", "samples/tornado/001.jpg", "--out", "x.json"], "invalid choice"),
+])
+def test_bad_inputs_are_one_line_and_exit_2(args, message, tmp_path):
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    args = [str(repo / a) if a.startswith("samples/") else a for a in args]
+    run = _refcam(*args, cwd=tmp_path)
+    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    assert not (tmp_path / "x.json").exists()

@@ -1,0 +1,318 @@
+"""Fusing frames of a still table (vision/fusion.py): reads what no single frame reads, marks it,
+takes sigma from the fused picture, and refuses photos that are not of one still table.
+
+The truth is the renderer's (synth/render.py): where each piece lies and which stickers show.
+The frames are one rendered 720p Tornado Splash table with heavy sensor noise (sigma 30 grey
+levels, seeded) and JPEG, so that single frames miss stickers the average of 8 can read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.catalog import default_catalog
+from referee.observation import Observation, PiecePose
+from tests.bench.accuracy import camera_of
+from tests.bench.vision_scenes import BUILDERS
+from tests.conftest import run_cli
+from vision import detect, fusion
+
+CAT = default_catalog()
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+NOISE = 30.0
+FRAMES = 8
+
+
+def _scene():
+    return BUILDERS["tornado"](np.random.default_rng(1), "720p")
+
+
+def _render(scene):
+    from synth.render import render_scene
+
+    return render_scene(scene, apply_jpeg=False)
+
+
+def _noisy(image: np.ndarray, rng: np.random.Generator, shift=(0.0, 0.0)) -> np.ndarray:
+    if shift != (0.0, 0.0):
+        m = np.float32([[1, 0, shift[0]], [0, 1, shift[1]]])
+        image = cv2.warpAffine(image, m, image.shape[1::-1], flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    x = image.astype(np.float32) + rng.normal(0, NOISE, image.shape).astype(np.float32)
+    ok, buf = cv2.imencode(".jpg", np.clip(x, 0, 255).astype(np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 80])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+@pytest.fixture(scope="module")
+def table():
+    image, truth = _render(_scene())
+    rng = np.random.default_rng(1)
+    images = [_noisy(image, rng) for _ in range(FRAMES)]
+    frames = fusion.detected_frames(images, [f"frame-{k}" for k in range(FRAMES)], CAT)
+    obs, fused = fusion.observe_fused(frames, camera_of(truth), "tornado", CAT)
+    visible = {s["id"] for s in truth["stickers"] if s.get("visible") and s["id"] in CAT.known_ids()}
+    return {"image": image, "truth": truth, "images": images, "frames": frames, "obs": obs, "fused": fused,
+            "visible": visible}
+
+
+def test_fusion_reads_a_sticker_no_single_frame_reads_and_marks_it(table):
+    obs, frames, visible = table["obs"], table["frames"], table["visible"]
+    seen_alone = set().union(*(f.stickers for f in frames))
+    fused_only = [p for p in obs.pieces if p.source == f"fused({FRAMES})"]
+    assert fused_only, "the fused picture read nothing that the single frames missed"
+    truth = {p["name"]: p for p in table["truth"]["pieces"]}
+    for p in fused_only:
+        assert not set(p.marker_ids) & seen_alone  # truly missed by every single frame
+        assert set(p.marker_ids) <= visible  # and truly there: no phantom
+        err = math.hypot(p.x_mm - truth[p.name]["x_mm"], p.y_mm - truth[p.name]["y_mm"])
+        assert err <= 3.0 * p.sigma_mm, f"{p.name} off {err:.1f} mm with sigma {p.sigma_mm:.2f}"
+    for p in obs.pieces:  # a piece some frame showed is not marked
+        assert (p.source is None) == bool(set(p.marker_ids) & seen_alone)
+    assert obs.extra["fusion"]["fused_only"] == sorted(p.name for p in fused_only)
+    assert {d for p in obs.pieces for d in p.marker_ids} <= visible
+
+
+def test_fusion_keeps_every_sticker_a_single_frame_read(table):
+    seen_alone = set().union(*(f.stickers for f in table["frames"])) & table["visible"]
+    read = {d for p in table["obs"].pieces for d in p.marker_ids}
+    # a piece left out for a reason the observation states (e.g. a duplicate) would be named in a warning
+    assert seen_alone <= read
+
+
+def test_noise_falls_about_as_the_square_root_of_the_frames(table):
+    fused = table["fused"]
+    ratio = fused.noise_fused / fused.noise_single
+    # trimmed mean of 8 (6 values kept per pixel): about 1/sqrt(7); JPEG's smoothing makes it a little larger
+    assert 0.25 < ratio < 0.5, ratio
+    assert fused.frames == FRAMES and table["obs"].extra["fusion"]["noise_fused"] < table["obs"].extra["fusion"]["noise_single"]
+
+
+def test_sigma_comes_from_the_fused_pictures_edges(table):
+    """The sigma model's noise term is the scatter of a sticker's edge points about its fitted edges:
+    measured on the fused picture it must be well below one frame's for the same stickers."""
+    single = {d.marker_id: d.edge_rms_px for d in table["frames"][0].detections if d.edge_rms_px > 0}
+    fused = {d.marker_id: d.edge_rms_px for d in detect.detect_all(table["fused"].image, CAT).detections
+             if d.edge_rms_px > 0}
+    common = sorted(set(single) & set(fused))
+    assert len(common) >= 5
+    assert np.median([fused[i] for i in common]) < 0.7 * np.median([single[i] for i in common])
+
+
+def test_fused_source_in_json_round_trips_and_single_frame_json_is_unchanged():
+    plain = PiecePose("tornado/boat-1", (1,), 1.0, 2.0, 3.0, 4.0, 0.5)
+    assert "source" not in plain.to_json()
+    fused = PiecePose("tornado/boat-1", (1,), 1.0, 2.0, 3.0, 4.0, 0.5, source="fused(8)")
+    doc = Observation(pieces=(fused,)).to_json()
+    assert doc["pieces"][0]["source"] == "fused(8)"
+    assert Observation.from_json(json.loads(json.dumps(doc))).pieces[0].source == "fused(8)"
+
+
+def test_a_camera_shifted_by_a_pixel_or_two_is_registered(table):
+    rng = np.random.default_rng(2)
+    shifts = [(0.0, 0.0), (1.5, -1.0), (-2.0, 0.5), (0.7, 1.8)]
+    images = [_noisy(table["image"], rng, s) for s in shifts]
+    frames = fusion.detected_frames(images, [f"s{k}" for k in range(4)], CAT)
+    kept, regs = fusion.register_all(frames, CAT)
+    assert len(kept) == 4 and regs[0].identity
+    for (dx, dy), reg in zip(shifts[1:], regs[1:]):
+        assert not reg.identity and not reg.moved
+        back = cv2.perspectiveTransform(np.float64([[[640 + dx, 360 + dy]]]), reg.homography).ravel()
+        assert np.hypot(*(back - [640, 360])) < 0.3  # the frame's shift is undone to a third of a pixel
+
+
+def test_a_moved_piece_refuses_the_photos_naming_photo_and_piece(table):
+    scene = _scene()
+    boat = next(p for p in scene["pieces"] if p["name"] == "tornado/boat-2")
+    boat["x_mm"] += 20.0
+    moved, _ = _render(scene)
+    frames = fusion.detected_frames([table["image"], table["image"], moved], ["a.jpg", "b.jpg", "c.jpg"], CAT)
+    with pytest.raises(fusion.FusionError) as exc:
+        fusion.register_all(frames, CAT)
+    message = str(exc.value)
+    assert "c.jpg" in message and "tornado/boat-2" in message and "\n" not in message
+    kept, _ = fusion.register_all(frames, CAT, strict=False)  # the live engine leaves such a frame out
+    assert len(kept) == 2
+
+
+def test_a_photo_of_another_table_is_refused():
+    other, _ = _render(BUILDERS["kang"](np.random.default_rng(4), "720p"))
+    image, _ = _render(_scene())
+    frames = fusion.detected_frames([image, other], ["race.jpg", "kang.jpg"], CAT)
+    with pytest.raises(fusion.FusionError, match="kang.jpg shares no sticker with race.jpg"):
+        fusion.register_all(frames, CAT)
+
+
+def test_memory_is_capped_by_bytes():
+    k4 = fusion.Frame(np.zeros((2160, 3840, 3), np.uint8), {})
+    p1080 = fusion.Frame(np.zeros((1080, 1920, 3), np.uint8), {})
+    assert fusion.frames_that_fit([k4]) == 5
+    assert fusion.frames_that_fit([p1080]) >= fusion.DEFAULT_FRAMES
+
+
+def test_observe_and_rank_take_several_photos(table, tmp_path, capsys):
+    paths = []
+    for k, img in enumerate(table["images"][:3]):
+        paths.append(tmp_path / f"shot-{k}.png")
+        cv2.imwrite(str(paths[-1]), img)
+    camera = tmp_path / "camera.json"
+    camera_of(table["truth"]).save(camera)
+    code, out, err = run_cli(capsys, ["observe", *paths, "--camera-file", camera, "--json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["fusion"]["frames"] == 3 and doc["fusion"]["method"] == "median of 3"
+    code, out, err = run_cli(capsys, ["observe", tmp_path, "--camera-file", camera])  # a folder of them
+    assert code == 0, err
+    assert "fused 3 photos" in out
+    # rank: three quick noisy shots of a bundled race still, on its own course
+    still = cv2.imread(str(SAMPLES / "tornado" / "001.jpg"))
+    rng = np.random.default_rng(8)
+    shots = []
+    for k in range(3):
+        shots.append(tmp_path / f"race-{k}.png")
+        cv2.imwrite(str(shots[-1]), np.clip(still + rng.normal(0, 4, still.shape), 0, 255).astype(np.uint8))
+    code, out, err = run_cli(capsys, ["rank", *shots, "--camera-file", SAMPLES / "tornado" / "001.camera.json",
+                                      "--course", "roundabout-river", "--json"])
+    assert code == 0, err
+    assert [b["name"] for b in json.loads(out)["ranking"] if b["rank"] is not None]
+
+
+def test_photos_of_a_moved_table_exit_2_with_one_line(table, tmp_path, capsys):
+    scene = _scene()
+    next(p for p in scene["pieces"] if p["name"] == "tornado/boat-2")["x_mm"] += 20.0
+    moved, _ = _render(scene)
+    a, b = tmp_path / "before.png", tmp_path / "after.png"
+    cv2.imwrite(str(a), table["image"])
+    cv2.imwrite(str(b), moved)
+    for command in (["observe", a, b], ["rank", a, b, "--course", "tornado-circuit"]):
+        code, out, err = run_cli(capsys, command)
+        assert code == 2 and out == ""
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "after.png" in lines[0] and "tornado/boat-2 moved" in lines[0], err
+
+
+def test_the_live_engine_rules_on_what_fusion_reads(table):
+    """A calm table whose per-frame observe never shows boat-2 (a stand-in that drops it): the
+    stable state handed to the game has boat-2 from the fusion of the calm frames, marked, and
+    the fused picture is the one kept for "Settle it"."""
+    from dataclasses import replace
+
+    from vision.sources import FrameSource, SourceInfo
+    from vision.tracking import TrackerSettings
+    from webui.live import LiveEngine, LiveSettings, pipeline_observe
+
+    camera = camera_of(table["truth"])
+    rng = np.random.default_rng(5)
+    clean = pipeline_observe(table["image"], camera, "tornado")
+    boat = clean.piece("tornado/boat-2")
+    assert boat is not None
+    dropped = replace(clean, pieces=tuple(p for p in clean.pieces if p.name != boat.name),
+                      extra={**clean.extra, "detections": [d for d in clean.extra["detections"]
+                                                           if d["id"] not in boat.marker_ids]})
+
+    class Frames(FrameSource):
+        def __init__(self):
+            super().__init__()
+            self.info = SourceInfo(kind="video", name="noisy frames", fps=10.0)
+
+        def __iter__(self):
+            for k in range(12):
+                yield k * 0.1, _mild(table["image"], rng)
+
+    engine = LiveEngine(Frames(), lambda image, cam, game: dropped,
+                        LiveSettings(game="tornado", camera=camera, stream=False,
+                                     tracker=TrackerSettings(stable_s=0.5)))
+    for t, image in engine.source:
+        engine.process(t, image)
+    stable = engine.stable_obs
+    assert stable is not None and engine.fusion_s
+    got = stable.piece("tornado/boat-2")
+    assert got is not None and got.source.startswith("fused(")
+    frames = int(got.source[len("fused("):-1])
+    assert 2 <= frames <= 8 and "tornado/boat-2" in stable.extra["fusion"]["fused_only"]
+    truly_there = {CAT.sticker(s["id"]).piece for s in table["truth"]["stickers"] if s.get("visible")
+                   and s["id"] in CAT.known_ids()}
+    assert set(stable.extra["fusion"]["fused_only"]) <= truly_there  # no phantom comes in through fusion
+    assert math.hypot(got.x_mm - boat.x_mm, got.y_mm - boat.y_mm) < 3.0 * max(got.sigma_mm, 0.1)
+    assert all((p.source is None) == (p.name in clean.names()) for p in stable.pieces if p.name != boat.name)
+    assert engine.stable_image.shape == table["image"].shape
+
+
+def _mild(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A webcam's noise (sigma 6 grey levels) on a frame: every sticker stays readable."""
+    x = image.astype(np.float32) + rng.normal(0, 6.0, image.shape).astype(np.float32)
+    return np.clip(np.round(x), 0, 255).astype(np.uint8)
+
+
+def test_a_sticker_frames_read_alone_joins_the_fused_read_when_enough_frames_read_it(table):
+    """A live frame keeps only its stickers' corners: a sticker the fused picture missed joins when
+    LIVE_MIN_READS frames read it, measured again on the frame's own edges (so its sigma has its
+    edge scatter, not the doubled fallback of an unmeasured sticker), and not when one frame did."""
+    result = detect.detect_all(table["image"], CAT)
+    boat = next(d for d in result.detections if CAT.sticker(d.marker_id).piece == "tornado/boat-2")
+    without = detect.DetectionResult(tuple(d for d in result.detections if d is not boat), ())
+    everything = fusion.stickers_of(result)
+    rest = {i: c for i, c in everything.items() if i != boat.marker_id}
+    still = fusion.Registration(None, 0.0, len(rest))
+
+    def joined(reads: int) -> list:
+        frames = [fusion.Frame(table["image"], everything if k < reads else rest) for k in range(3)]
+        got = fusion._with_frames_own(without, frames, [still] * 3, fusion.LIVE_MIN_READS)
+        return [d for d in got.detections if d.marker_id == boat.marker_id]
+
+    assert joined(1) == []
+    (added,) = joined(2)
+    assert added.edge_rms_px > 0 and added.blur_px > 0 and np.array_equal(added.corners, boat.corners)
+
+
+def test_the_live_engine_fuses_only_frames_that_can_gain():
+    """worth_fusing: quiet frames that all read the same stickers are not fused; frames whose reads
+    differ, or whose noise reaches QUIET_GREY_LEVELS (measured against the noise drawn), are."""
+    rng = np.random.default_rng(7)
+    base = np.full((240, 320, 3), 128, np.uint8)
+
+    def noisy(sigma: float) -> np.ndarray:
+        return np.clip(np.round(base + rng.normal(0, sigma, base.shape)), 0, 255).astype(np.uint8)
+
+    same = {1: np.zeros((4, 2)), 2: np.ones((4, 2))}
+    quiet = [fusion.Frame(noisy(1.0), same) for _ in range(3)]
+    assert not fusion.worth_fusing(quiet)
+    assert fusion.worth_fusing(quiet[:2] + [fusion.Frame(quiet[2].image, {1: same[1]})])
+    # the grey picture the detector reads weighs the channels' independent noise (luma weights)
+    to_grey = math.sqrt(0.299 ** 2 + 0.587 ** 2 + 0.114 ** 2)
+    assert abs(fusion.temporal_noise(noisy(5.0), noisy(5.0), step=1) - 5.0 * to_grey) < 0.15 * 5.0 * to_grey
+    just_below = fusion.QUIET_GREY_LEVELS * 0.85 / to_grey
+    assert not fusion.worth_fusing([fusion.Frame(noisy(just_below), same) for _ in range(3)])
+    just_above = fusion.QUIET_GREY_LEVELS * 1.15 / to_grey
+    assert fusion.worth_fusing([fusion.Frame(noisy(just_above), same) for _ in range(3)])
+    assert not fusion.worth_fusing(quiet[:1])
+
+
+def test_hand_held_photos_a_few_centimetres_apart_register_and_read_right():
+    """Three photos from a phone moved by 2-4 cm between shots (rendered from moved cameras): one
+    homography per photo registers them (raised pieces' parallax stays far below MOVED_PX), and
+    the fused read puts every piece within 3 sigma of the truth of the first photo's camera."""
+    import copy
+
+    scene = BUILDERS["tornado"](np.random.default_rng(11), "720p")
+    images, truth = [], None
+    for dx, dy, dz in ((0, 0, 0), (30, -20, 10), (-25, 15, -10)):
+        moved = copy.deepcopy(scene)
+        x, y, z = moved["camera"]["pose"]["position_mm"]
+        moved["camera"]["pose"]["position_mm"] = [x + dx, y + dy, z + dz]
+        image, t = _render(moved)
+        images.append(image)
+        truth = truth or t
+    frames = fusion.detected_frames(images, ["a.jpg", "b.jpg", "c.jpg"], CAT)
+    obs, _ = fusion.observe_fused(frames, camera_of(truth), "tornado", CAT)
+    kept, regs = fusion.register_all(frames, CAT)
+    assert len(kept) == 3 and all(not r.identity and r.rms_px < 0.5 for r in regs[1:])
+    where = {p["name"]: p for p in truth["pieces"]}
+    for p in obs.pieces:
+        err = math.hypot(p.x_mm - where[p.name]["x_mm"], p.y_mm - where[p.name]["y_mm"])
+        assert err <= 3.0 * p.sigma_mm + 0.05, f"{p.name} off {err:.2f} mm, sigma {p.sigma_mm:.2f}"
+    assert len(obs.pieces) >= 10
