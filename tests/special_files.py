@@ -80,6 +80,8 @@ FILE_ARGUMENTS = {
     "serve --course": (".json", lambda f, d, u: ["serve", "--replay", SESSION, "--game", "tornado", "--course", f,
                                                  "--port", "1"], False),
     "serve --record": ("", lambda f, d, u: ["serve", "--replay", SESSION, "--record", f, "--port", "1"], True),
+    "measure IMAGES": (".jpg", lambda f, d, u: ["measure", "tornado-boats", f, "--out", d / "measured.json"], False),
+    "measure --out": (".json", lambda f, d, u: ["measure", "tornado-boats", STILL, "--out", f], True),
     "markers --out": ("", lambda f, d, u: ["markers", "--game", "kang", "--out", f], True),
     "kang state IMAGE": (".jpg", lambda f, d, u: ["kang", "state", f], False),
     "kang check BEFORE (position)": (".json", lambda f, d, u: ["kang", "check", f, d / "start.json"], False),
@@ -97,7 +99,7 @@ FILE_ARGUMENTS = {
                                     False),
 }
 # arguments that name no file (checked by tests/test_special_files.py against the parser)
-NOT_FILES = {"--game", "--paper", "--dpi", "--views", "--camera", "--weights", "--grand-prix", "--advanced",
+NOT_FILES = {"what", "--boats", "--game", "--paper", "--dpi", "--views", "--camera", "--weights", "--grand-prix", "--advanced",
              "--host", "--port", "--token", "--allow-host", "--detect", "--stable-s", "--seconds", "depth",
              "--json", "--quick", "--fast", "--loop", "--strict", "--assume-layout", "--charuco"}
 

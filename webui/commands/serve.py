@@ -144,8 +144,14 @@ def refuse_what_replay_refuses(args: argparse.Namespace) -> None:
 
         check_pieces_game(args.replay, args.game)
     if args.video:
+        from referee import safeload
+        from vision.sources import SourceError
+
+        if Path(args.video).is_dir():
+            return  # the video source says a folder goes to --replay
+        path = safeload.regular_file(args.video, "video file", SourceError)  # a FIFO would block the open
         try:
-            with open(args.video, "rb") as fh:
+            with open(path, "rb") as fh:
                 head = fh.read(16)
         except OSError:
             return  # the video source says what is wrong with the path
