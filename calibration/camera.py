@@ -110,7 +110,7 @@ class CameraModel:
         return replace(cls.from_json(data, source=source), source=source)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        safeload.write_text(path, json.dumps(self.to_json(), indent=2) + "\n", "camera file", CameraFileError)
 
     def check_image_size(self, width: int, height: int, source: str | None = None) -> "CameraModel":
         """Refuse a camera file made for another resolution: a webcam's modes may crop, so no rescaling."""

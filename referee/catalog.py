@@ -23,6 +23,7 @@ from .errors import CatalogError, UnknownNameError
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_CATALOG_PATH = DATA_DIR / "catalog.json"
 GAMES = ("kang", "kayak", "tornado")
+CATALOG_ENV = "REFCAM_CATALOG"  # a user's catalog for every command, checked as --catalog is (use_catalog)
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ class Catalog:
     # --- loading -----------------------------------------------------------------
     @classmethod
     def load(cls, path: str | os.PathLike | None = None) -> "Catalog":
-        path = Path(path or os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH)
+        path = Path(path or os.environ.get(CATALOG_ENV) or DEFAULT_CATALOG_PATH)
         return cls(read_catalog_json(path), str(path))
 
     # --- look-ups ----------------------------------------------------------------
@@ -295,7 +296,7 @@ def default_catalog() -> Catalog:
     """The catalog in use: the one given with --catalog, else REFCAM_CATALOG, else the packaged file."""
     if _active is not None:
         return _active
-    return _load_cached(str(os.environ.get("REFCAM_CATALOG") or DEFAULT_CATALOG_PATH))
+    return _load_cached(str(os.environ.get(CATALOG_ENV) or DEFAULT_CATALOG_PATH))
 
 
 def use_catalog(path: str | os.PathLike | None) -> Catalog:
@@ -344,6 +345,9 @@ def load_user_catalog(path: str | os.PathLike) -> Catalog:
     for st in catalog.stickers():
         if protocol.sticker(st.marker_id) is None:
             raise CatalogError(f"{where}: id {st.marker_id} ({st.piece}) is not in the sticker protocol")
+    _check_same_fields(data.get("games"), protocol.data["games"], "games", where)
+    for piece in protocol.pieces():
+        _check_same_fields(catalog.piece(piece.name).attrs, piece.attrs, f"piece {piece.name}", where)
     try:
         _check_kayak_layouts(catalog, where)
         _check_card_kinds(catalog, protocol, where)
@@ -380,6 +384,29 @@ def _check_numbers(data: dict, where: str) -> None:
             for v in (fp[key] if isinstance(fp.get(key), list) else [fp[key]] if key in fp else []):
                 _number(v, f"{name} footprint {key}", where, positive=key != "corner_radius_mm")
         footprint_polygon(fp)  # an unknown kind is refused here
+
+
+def _kind_of(value) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "text", dict: "an object", list: "a list"}.get(type(value), "null")
+
+
+def _check_same_fields(mine, protocol, field: str, where: str) -> None:
+    """Every field the packaged catalog has (games.kang.frame_anchor, a Kayak tile's number) is in the
+    user's copy, of the same kind (a number stays a finite number, text stays text): a wrong one is
+    named here in one line instead of failing later, deep in a game. Values may differ."""
+    if _kind_of(mine) != _kind_of(protocol):
+        raise CatalogError(f"{where}: {field} must be {_kind_of(protocol)}, not {safeload.show(mine)}")
+    if isinstance(protocol, (int, float)) and not isinstance(protocol, bool) and not math.isfinite(mine):
+        raise CatalogError(f"{where}: {field} must be a finite number, not {safeload.show(mine)}")
+    if isinstance(protocol, dict):
+        for key, value in protocol.items():
+            if key not in mine:
+                raise CatalogError(f"{where}: {field}.{key} is missing (the packaged catalog has it)")
+            _check_same_fields(mine[key], value, f"{field}.{key}", where)
 
 
 def _check_slots(slots: dict, name: str, where: str) -> None:

@@ -7,12 +7,16 @@ folder. Each of those used to end in a traceback (RecursionError, OverflowError,
 TypeError) far from the file; here each ends in one line naming the file, raised as
 the caller's own RefcamError subclass.
 
-Reading:
+Reading (regular files only: a FIFO, a device such as /dev/zero, a folder or a symlink loop is one line):
+    regular_file(path, what, ...)                      -> Path (checked, not opened)
     read_bytes(path, what, error=..., max_bytes=...)  -> bytes
     read_text(path, what, ...)                         -> str (UTF-8)
     load_json(path, what, ...)                         -> the parsed value
     parse_json(text, source, ...)                      -> the parsed value
     parse_json_lines(text, source, ...)                -> [(line number, value or None)]
+
+Writing (a new or regular file in an existing folder; whole or not at all; a full disk names the file):
+    output_path(path, what, ...) -> Path;  write_bytes(path, data, what, ...);  write_text(path, text, what, ...)
 
 Typed fields (each raises `error` with a message quoting the field):
     mapping(value, what), number(value, what, lo=, hi=), integer(value, what, lo=, hi=),
@@ -53,39 +57,137 @@ def _size(n: int) -> str:
 
 
 # --- files ---------------------------------------------------------------------------------
-def read_bytes(path: str | os.PathLike, what: str = "file", error: type[Exception] = InvalidInputError,
-               max_bytes: int | None = MAX_JSON_BYTES) -> bytes:
-    """The bytes of a regular file, or one line: missing, a folder, a symlink loop, too big, unreadable."""
-    name = os.fspath(path)
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _check_name(name, what: str, error: type[Exception]) -> None:
     if isinstance(name, str) and "\x00" in name:
-        _raise(error, f"{what} name {name!r} holds a NUL character")
+        _raise(error, f"{what} name {show(name)} holds a NUL character")
+    if isinstance(name, bytes) and b"\x00" in name:
+        _raise(error, f"{what} name {show(name.decode('utf-8', 'replace'))} holds a NUL character")
+
+
+def regular_file(path: str | os.PathLike, what: str = "file", error: type[Exception] = InvalidInputError,
+                 max_bytes: int | None = None) -> Path:
+    """The path of an existing regular file (through symlinks), else one line saying what it is:
+    missing, a folder, a symlink loop, a FIFO (which would block an open forever), a device
+    (/dev/zero never ends), or larger than max_bytes. Nothing is opened."""
+    name = os.fspath(path)
+    _check_name(name, what, error)
     path = Path(name)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode):
-            _raise(error, f"{what} {path} is not a regular file")  # a FIFO would block the open forever
-        with open(path, "rb") as fh:
-            if max_bytes is not None:
-                size = os.fstat(fh.fileno()).st_size
-                if size > max_bytes:
-                    _raise(error, f"{what} {path} is {_size(size)}; refcam reads at most {_size(max_bytes)}")
-                data = fh.read(max_bytes + 1)
-                if len(data) > max_bytes:  # a pipe or a file that grew while being read
-                    _raise(error, f"{what} {path} is larger than {_size(max_bytes)}")
-                return data
-            return fh.read()
+        st = os.stat(path)
+    except (OSError, ValueError) as exc:  # ValueError: a name too odd for the OS
+        _raise(error, _failure(exc, what, path, "read"))
+    if stat.S_ISDIR(st.st_mode):
+        _raise(error, f"{what} {path} is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        _raise(error, f"{what} {path} is {_kind(st.st_mode)}, not a regular file")
+    if max_bytes is not None and st.st_size > max_bytes:
+        _raise(error, f"{what} {path} is {_size(st.st_size)}; refcam reads at most {_size(max_bytes)}")
+    return path
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file", error: type[Exception] = InvalidInputError,
+               max_bytes: int | None = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a regular file, or one line: missing, a folder, a symlink loop, a FIFO or a
+    device, too big, unreadable. The file is opened without blocking (a FIFO swapped in after the
+    check cannot hang the read) and read to at most max_bytes + 1 bytes."""
+    path = regular_file(path, what, error, max_bytes)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        with open(fd, "rb", closefd=True) as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped between the check and the open
+                _raise(error, f"{what} {path} is not a regular file")
+            if max_bytes is None:
+                return fh.read()
+            size = os.fstat(fh.fileno()).st_size
+            if size > max_bytes:
+                _raise(error, f"{what} {path} is {_size(size)}; refcam reads at most {_size(max_bytes)}")
+            data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:  # a file that grew while being read
+                _raise(error, f"{what} {path} is larger than {_size(max_bytes)}")
+            return data
     except error:
         raise
-    except FileNotFoundError:
-        _raise(error, f"no such {what}: {path}")
-    except IsADirectoryError:
-        _raise(error, f"{what} {path} is a folder, not a file")
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            _raise(error, f"{what} {path} is a symlink loop")
-        _raise(error, f"cannot read {what} {path}: {exc.strerror or exc}")
-    except ValueError as exc:  # an embedded NUL in bytes paths, a name too odd for the OS
-        _raise(error, f"cannot read {what} {path}: {exc}")
+    except (OSError, ValueError) as exc:  # the file went between the check and the open, or cannot be read
+        _raise(error, _failure(exc, what, path, "read"))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _failure(exc: BaseException, what: str, path: Path, verb: str) -> str:
+    """One line for an OSError (or a ValueError for an odd name) met reading or writing path."""
+    if isinstance(exc, FileNotFoundError) and verb == "read":
+        return f"no such {what}: {path}"
+    if isinstance(exc, IsADirectoryError):
+        return f"{what} {path} is a folder, not a file"
+    if isinstance(exc, OSError) and exc.errno == errno.ELOOP:
+        return f"{what} {path} is a symlink loop"
+    return f"cannot {verb} {what} {path}: {getattr(exc, 'strerror', None) or exc}"
+
+
+# --- writing -------------------------------------------------------------------------------
+def output_path(path: str | os.PathLike, what: str = "output file",
+                error: type[Exception] = InvalidInputError) -> Path:
+    """A path refcam may write a file to: in an existing folder, and either new or a regular file
+    (a FIFO would block the write forever, a device swallow it). One line otherwise."""
+    name = os.fspath(path)
+    _check_name(name, what, error)
+    path = Path(name)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except (OSError, ValueError) as exc:
+        _raise(error, _failure(exc, what, path, "write"))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _raise(error, f"{what} {path} is {_kind(st.st_mode)}; refcam writes only regular files")
+    if st is None and os.path.islink(path):
+        _raise(error, f"{what} {path} is a symlink to nowhere; refcam does not write through it")
+    if not folder.is_dir():
+        _raise(error, f"cannot write {what} {path}: folder {folder} does not exist")
+    return path
+
+
+def write_bytes(path: str | os.PathLike, data: bytes, what: str = "output file",
+                error: type[Exception] = InvalidInputError) -> Path:
+    """Write a whole file or nothing: into a temporary file beside it, then renamed over it. A full
+    disk or a write error is one line naming the file, and an older file of that name is kept."""
+    path = output_path(path, what, error)
+    try:
+        replace_whole(path, data, path.with_name(f".{path.name}.refcam-{os.getpid()}.tmp"))
+    except OSError as exc:
+        _raise(error, _failure(exc, what, path, "write"))
+    return path
+
+
+def replace_whole(path: Path, data: bytes, tmp: Path) -> None:
+    """data into tmp, on the disk (fsync), then renamed over path: a crash or a full disk leaves
+    path as it was, never half written. Raises OSError naming tmp or path; tmp is removed."""
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OSError(exc.errno, exc.strerror or str(exc), str(exc.filename or tmp)) from None
+
+
+def write_text(path: str | os.PathLike, text: str, what: str = "output file",
+               error: type[Exception] = InvalidInputError) -> Path:
+    return write_bytes(path, text.encode("utf-8"), what, error)
 
 
 def read_text(path: str | os.PathLike, what: str = "file", error: type[Exception] = InvalidInputError,

@@ -43,6 +43,12 @@ VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left un
 IMAGE_MARGIN_PX = 1.0
 MAX_SCENE_NUMBER = 1e10  # mm, degrees, seeds (up to 2**31): a table is a metre or two
 MAX_TABLE_MM = 10_000.0
+# `refcam render` of a scene file: at most 4K, the largest bundled scene (a render peaked at 266 MB at
+# 1080p, 734 MB at 4K and 2.2 GB at 8K; issue 22 asks for 600 MB: 4K is still above it)
+MAX_FILE_RENDER_PIXELS = 3840 * 2160
+MAX_CAMERA_MM = 20_000.0  # camera position and aim: a table top seen from up to 20 m (rooms are smaller)
+MAX_OCCLUDER_POINTS = 1_000  # a hand-drawn occluder outline; each point is projected and painted
+MAX_OCCLUDERS = 100
 
 
 class SceneError(InvalidInputError):
@@ -55,10 +61,17 @@ class DuplicateError(SceneError):
 
 # --- validation ----------------------------------------------------------------------------
 def load_scene(path: str | os.PathLike) -> dict:
-    """Read a scene JSON file and return it validated and completed with defaults."""
+    """Read a scene JSON file and return it validated and completed with defaults. A scene file's
+    image is at most MAX_FILE_RENDER_PIXELS (the renderer's own scenes, synth.scenes, may be 4K)."""
     path = Path(path)
     scene = safeload.load_json(path, "scene file", SceneError)  # size, depth, finite numbers: one line each
-    return validate_scene(scene, source=str(path))
+    scene = validate_scene(scene, source=str(path))
+    w, h = scene["camera"]["image_size"]
+    if w * h > MAX_FILE_RENDER_PIXELS:
+        raise SceneError(f"{path}: camera image_size {w}x{h} is larger than a scene file may ask for "
+                         f"(at most {MAX_FILE_RENDER_PIXELS / 1e6:.1f} Mpx, e.g. 3840x2160; rendering costs "
+                         f"about 80 bytes a pixel)")
+    return scene
 
 
 def _number(value, what: str, positive: bool = False, minimum: float | None = None) -> float:
@@ -152,6 +165,10 @@ def _validate_camera(cam, source: str) -> dict:
     else:
         pos = _vector(pose.get("position_mm"), 3, "camera pose position_mm")
         at = _vector(pose.get("look_at_mm"), 3, "camera pose look_at_mm")
+        for name, point in (("position_mm", pos), ("look_at_mm", at)):
+            if max(abs(v) for v in point) > MAX_CAMERA_MM:
+                raise SceneError(f"{source}: camera pose {name} must be within +-{MAX_CAMERA_MM:g} mm, "
+                                 f"got {json.dumps(point)}")
         roll = _number(pose.get("roll_deg", 0.0), "camera pose roll_deg")
         if pos[2] <= at[2]:
             raise SceneError(f"{source}: the camera must look down at the table (position_mm z {pos[2]} "
@@ -182,7 +199,10 @@ def validate_scene(scene, source: str = "scene", catalog: Catalog | None = None)
     out["pieces"] = _validate_pieces(scene.get("pieces", []), source, catalog)
     out["markers"] = _validate_markers(_list_of(scene, "markers", source), out["pieces"], source, catalog)
     out["effects"] = _validate_effects(scene.get("effects", {}) or {}, source)
-    out["occluders"] = [_validate_occluder(i, o, source) for i, o in enumerate(_list_of(scene, "occluders", source))]
+    occluders = _list_of(scene, "occluders", source)
+    if len(occluders) > MAX_OCCLUDERS:
+        raise SceneError(f"{source}: at most {MAX_OCCLUDERS} occluders, got {len(occluders)}")
+    out["occluders"] = [_validate_occluder(i, o, source) for i, o in enumerate(occluders)]
     if "boards" in scene:
         out["boards"] = [_validate_board(i, b, source) for i, b in enumerate(_list_of(scene, "boards", source))]
     return out
@@ -330,8 +350,9 @@ def _validate_occluder(i: int, o, source: str) -> dict:
                   theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"))
     elif kind == "polygon":
         pts = o.get("points_mm")
-        if not isinstance(pts, list) or len(pts) < 3:
-            raise SceneError(f"occluder {i} points_mm must list at least 3 [x, y] points")
+        if not isinstance(pts, list) or not 3 <= len(pts) <= MAX_OCCLUDER_POINTS:
+            raise SceneError(f"occluder {i} points_mm must list 3 to {MAX_OCCLUDER_POINTS} [x, y] points, "
+                             f"got {len(pts) if isinstance(pts, list) else safeload.show(pts)}")
         oo["points_mm"] = [_vector(pt, 2, f"occluder {i} points_mm") for pt in pts]
     else:
         raise SceneError(f"{source}: occluder {i} has unknown kind {json.dumps(kind)} (hand, ellipse, polygon)")
@@ -602,9 +623,6 @@ def write_render(scene: dict, out_image: str | os.PathLike, truth_path: str | os
         data = cv2.imencode(".png", image)[1].tobytes()
     else:
         data = encode_jpeg(image, scene["effects"]["jpeg_quality"]).tobytes()
-    try:
-        out_image.write_bytes(data)
-        truth_path.write_text(json.dumps(truth, indent=1) + "\n")
-    except OSError as exc:
-        raise SceneError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    safeload.write_bytes(out_image, data, "output image", SceneError)  # whole or not at all; names the file
+    safeload.write_text(truth_path, json.dumps(truth, indent=1) + "\n", "truth file", SceneError)
     return out_image, truth_path, truth

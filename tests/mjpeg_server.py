@@ -22,7 +22,44 @@ def grey_jpeg(level: int, size: tuple[int, int] = (160, 120)) -> bytes:
     return buf.tobytes()
 
 
-class MjpegServer:
+def loopback_server(handle, protocol: str = "HTTP/1.0") -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """An HTTP server on 127.0.0.1 (a free port) whose every GET is handle(handler), a thread per
+    connection; the returned thread serves it once started."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = protocol
+
+        def log_message(self, *args):  # keep the test output clean
+            pass
+
+        def do_GET(self):
+            handle(self)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    return httpd, threading.Thread(target=httpd.serve_forever, daemon=True)
+
+
+class LoopbackServer:
+    """loopback_server as a context manager: serving inside `with`, shut down after; `stopping`
+    is set first, so a handler's endless loop can end."""
+
+    def __init__(self, handle):
+        self.stopping = threading.Event()
+        self.httpd, self._thread = loopback_server(handle)
+        self.port = self.httpd.server_address[1]
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopping.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class MjpegServer(LoopbackServer):
     """plan: one entry per connection, in order (the last repeats):
     ("serve", n) n frames then a torn part and the connection dropped; n=None: until stopped;
     ("refuse", code) an HTTP error status. frames: JPEG bytes served in a cycle."""
@@ -35,21 +72,8 @@ class MjpegServer:
         self.period = 1.0 / fps
         self.content_type = content_type or f"multipart/x-mixed-replace; boundary=--{BOUNDARY}"
         self.connections = 0
-        self.stopping = threading.Event()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep the test output clean
-                pass
-
-            def do_GET(self):
-                owner._handle(self)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
+        super().__init__(self._handle)
         self.url = f"http://127.0.0.1:{self.port}/video"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def _handle(self, handler) -> None:
         step = self.plan[min(self.connections, len(self.plan) - 1)]
@@ -86,11 +110,4 @@ class MjpegServer:
         wfile.write(head.encode() + b"\r\n" + jpeg + b"\r\n")
         wfile.flush()
 
-    def __enter__(self) -> "MjpegServer":
-        self._thread.start()
-        return self
 
-    def __exit__(self, *exc) -> None:
-        self.stopping.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()

@@ -18,8 +18,13 @@ import copy
 import io
 import json
 import os
+import resource
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -56,11 +61,37 @@ def fuzz_report():
             merged = Counter(old.get(target, {}))
             merged.update(counts)
             old[target] = dict(merged)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # this test process, all inputs
+        old["_peak_rss_mb"] = max(float(old.get("_peak_rss_mb", 0.0)), round(peak, 1))
+        for name, mb in SUBPROCESS_PEAKS.items():
+            old[f"_peak_rss_mb_{name.replace(' ', '_')}"] = round(mb, 1)
         Path(path).write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
 
 
 def record(target: str, outcome: str) -> None:
     OUTCOMES.setdefault(target, Counter())[outcome] += 1
+
+
+HANG_S = 20.0  # one input taking longer than this is a hang (the slowest legitimate one takes ~3 s)
+
+
+class Hang(BaseException):
+    """Raised by the alarm in the middle of an input that took too long (not an Exception: no
+    handler in refcam may swallow it)."""
+
+
+@contextlib.contextmanager
+def hang_alarm(seconds: float = HANG_S):
+    def fire(signum, frame):
+        raise Hang(f"no answer in {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # --- hostile documents ---------------------------------------------------------------------
@@ -173,7 +204,8 @@ def materialise(folder: Path, name: str, spec) -> Path:
 def check_loader(target: str, load) -> None:
     """load() returns or raises a one-line RefcamError; anything else fails (and is counted)."""
     try:
-        load()
+        with hang_alarm():
+            load()
     except RefcamError as exc:
         message = str(exc)
         assert message and "\n" not in message, repr(message)
@@ -191,7 +223,7 @@ def run_cli(target: str, argv: list) -> tuple[int, str, str]:
 
     out, err = io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), hang_alarm():
             try:
                 code = main([str(a) for a in argv])
             except SystemExit as exc:
@@ -498,9 +530,167 @@ def test_serve_file_arguments_before_serving(option):
     fuzz()
 
 
+# --- issue 22: special files, huge counts, hostile camera streams --------------------------------
+def test_special_files_in_every_file_argument():
+    """tests/special_files.py in its own process (FIFO, /dev/zero, a symlink loop, a 300 MB sparse
+    file in each file argument of each command), its outcomes and peak memory added to the report."""
+    from tests import special_files
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "special.json"
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
+        env.pop("REFCAM_CATALOG", None)
+        rounds = 3 if LONG else 1  # the same cases again: a hang or a leak that only shows now and then
+        for _ in range(rounds):
+            proc = subprocess.run([sys.executable, "-m", "tests.special_files", str(report)], cwd=REPO, env=env,
+                                  capture_output=True, text=True, timeout=900)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            walk = json.loads(report.read_text())
+            for r in walk["results"]:
+                record(f"special file ({r['kind']})", ("accepted" if r["code"] == 0 else "refused") if r["ok"]
+                       else f"FAILURE:{r['code']}")
+            SUBPROCESS_PEAKS["special files"] = max(SUBPROCESS_PEAKS.get("special files", 0.0), walk["peak_rss_mb"])
+            bad = [r for r in walk["results"] if not r["ok"]]
+            assert not bad and walk["peak_rss_mb"] < 600, (bad, walk["peak_rss_mb"])
+
+
+SUBPROCESS_PEAKS: dict[str, float] = {}
+HUGE_NUMBER = st.one_of(st.integers(-2**70, 2**70), st.sampled_from([4294967296, 2**63, 10**8, 10**15, -1, 0, 1, 2, 4, 5]),
+                        st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(
+                            [Raw("1e8"), Raw("1e15"), Raw("1e400"), Raw("Infinity"), Raw("NaN"), Raw("4.0"),
+                             Raw("1" + "0" * 30)]))
+
+
+def _slow_depth(text: str) -> bool:
+    """A legal DEPTH above 3 counts for minutes (legitimately): kept out of the campaign."""
+    import re
+
+    return bool(re.fullmatch(r"[0-9]{1,4}", text.strip())) and 3 < int(text) <= 12
+
+
+@st.composite
+def kang_position(draw):
+    """A Kang JSON position whose counts (start zones, alfalfa) may be anything a number can be."""
+    board = draw(st.sampled_from([["......"] * 6, ["s.....", "......", "......", "......", "......", "......"]]))
+    zones = {c: {s: draw(st.one_of(st.integers(0, 4), HUGE_NUMBER)) for s in "sml"} for c in "AB"}
+    doc = {"board": board, "start_zone": zones}
+    if draw(st.booleans()):
+        doc["alfalfa"] = {c: draw(st.one_of(st.integers(0, 3), HUGE_NUMBER)) for c in "AB"}
+    return dumps(doc)
+
+
+@examples(60, 1500)
+@given(text=kang_position(), depth=st.one_of(st.sampled_from(["0", "1", "2"]), st.integers(13, 10**30).map(str),
+                                             st.sampled_from(["-1", "1e3", "99999999999999999999", "", " 2", "２",
+                                                              "²", "0x10", "1" * 5000]),
+                                             st.text(max_size=8).filter(lambda t: not _slow_depth(t))))
+def test_kang_positions_with_huge_counts(text, depth):
+    """start-zone counts and alfalfa of any size, and any DEPTH: refused in one line or counted."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "position.json"
+        path.write_text(text, encoding="utf-8")
+        run_cli("kang perft (counts, depth)", ["kang", "perft", path, depth if depth != "" else "x"])
+        run_cli("kang check (counts)", ["kang", "check", path, path])
+
+
+OCCLUDER = st.one_of(
+    st.builds(lambda n: {"kind": "polygon", "points_mm": [[i % 50, i // 50] for i in range(n)]},
+              st.one_of(st.integers(0, 1200), st.sampled_from([100_000, 20_000]))),
+    st.builds(lambda v: {"kind": "ellipse", "centre_mm": [0, 0], "axes_mm": [v, v]}, HUGE_NUMBER))
+
+
+@examples(40, 1000)
+@given(position=st.lists(HUGE_NUMBER, min_size=3, max_size=3), occluders=st.lists(OCCLUDER, max_size=3),
+       many=st.sampled_from([0, 0, 0, 101, 5000]))
+def test_scene_counts_and_camera_positions(position, occluders, many):
+    """Camera positions, occluder counts and points of any size: validated in one line (not rendered)."""
+    from synth.render import validate_scene
+
+    doc = copy.deepcopy(SCENE)
+    doc["camera"]["pose"]["position_mm"] = position
+    doc["occluders"] = occluders + [{"kind": "polygon", "points_mm": [[0, 0], [1, 0], [0, 1]]}] * many
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scene.json"
+        path.write_text(dumps(doc))
+
+        def load():
+            from synth.render import load_scene
+
+            validate_scene(load_scene(path))
+
+        check_loader("scene counts", load)
+
+
+@st.composite
+def mjpeg_bytes(draw):
+    """What a lying camera sends: boundaries, header lines (endless ones too), lengths that lie, junk."""
+    pieces = []
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["boundary", "header", "headers", "length", "blank", "junk", "jpeg", "long"]))
+        if kind == "boundary":
+            pieces.append(b"--lie\r\n")
+        elif kind == "header":
+            pieces.append(draw(st.binary(max_size=40)).replace(b"\n", b" ") + b"\r\n")
+        elif kind == "headers":
+            pieces.append(b"X-H: h\r\n" * draw(st.integers(10, 2000)))
+        elif kind == "length":
+            pieces.append(b"Content-Length: " + str(draw(st.integers(-5, 10**12))).encode() + b"\r\n")
+        elif kind == "blank":
+            pieces.append(b"\r\n")
+        elif kind == "junk":
+            pieces.append(draw(st.binary(max_size=300)))
+        elif kind == "jpeg":
+            pieces.append(_tiny_jpeg()[:draw(st.integers(0, 800))])
+        else:
+            pieces.append(b"x" * draw(st.integers(8000, 40000)))
+    return b"".join(pieces)
+
+
+@examples(100, 3000)
+@given(data=mjpeg_bytes())
+def test_mjpeg_parts_from_a_lying_stream(data):
+    """vision.stream.read_parts on any bytes: ends, each part within MAX_PART_BYTES, and a part
+    that decodes is a picture (decode_frame never decodes a header's false claim)."""
+    from vision import stream
+
+    def read_all():
+        for body in stream.read_parts(io.BytesIO(data), b"lie"):
+            assert len(body) <= stream.MAX_PART_BYTES
+            image = stream.decode_frame(body)
+            assert image is None or image.shape[0] * image.shape[1] <= stream.MAX_FRAME_PIXELS
+
+    check_loader("camera stream bytes", read_all)
+
+
+@pytest.mark.parametrize("mode", ["headers", "garbage", "random-parts", "huge-jpeg", "no-boundary", "huge-length",
+                                  "good-then-frozen"])
+def test_hostile_camera_streams_from_a_local_fault_server(mode):
+    """A StreamSource on each lie (loopback only): a one-line error at start-up, or a source that
+    calls the camera lost within NO_PICTURE_S and goes on; never a hang or a traceback."""
+    from tests.fault_server import FaultServer
+    from vision import stream
+
+    with FaultServer(seconds=15) as faults:
+        def open_and_watch():
+            source = stream.StreamSource(faults.url(mode))
+            try:
+                source.start()
+                deadline = time.monotonic() + stream.NO_PICTURE_S + 4
+                while source.state != "lost" and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                if mode not in ("headers", "huge-length"):  # these send a good frame between lies
+                    assert source.state == "lost", (mode, source.state, source.state_message)
+            finally:
+                source.close()
+
+        check_loader(f"camera stream ({mode})", open_and_watch)
+
+
 def summarise(path: str) -> str:
     """The `make fuzz` summary: inputs per target and outcomes by class, failures first."""
     report = json.loads(Path(path).read_text())
+    peaks = {k: v for k, v in report.items() if k.startswith("_peak")}
+    report = {k: v for k, v in report.items() if not k.startswith("_")}
     total, classes, lines = 0, Counter(), []
     for target, counts in sorted(report.items()):
         n = sum(counts.values())
@@ -511,11 +701,20 @@ def summarise(path: str) -> str:
         lines.append(f"  {target:28s} {n:6d} inputs  {json.dumps(dict(sorted(counts.items())))}"
                      + (f"  FAILURES {failures}" if failures else ""))
     head = (f"fuzz: {total} inputs; accepted {classes['accepted']}, refused with one line {classes['refused']}, "
-            f"failures (traceback or wrong exit) {classes['FAILURE']}")
-    return "\n".join([head] + lines)
+            f"failures (traceback, hang or wrong exit) {classes['FAILURE']}")
+    memory = ("peak memory per process: " + ", ".join(f"{k[len('_peak_rss_mb'):].strip('_') or 'loaders'} "
+                                                      f"{v:.0f} MB" for k, v in sorted(peaks.items()))) if peaks else ""
+    return "\n".join([head] + ([memory] if memory else []) + lines)
+
+
+def clean(path: str) -> bool:
+    """The campaign's verdict: no failure (traceback, hang, wrong exit) and every process under 600 MB."""
+    report = json.loads(Path(path).read_text())
+    failures = sum(v for k, counts in report.items() if not k.startswith("_") for o, v in counts.items()
+                   if o.startswith("FAILURE"))
+    return failures == 0 and all(v < 600 for k, v in report.items() if k.startswith("_peak"))
 
 
 if __name__ == "__main__":
-    import sys
-
     print(summarise(sys.argv[1]))
+    sys.exit(0 if clean(sys.argv[1]) else 1)

@@ -93,6 +93,12 @@ def page(tmp_path_factory):
         memory = {"requests": sum(OUTCOMES.values()), "rss_mb_before": round(rss_before, 1),
                   "rss_mb_after": round(rss_mb(), 1)}  # the test process: the app, and hypothesis itself
         path.with_name("fuzz-routes-memory.json").write_text(json.dumps(memory) + "\n")
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # the whole campaign's test process
+        old = json.loads(path.read_text())
+        old["_peak_rss_mb"] = max(float(old.get("_peak_rss_mb", 0.0)), round(peak, 1))
+        path.write_text(json.dumps(old, indent=2, sort_keys=True) + "\n")
 
 
 def allowed(request: dict) -> bool:

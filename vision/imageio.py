@@ -31,8 +31,12 @@ _JPEG_EOI = b"\xff\xd9"
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _PNG_IEND = b"IEND"
 
-MAX_IMAGE_PIXELS = 50_000_000  # a 50 MP phone photo; an 8K camera frame is 33 Mpx
-MAX_DECODE_BYTES = 320_000_000  # decoded pixels + 8-bit and BGR copies, counted before decoding
+# A picture refcam observes stays under 600 MB whatever it shows (issue 22): finding stickers costs
+# about 24 bytes a pixel on a picture full of fine detail (noise: 12 Mpx peaked at 403 MB, 16 Mpx at
+# 496 MB, 50 Mpx at 1.36 GB). 16 Mpx holds a phone's 12 Mpx photo and a 4K camera frame (8.3 Mpx);
+# a 48-50 Mpx photo is refused with "scale it down".
+MAX_IMAGE_PIXELS = 16_000_000
+MAX_DECODE_BYTES = 100_000_000  # decoded pixels + 8-bit and BGR copies, counted before decoding
 MAX_FILE_BYTES = 200_000_000
 
 # libjpeg and libpng write these to file descriptor 2 themselves; refcam reads them as the
@@ -67,6 +71,8 @@ def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
         raise ImageReadError(f"{source} is empty (0 bytes)")
     if data.startswith(_PNG_MAGIC) and _PNG_IEND not in data[-4096:]:
         raise ImageReadError(f"{source} is a truncated PNG (no IEND chunk)")
+    if data.startswith(_PNG_MAGIC):
+        _check_png_chunks(data, source)
     width, height = _check_decoded_size(data, source)
     image, messages = _decode_quietly(cv2, data)
     _judge_decoder_messages(data, messages, source, decoded=image is not None)
@@ -123,6 +129,20 @@ def decoded_size(data: bytes) -> tuple[int, int, int, int] | None:
     sample = 2 if mode.startswith("I;16") else 4 if mode in ("I", "F") else 1
     channels = 4 if mode in ("P", "PA", "LA") else Image.getmodebands(mode)  # OpenCV expands palettes to colour
     return width, height, channels, sample
+
+
+def _check_png_chunks(data: bytes, source: str) -> None:
+    """Every PNG chunk's length within the file, before decoding: OpenCV's reader allocates what a
+    chunk claims (a 113-byte PNG whose IDAT claimed 1.9 GB took 1.9 GB before being refused)."""
+    pos = len(_PNG_MAGIC)
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if length > len(data) - pos - 12:
+            raise ImageReadError(f"{source} is a damaged PNG: its {kind.decode('latin-1')!r} chunk claims "
+                                 f"{length} bytes, more than the file holds")
+        pos += 12 + length
+        if kind == _PNG_IEND:
+            return
 
 
 def _check_decoded_size(data: bytes, source: str) -> tuple[int, int]:

@@ -94,7 +94,9 @@ def read_session(folder: str | os.PathLike) -> Session:
     """Read a session folder; a missing frame file is skipped with a warning."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise SessionError(f"session folder {folder} does not exist")
+        there = os.path.lexists(folder)
+        raise SessionError(f"session folder {folder} " + ("is not a folder (a file, a FIFO, a device or a broken "
+                                                          "link)" if there else "does not exist"))
     manifest = folder / MANIFEST
     if not manifest.exists() and not manifest.is_symlink():
         raise SessionError(f"session folder {folder} has no readable {MANIFEST}")
@@ -159,6 +161,9 @@ class SessionWriter:
         replay measures with the lens it was recorded through."""
         self.folder = Path(folder)
         try:
+            if (os.path.lexists(self.folder) or self.folder.exists()) and not self.folder.is_dir():
+                raise SessionError(f"{self.folder} exists and is not a folder (a FIFO, a device, a file or a "
+                                   f"broken link); choose a new folder")
             if (self.folder / MANIFEST).exists():
                 raise SessionError(f"{self.folder} already holds a session; choose a new folder")
             if self.folder.is_dir() and any(self.folder.iterdir()):  # frames/ could overwrite the user's files
@@ -195,12 +200,11 @@ class SessionWriter:
         rel = f"frames/{self.count:06d}{ext}"
         final = self.folder / rel
         tmp = final.with_suffix(final.suffix + ".part")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, final)
-        self._append({"frame": rel, "t": round(float(t), 4)})
+        safeload.replace_whole(final, data, tmp)  # an OSError names the file (the CLI and the page say which)
+        try:
+            self._append({"frame": rel, "t": round(float(t), 4)})
+        except OSError as exc:  # a full disk: say which file could not be written
+            raise OSError(exc.errno, exc.strerror or str(exc), str(self.folder / MANIFEST)) from None
         self.count += 1
         return final
 

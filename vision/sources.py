@@ -230,8 +230,9 @@ class VideoSource(FrameSource):
         self.path = Path(path)
         if self.path.is_dir():
             raise SourceError(f"{self.path} is a folder, not a video file (a session folder goes to --replay)")
-        if not self.path.is_file():
-            raise SourceError(f"no such video file: {self.path}")
+        from referee import safeload
+
+        safeload.regular_file(self.path, "video file", SourceError)  # missing, a FIFO, a device, a loop
         # FFmpeg writes its own complaints about a bad file to stderr; the error below says it in one line
         # (OPENCV_FFMPEG_LOGLEVEL is read when a file is opened; a user's own setting wins)
         os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")

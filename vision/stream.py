@@ -36,6 +36,10 @@ STREAM_SCHEMES = ("http", "https", "rtsp", "rtsps")
 CONNECT_TIMEOUT_S = 5.0  # also the longest silence before a stream counts as lost
 MAX_PART_BYTES = 16 * 1024 * 1024  # a JPEG bigger than this is not a camera frame
 MAX_HEADER_LINE = 8192
+MAX_PART_HEADERS = 32  # a camera sends 2 to 5 header lines a part; endless ones are a stream that lies
+MAX_FRAME_PIXELS = 16_000_000  # a JPEG header claiming more is not decoded (vision.imageio.MAX_IMAGE_PIXELS)
+NO_PICTURE_S = 3.0  # no decodable frame for this long: the camera is lost (at start-up: an error)
+NO_PICTURE_MESSAGE = f"camera lost: no picture for {NO_PICTURE_S:g} s"
 
 
 class StreamError(SourceError):
@@ -68,19 +72,35 @@ def parse_camera(value: int | str) -> int | str:
 
 
 def public_url(url: str) -> str:
-    """The URL without its password, for messages and the page."""
+    """The URL as shown anywhere (messages, the page, the recording's header): scheme, host,
+    port and path only. User info, the query string (cameras take ?user=..&pwd=.. there) and
+    the fragment never leave this process."""
+    try:
+        parts = urllib.parse.urlsplit(str(url))
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:  # a port that is not a number: show no more than the scheme
+        return f"{str(url).split(':', 1)[0][:10]}://(unreadable address)"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _request_url(url: str) -> str:
+    """The URL to fetch: everything but the user info (sent as a header instead)."""
     parts = urllib.parse.urlsplit(url)
-    if parts.password is None and parts.username is None:
-        return url
     host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
     netloc = f"{host}:{parts.port}" if parts.port else host
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
 def _request(url: str) -> urllib.request.Request:
     """A GET for the URL; user:password@ in the URL becomes HTTP basic authentication."""
     parts = urllib.parse.urlsplit(url)
-    req = urllib.request.Request(public_url(url), headers={"User-Agent": "refcam"})
+    req = urllib.request.Request(_request_url(url), headers={"User-Agent": "refcam"})
     if parts.username is not None:
         token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         req.add_header("Authorization", "Basic " + base64.b64encode(token.encode()).decode("ascii"))
@@ -108,28 +128,20 @@ def read_parts(stream, boundary: bytes) -> Iterator[bytes]:
     """The bodies of a multipart/x-mixed-replace stream, in order, until it ends.
 
     stream: a buffered binary file (readline, read). A part with Content-Length is read to
-    that length; without one, up to the next boundary line (the CRLF before it is the delimiter's)."""
-    line = stream.readline(MAX_HEADER_LINE)
-    while line and not _is_boundary(line, boundary):  # a preamble before the first boundary
-        line = stream.readline(MAX_HEADER_LINE)
+    that length; without one, up to the next boundary line (the CRLF before it is the delimiter's).
+    A stream that lies ends here, never in unbounded memory: more than MAX_PART_HEADERS header
+    lines, or more than MAX_PART_BYTES without a boundary, ends the stream (the caller reconnects)."""
+    line = _skip_to_boundary(stream, stream.readline(MAX_HEADER_LINE), boundary)  # a preamble
     while line:
-        headers = {}
-        while True:
-            line = stream.readline(MAX_HEADER_LINE)
-            if not line:
-                return
-            if not line.strip():
-                break
-            key, _, value = line.decode("latin-1").partition(":")
-            headers[key.strip().lower()] = value.strip()
+        headers = _part_headers(stream)
+        if headers is None:
+            return
         length = headers.get("content-length", "").strip()
-        if length.isdigit() and int(length) <= MAX_PART_BYTES:
+        if length.isdigit() and len(length) < 10 and int(length) <= MAX_PART_BYTES:
             body = stream.read(int(length))
             if len(body) < int(length):
                 return  # cut off mid-part
-            line = stream.readline(MAX_HEADER_LINE)
-            while line and not _is_boundary(line, boundary):
-                line = stream.readline(MAX_HEADER_LINE)
+            line = _skip_to_boundary(stream, stream.readline(MAX_HEADER_LINE), boundary)
         else:
             chunks, size = [], 0
             line = stream.readline(MAX_HEADER_LINE)
@@ -146,6 +158,44 @@ def read_parts(stream, boundary: bytes) -> Iterator[bytes]:
         yield body
 
 
+def _skip_to_boundary(stream, line: bytes, boundary: bytes) -> bytes:
+    """Read on to the next boundary line (returned), at most MAX_PART_BYTES; b"" when there is none."""
+    skipped = 0
+    while line and not _is_boundary(line, boundary):
+        skipped += len(line)
+        if skipped > MAX_PART_BYTES:
+            return b""
+        line = stream.readline(MAX_HEADER_LINE)
+    return line
+
+
+def _part_headers(stream) -> dict | None:
+    """A part's header lines up to the blank line, at most MAX_PART_HEADERS; None: the stream ended or lied."""
+    headers: dict[str, str] = {}
+    for _ in range(MAX_PART_HEADERS + 1):
+        line = stream.readline(MAX_HEADER_LINE)
+        if not line:
+            return None
+        if not line.strip():
+            return headers
+        key, _, value = line.decode("latin-1").partition(":")
+        headers[key.strip().lower()[:64]] = value.strip()[:256]
+    return None
+
+
+def decode_frame(body: bytes):
+    """A part's JPEG (or PNG) as a BGR image, or None: not a picture, or a header claiming more
+    than MAX_FRAME_PIXELS (a 20000x20000 claim would take 1.2 GB to decode)."""
+    import cv2
+
+    from vision.imageio import decoded_size
+
+    size = decoded_size(body)
+    if size is None or size[0] * size[1] > MAX_FRAME_PIXELS or 0 in size[:2]:
+        return None
+    return cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
+
+
 class MjpegCapture:
     """An MJPEG-over-HTTP stream read like a cv2.VideoCapture: isOpened(), read(), release().
 
@@ -154,6 +204,7 @@ class MjpegCapture:
     def __init__(self, url: str, timeout_s: float = CONNECT_TIMEOUT_S):
         self.url = url
         self.undecodable = 0
+        self.lost: str | None = None  # why read() gave up, when it was the NO_PICTURE_S timer
         try:
             self._response = urllib.request.urlopen(_request(url), timeout=timeout_s)
         except urllib.error.HTTPError as exc:
@@ -175,16 +226,29 @@ class MjpegCapture:
         return self._open
 
     def read(self) -> tuple[bool, np.ndarray | None]:
-        """The next decodable frame; (False, None) once the stream has ended or broken."""
-        import cv2
+        """The next decodable frame; (False, None) once the stream has ended or broken, or when
+        no frame decoded for NO_PICTURE_S (a trickle, garbage, endless lies: `lost` says so).
+        A timer breaks a read stuck in the socket, whoever the reader is (calibrate too)."""
+        timer = threading.Timer(NO_PICTURE_S, self._no_picture)
+        timer.daemon = True
+        timer.start()
+        try:
+            return self._read_decodable()
+        finally:
+            timer.cancel()
 
+    def _no_picture(self) -> None:
+        self.lost = NO_PICTURE_MESSAGE
+        self.interrupt()
+
+    def _read_decodable(self) -> tuple[bool, np.ndarray | None]:
         while self._open:
             try:
                 body = next(self._parts)
             except (StopIteration, OSError, http.client.HTTPException, ValueError):
                 self.release()
                 break
-            image = cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
+            image = decode_frame(body)
             if image is not None:
                 return True, image
             self.undecodable += 1  # a torn or foreign part: skip it, as a camera drops a frame
@@ -234,9 +298,57 @@ def open_stream_capture(url: str):
     return MjpegCapture(url)
 
 
+def _open_with_deadline(url: str, factory: Callable[[str], object]):
+    """(capture, first frame) within the start-up limits, else StreamError in one line: a camera
+    that cannot be reached in CONNECT_TIMEOUT_S, or one that connects and then sends no decodable
+    picture for NO_PICTURE_S (endless headers, garbage, one byte every two seconds), which used to
+    make `serve` and `record` hang with no output. The work runs on a helper thread, so a read
+    stuck in a socket never holds the command."""
+    found: dict = {}
+    done = threading.Event()
+
+    def attempt() -> None:
+        try:
+            found["cap"] = cap = factory(url)
+            found["connected"] = time.monotonic()
+            found["read"] = cap.read()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            found["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=attempt, name="open-stream", daemon=True).start()
+    t0 = time.monotonic()
+    while not done.wait(0.05):
+        now = time.monotonic()
+        connected = found.get("connected")
+        if (connected is not None and now - connected > NO_PICTURE_S) or (connected is None and
+                                                                          now - t0 > CONNECT_TIMEOUT_S):
+            break
+    mute = (f"{NO_PICTURE_MESSAGE} from stream {public_url(url)} (it connected, then sent nothing refcam "
+            f"could decode)")
+    if not done.is_set():
+        cap = found.get("cap")
+        if cap is not None:
+            getattr(cap, "interrupt", lambda: None)()
+            raise StreamError(mute)
+        raise StreamError(f"cannot open stream {public_url(url)}: no answer in {CONNECT_TIMEOUT_S:g} s")
+    if "error" in found:
+        raise found["error"]
+    ok, first = found["read"]
+    if not ok or first is None:
+        found["cap"].release()
+        if getattr(found["cap"], "lost", None):  # the capture's own no-picture timer ended the read
+            raise StreamError(mute)
+        raise StreamError(f"stream {public_url(url)} sent no picture")
+    return found["cap"], first
+
+
 class StreamSource(FrameSource):
-    """A network camera (MJPEG over HTTP, or RTSP). The first connection must succeed (a
-    wrong URL is a one-line error); later drops are retried with backoff."""
+    """A network camera (MJPEG over HTTP, or RTSP). The first connection must succeed and show a
+    picture within NO_PICTURE_S (a wrong URL or a mute camera is a one-line error); later drops
+    are retried with backoff. A watchdog thread calls the camera lost when no frame decodes for
+    NO_PICTURE_S, whatever the stream keeps sending, and breaks the stuck read to reconnect."""
 
     BACKOFF_S = (0.5, 1.0, 2.0, 5.0)  # pause before reconnect attempt 1, 2, 3, 4 and later
 
@@ -244,33 +356,50 @@ class StreamSource(FrameSource):
         super().__init__()
         self.url = url
         self._factory = capture_factory
-        cap = capture_factory(url)
-        ok, first = cap.read()
-        if not ok:
-            cap.release()
-            raise StreamError(f"stream {public_url(url)} sent no picture")
+        cap, first = _open_with_deadline(url, capture_factory)
         self._cap = cap
         name = f"stream {public_url(url)}"
         self.info = SourceInfo(kind="stream", name=name, frame_size=(first.shape[1], first.shape[0]))
         self._cond = threading.Condition()
         self._t0 = time.monotonic()
         self._newest: tuple[float, np.ndarray] | None = (0.0, first)
+        self._picture_due = time.monotonic() + NO_PICTURE_S  # the watchdog's deadline for the next frame
         self.frames_grabbed = 1
         self.frames_dropped = 0
         self.reconnects = 0
+        self.pictureless = 0  # times the watchdog found no picture for NO_PICTURE_S
+        self._lost_reason: str | None = None  # why the camera was called lost, for the status while away
         self._thread: threading.Thread | None = None
+        self._watchdog: threading.Thread | None = None
 
     def start(self) -> None:
         if self._thread is None:
+            self._picture_due = time.monotonic() + NO_PICTURE_S
             self._thread = threading.Thread(target=self._grab_loop, name="grab-stream", daemon=True)
             self._thread.start()
+            self._watchdog = threading.Thread(target=self._watch, name="watch-stream", daemon=True)
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        """Call the camera lost when no frame has decoded by the deadline, and break the read."""
+        while not self._closed.wait(0.2):
+            if time.monotonic() <= self._picture_due:
+                continue
+            self.pictureless += 1
+            self._picture_due = float("inf")  # the grab loop sets a new deadline when it reconnects
+            self._lost_reason = f"{NO_PICTURE_MESSAGE} from {self.info.name}"
+            self.warn(f"{self._lost_reason}; reconnecting")
+            self.set_state("lost", f"{self._lost_reason}; reconnecting")
+            getattr(self._cap, "interrupt", lambda: None)()
 
     def _reconnect(self):
         """Try again with growing pauses until connected (returns the capture) or closed (None)."""
         attempt = 0
+        self._picture_due = float("inf")  # no deadline while away: the state already says lost
         while not self.closed:
             pause = self.BACKOFF_S[min(attempt, len(self.BACKOFF_S) - 1)]
-            self.set_status(f"camera lost: {self.info.name}; retrying in {pause:g} s")
+            why = self._lost_reason or f"camera lost: {self.info.name}"  # e.g. "camera lost: no picture for 3 s"
+            self.set_state("lost", f"{why}; retrying in {pause:g} s")
             if self._closed.wait(pause):
                 return None
             attempt += 1
@@ -280,22 +409,29 @@ class StreamSource(FrameSource):
                 continue
             self._cap = cap
             self.reconnects += 1
-            self.set_status(f"camera back: {self.info.name}")
+            self._picture_due = time.monotonic() + NO_PICTURE_S
             return cap
         return None
 
     def _grab_loop(self) -> None:
         cap = self._cap
-        self.set_status(f"{self.info.name} live")
+        self.set_state("running", f"{self.info.name} live")
         while not self.closed and cap is not None:
             ok, img = cap.read()
             if not ok or img is None:
                 cap.release()
                 if self.closed:
                     break
-                self.warn(f"camera lost: {self.info.name} stopped sending; reconnecting")
+                if self.state != "lost":
+                    why = getattr(cap, "lost", None)  # the capture's own no-picture timer fired
+                    self._lost_reason = f"{why} from {self.info.name}" if why else None
+                    self.warn(f"{self._lost_reason or f'camera lost: {self.info.name} stopped sending'}; reconnecting")
                 cap = self._reconnect()
+                self._lost_reason = None
                 continue
+            if self.state != "running":
+                self.set_state("running", f"camera back: {self.info.name}")
+            self._picture_due = time.monotonic() + NO_PICTURE_S
             with self._cond:
                 if self._newest is not None:
                     self.frames_dropped += 1  # the consumer did not take the previous one: replace it

@@ -23,7 +23,7 @@ EXIT_BAD_INPUT = 2
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
-        self.exit(EXIT_BAD_INPUT, f"refcam: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"refcam: error: {_one_line(message)}\n")
 
 
 def _mount(sub, command: Command) -> None:
@@ -73,6 +73,11 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        use_catalog_from_environment()  # before the parser: building it reads the catalog
+    except RefcamError as exc:
+        print(f"refcam: error: {_one_line(str(exc))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     parser = build_parser()
     args = parser.parse_args(argv)
     _refuse_empty_values(parser, args)
@@ -94,6 +99,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def use_catalog_from_environment() -> None:
+    """REFCAM_CATALOG=FILE is `--catalog FILE` for every command: the same check (referee.catalog.use_catalog),
+    the same one-line error; a --catalog on the command line, parsed later, wins over it."""
+    from referee.catalog import CATALOG_ENV, use_catalog
+
+    path = os.environ.get(CATALOG_ENV)
+    if path:
+        try:
+            use_catalog(path)
+        except RefcamError as exc:
+            raise type(exc)(f"{CATALOG_ENV}: {exc}") from None
+
+
 def _leaf_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the command that was given (`refcam <game> <name>` goes two levels down)."""
     command = next(a for a in parser._actions if a.dest == "command").choices[args.command]
@@ -111,9 +129,16 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
             parser.error(f"argument {name}: empty value '' (an unset shell variable?)")
 
 
+MAX_MESSAGE_CHARS = 400  # an error quoting a 100 MB input is still one short line
+
+
 def _one_line(message: str) -> str:
-    """A file name may hold a line break; the error stays one line (written as \\n)."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    """A file name may hold a line break; the error stays one line (written as \\n), at most
+    MAX_MESSAGE_CHARS long."""
+    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[:MAX_MESSAGE_CHARS - 30] + f"... ({len(message)} characters in all)"
+    return message
 
 
 def _describe_os_error(exc: BaseException) -> str:

@@ -10,14 +10,20 @@
   holds the token);
 * every error is JSON ``{"error": "one line"}``;
 * streams (MJPEG, events) hold a server worker each while open: StreamSlots caps them,
-  and one over the cap gets 503 with Retry-After, so the page and the API always find a
-  free worker.
+  in all and per client address (a fair share: one address cannot take every slot), and one
+  over a cap gets 503 with Retry-After, so the page and the API always find a free worker;
+* costly routes (COSTLY_ROUTES: the QR code, "Settle it", the state, the page) are rate-limited
+  per client address (429 with Retry-After), so a flood from one address cannot starve the
+  referee of CPU.
+The server below Flask (webui.lan_guard) caps connections per address and times out slow
+requests and clients that do not read.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from flask import Flask, Response, current_app, jsonify, request
@@ -26,6 +32,12 @@ from werkzeug.exceptions import HTTPException, ServiceUnavailable
 from referee.errors import InvalidInputError
 from webui.access import TOKEN_HEADER, AccessPolicy
 
+# the computer refcam runs on is trusted (its own tabs and scripts); the per-address limits are for the LAN
+TRUSTED_ADDRESSES = frozenset({"127.0.0.1", "::1", "::ffff:127.0.0.1"})
+MAX_STREAMS_PER_ADDRESS = 8  # four tabs, an MJPEG and an event stream each
+# route -> (requests per second, burst) per client address; the page itself asks a few times a minute
+COSTLY_ROUTES = {"/phone-qr.svg": (2.0, 4), "/api/phone": (2.0, 4), "/api/settle": (1.0, 4), "/api/state": (10.0, 20),
+                 "/": (5.0, 10), "/api/config": (5.0, 10)}
 MAX_BODY_BYTES = 64 * 1024  # the largest settings form is well under 1 kB
 MAX_BODY_DEPTH = 8  # settings are one object of texts (a script may nest one level)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -54,8 +66,50 @@ class Refused(HTTPException):
         self.code = code
 
 
+class TooManyRequests(Refused):
+    def __init__(self, retry_after_s: float):
+        self.retry_after = max(1, int(retry_after_s + 0.999))
+        super().__init__(429, f"too many requests for this page from your address; try again in "
+                              f"{self.retry_after} s")
+
+    def get_headers(self, environ=None, scope=None):
+        return super().get_headers(environ, scope) + [("Retry-After", str(self.retry_after))]
+
+
+class RateLimiter:
+    """A token bucket per (client address, route) for the routes in `limits` (requests per
+    second, burst). wait_s() is 0 when the request may go on, else the seconds until it may."""
+
+    MAX_BUCKETS = 4096  # addresses x routes remembered; the oldest are forgotten first
+
+    def __init__(self, limits: dict[str, tuple[float, int]] | None):
+        self.limits = dict(limits or {})
+        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
+        self._lock = threading.Lock()
+        self.refused = 0
+
+    def wait_s(self, address: str, route: str) -> float:
+        limit = self.limits.get(route)
+        if limit is None or address in TRUSTED_ADDRESSES:
+            return 0.0
+        rate, burst = limit
+        now = time.monotonic()
+        with self._lock:
+            tokens, then = self._buckets.pop((address, route), (float(burst), now))
+            tokens = min(float(burst), tokens + (now - then) * rate)
+            if len(self._buckets) >= self.MAX_BUCKETS:
+                self._buckets.pop(next(iter(self._buckets)))
+            if tokens >= 1.0:
+                self._buckets[(address, route)] = (tokens - 1.0, now)
+                return 0.0
+            self._buckets[(address, route)] = (tokens, now)
+            self.refused += 1
+            return (1.0 - tokens) / rate
+
+
 def install_guard(app: Flask, policy: AccessPolicy) -> None:
     app.extensions["refcam_access"] = policy
+    app.extensions["refcam_rate"] = RateLimiter(app.config.get("RATE_LIMITS", COSTLY_ROUTES))
     app.config.setdefault("MAX_CONTENT_LENGTH", MAX_BODY_BYTES)
     app.config.setdefault("MAX_FORM_MEMORY_SIZE", MAX_BODY_BYTES)
     app.config.setdefault("MAX_FORM_PARTS", 64)
@@ -75,10 +129,11 @@ def check_request() -> None:
     """Refuse a request before any route sees it (raises Refused)."""
     policy: AccessPolicy = current_app.extensions["refcam_access"]
     host = request.headers.get("Host")
-    if not policy.host_allowed(host):
-        raise Refused(403, f"this page answers to {', '.join(sorted(policy.allowed_hosts))} only, "
-                           f"not the host name {one_line(host or '(none)', 80)!r}")
+    if not policy.host_allowed(host):  # the names it does answer to are this computer's business
+        raise Refused(403, f"this page does not answer to the host name {one_line(host or '(none)', 80)!r}; "
+                           f"open the address `refcam serve` printed")
     if request.method in SAFE_METHODS:
+        _rate_limit()
         return
     if not policy.origin_allowed(request.headers.get("Origin"), host) \
             or request.headers.get("Sec-Fetch-Site") == "cross-site":
@@ -91,6 +146,13 @@ def check_request() -> None:
     limit = int(current_app.config["MAX_CONTENT_LENGTH"] or MAX_BODY_BYTES)
     if request.content_length is not None and request.content_length > limit:
         raise Refused(413, f"the request body is {request.content_length} bytes; the page takes at most {limit}")
+    _rate_limit()  # last: a refused change costs nothing and takes no turn
+
+
+def _rate_limit() -> None:
+    wait = current_app.extensions["refcam_rate"].wait_s(request.remote_addr or "", request.path)
+    if wait:
+        raise TooManyRequests(wait)
 
 
 def read_json_body(default: Any = None) -> Any:
@@ -137,34 +199,45 @@ def internal_error(exc: Exception):
 
 
 class StreamSlots:
-    """A cap on open streams: take() or 503 with Retry-After; release() when the stream closes."""
+    """A cap on open streams, in all and per client address: take() or 503 with Retry-After;
+    release() when the stream closes."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, per_address: int = MAX_STREAMS_PER_ADDRESS):
         self.limit = limit
+        self.per_address = per_address
         self.open = 0
         self.refused = 0
+        self._by_address: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def take(self) -> None:
+    def take(self, address: str = "") -> None:
         with self._lock:
-            if self.open >= self.limit:
+            mine = self._by_address.get(address, 0)
+            if self.open >= self.limit or (mine >= self.per_address and address not in TRUSTED_ADDRESSES):
                 self.refused += 1
-                exc = ServiceUnavailable(f"{self.limit} live streams are open, the most this page serves; "
-                                         f"close a tab or try again shortly", retry_after=STREAM_RETRY_S)
-                raise exc
+                why = (f"{self.limit} live streams are open, the most this page serves" if self.open >= self.limit
+                       else f"{self.per_address} live streams are open from your address, its share")
+                raise ServiceUnavailable(f"{why}; close a tab or try again shortly", retry_after=STREAM_RETRY_S)
             self.open += 1
+            self._by_address[address] = mine + 1
 
-    def release(self) -> None:
+    def release(self, address: str = "") -> None:
         with self._lock:
             self.open = max(0, self.open - 1)
+            left = self._by_address.get(address, 0) - 1
+            if left > 0:
+                self._by_address[address] = left
+            else:
+                self._by_address.pop(address, None)
 
     def respond(self, make_response) -> Response:
         """make_response() as a stream holding one slot until the server closes it."""
-        self.take()
+        address = request.remote_addr or ""
+        self.take(address)
         try:
             response = make_response()
         except BaseException:
-            self.release()
+            self.release(address)
             raise
-        response.call_on_close(self.release)
+        response.call_on_close(lambda: self.release(address))
         return response

@@ -262,7 +262,7 @@ class LiveEngine:
         return {"game": self.game.id, "game_title": self.game.title,
                 "games": [{"id": g.id, "title": g.title, "options": [o.to_json() for o in g.options]} for g in games()],
                 "options": [o.to_json(self.settings.get(o.name)) for o in self.game.options],
-                "source": self.source.info.name, "source_kind": self.source.info.kind,
+                "source": self.page_text(self.source.info.name), "source_kind": self.source.info.kind,
                 "camera_file": bool(self.live.camera), "settle": True}
 
     def state_json(self) -> dict:
@@ -327,11 +327,34 @@ class LiveEngine:
 
     def status_event(self) -> dict:
         u = self.latest_update
-        return {"type": "status", "status": self.status, "shown": self.shown_status(), "source_status": self.source_status,
-                "source_state": self.source_state(), "source_message": self.source_message(),
+        return {"type": "status", "status": self.status, "shown": self.shown_status(),
+                "source_status": self.page_text(self.source_status),
+                "source_state": self.source_state(), "source_message": self.page_text(self.source_message()),
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
                 "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
-                "error": self.error}
+                "error": self.page_text(self.error) if self.error else None}
+
+    def page_text(self, text: str) -> str:
+        """text as the page shows it: a replayed folder or video by its own name, never the absolute
+        path to it (which names the user and the computer's folders to every viewer)."""
+        if not text:
+            return text
+        for long, name in self._path_names():
+            text = text.replace(long, name)
+        return text
+
+    def _path_names(self) -> tuple[tuple[str, str], ...]:
+        """(how the source's path may be written, its own name), longest first; none for a camera."""
+        import os
+
+        info = self.source.info
+        if info.kind not in ("session", "video"):
+            return ()
+        if getattr(self, "_path_names_of", (None,))[0] != info.name:  # worked out once per source
+            name = os.path.basename(os.path.normpath(info.name)) or info.name
+            longs = sorted({os.path.abspath(info.name), os.path.realpath(info.name), info.name}, key=len, reverse=True)
+            self._path_names_of = (info.name, tuple((long, name) for long in longs if long != name))
+        return self._path_names_of[1]
 
     def source_state(self) -> str:
         """running / ended / lost / error (vision.sources): an engine that stopped on a fault is "error"."""
@@ -352,7 +375,7 @@ class LiveEngine:
         return round(max(0.0, t - self.game_t0), 2)
 
     def _warn(self, message: str, entry_ms: float | None = None) -> None:
-        self._publish({"type": "warning", "message": message, "game_t": self.game_time(self._now_t)}, entry_ms,
+        self._publish({"type": "warning", "message": self.page_text(message), "game_t": self.game_time(self._now_t)}, entry_ms,
                       keep=True)
 
     def _source_warning(self, message: str) -> None:
@@ -552,7 +575,8 @@ class LiveEngine:
             try:
                 self.recorder.add_encoded(buf.tobytes(), t)
             except OSError as exc:
-                self._warn_once(f"recording stopped: {exc.strerror or exc}", None)
+                self._warn_once(f"recording stopped: {exc.strerror or exc}: {exc.filename or self.recorder.folder}",
+                                None)
                 self.recorder = None
 
     def _publish_frame(self, image: np.ndarray, obs: Observation, update: TrackerUpdate,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from referee import safeload
 from referee.errors import InvalidInputError
 from referee.game import Explanation
 from referee.observation import ImageFromGame, Observation
@@ -144,6 +145,8 @@ def write_explanation(explanation: Explanation, out_path: str | Path, image: np.
     if out_path.suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise InvalidInputError(f"--annotate {str(out_path)!r}: use a .png or .jpg file name")
     picture, note = render_explanation(explanation, image, observation)
-    if not cv2.imwrite(str(out_path), picture):
-        raise InvalidInputError(f"cannot write the picture to {str(out_path)!r}")
+    ok, buf = cv2.imencode(out_path.suffix.lower(), picture)
+    if not ok:
+        raise InvalidInputError(f"cannot encode the picture for {str(out_path)!r}")
+    safeload.write_bytes(out_path, buf.tobytes(), "--annotate")  # whole or not at all; a full disk names the file
     return note

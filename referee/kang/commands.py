@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+import re
 
+from .. import safeload
 from ..errors import InvalidInputError
 from ..game import Command
 from ..observation import Observation
@@ -17,6 +18,11 @@ from .board import read_board
 from .explain import RULES, explain
 from .moves import perft
 from .position import Position, PositionError
+
+# Declared ranges for what a user types: a position string is about 40 characters; depth 12
+# already takes minutes (tests/bench/kang.py), and the counts grow about twentyfold per ply.
+MAX_POSITION_CHARS = 200
+MAX_PERFT_DEPTH = 12
 
 
 def _common(p: argparse.ArgumentParser, image: bool = True) -> None:
@@ -72,10 +78,7 @@ def _check_args(p):
 def _load_side(tools, path: str, camera_file):
     """(position or layout, problems, image size) from a JSON position, an observation file or an image."""
     if path.lower().endswith(".json"):
-        try:
-            doc = json.loads(Path(path).read_text())
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{path!r} is not valid JSON (line {exc.lineno})") from None
+        doc = safeload.load_json(path, "position file", PositionError)  # regular file, size, depth, numbers
         if isinstance(doc, dict) and "board" in doc and "pieces" not in doc:
             try:
                 return Position.from_json(doc), [], None
@@ -168,22 +171,31 @@ def load_position(text: str) -> Position:
     if text == "start":
         return Position.start()
     if text.lower().endswith(".json") and " " not in text:
+        doc = safeload.load_json(text, "position file", PositionError)  # regular file, size, depth, numbers
         try:
-            doc = json.loads(Path(text).read_text())
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{text!r} is not valid JSON (line {exc.lineno})") from None
-        return Position.from_json(doc)
+            return Position.from_json(doc)
+        except PositionError as exc:
+            raise PositionError(f"{text}: {exc}") from None
+    if len(text) > MAX_POSITION_CHARS:
+        raise PositionError(f"a position string is at most {MAX_POSITION_CHARS} characters, "
+                            f"got {len(text)}: {safeload.show(text)}")
     return Position.parse(text)
 
 
+def perft_depth(text: str) -> int:
+    """DEPTH as a whole number within 0..MAX_PERFT_DEPTH, checked before any counting."""
+    shown = safeload.show(text)
+    if not re.fullmatch(r"[0-9]{1,4}", text.strip()):  # ASCII digits only: "²" is a digit to str.isdigit
+        raise InvalidInputError(f"depth {shown} must be a whole number from 0 to {MAX_PERFT_DEPTH}")
+    depth = int(text)
+    if depth > MAX_PERFT_DEPTH:
+        raise InvalidInputError(f"depth {shown} must be a whole number from 0 to {MAX_PERFT_DEPTH}")
+    return depth
+
+
 def run_perft(args, tools) -> int:
+    depth = perft_depth(args.depth)
     pos = load_position(args.position)
-    try:
-        depth = int(args.depth)
-    except ValueError:
-        raise InvalidInputError(f"depth {args.depth!r} is not a whole number") from None
-    if depth < 0:
-        raise InvalidInputError(f"depth {args.depth!r} must be 0 or more")
     memo: dict = {}
     counts = [perft(pos, d, memo) for d in range(1, depth + 1)] if depth else []
     total = counts[-1] if counts else 1

@@ -29,6 +29,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .. import safeload
 from ..errors import InvalidInputError, RefcamError
 
 FILES = "abcdef"
@@ -96,6 +97,9 @@ class Position:
             raise PositionError(f"invalid position {self._shown()!r}: alfalfa {self.alfalfa} outside 0..{WIN_ALFALFA}")
 
     def _shown(self) -> str:
+        counts = [n for z in self.zones for n in z] if isinstance(self.zones, tuple) else [None]
+        if not all(isinstance(n, int) and 0 <= n <= PER_SIZE for n in counts):
+            return safeload.show(repr((self.cells, self.zones)))  # str() would spell out a huge count
         try:
             return str(self)
         except (TypeError, ValueError, IndexError):
@@ -180,9 +184,13 @@ class Position:
         try:
             alf = doc.get("alfalfa", {"A": 0, "B": 0})
             ns = doc.get("no_score", {"A": False, "B": False})
-            alfalfa = (int(alf.get("A", 0)), int(alf.get("B", 0)))
+            # each count is checked against its range before it is used (a huge one never becomes text)
+            alfalfa = tuple(safeload.integer(alf.get(c, 0), f"invalid JSON position: alfalfa {c}", PositionError,
+                                             lo=0, hi=WIN_ALFALFA) for c in COACHES)
             no_score = (bool(ns.get("A", False)), bool(ns.get("B", False)))
-        except (AttributeError, TypeError, ValueError):
+        except (AttributeError, TypeError, ValueError) as exc:
+            if isinstance(exc, PositionError):
+                raise
             raise PositionError(f"invalid JSON position {shown}: alfalfa / no_score must be {{'A': .., 'B': ..}}") \
                 from None
         return cls(cells, zones, str(doc.get("to_move", "A")), alfalfa, no_score)
@@ -270,9 +278,14 @@ def cells_from_rows(rows, shown: str) -> str:
 
 
 def zones_from_json(doc, shown: str) -> tuple:
+    """Start-zone counts, each a whole number from 0 to PER_SIZE (a set holds 4 of a size), checked
+    before use: a count is later written out as that many letters."""
     try:
-        return tuple(tuple(int(doc.get(c, {}).get(s, 0)) for s in SIZES) for c in COACHES)
-    except (AttributeError, TypeError, ValueError):
+        return tuple(tuple(safeload.integer(doc.get(c, {}).get(s, 0), f"invalid JSON position: start_zone {c} {s}",
+                                            PositionError, lo=0, hi=PER_SIZE) for s in SIZES) for c in COACHES)
+    except (AttributeError, TypeError, ValueError) as exc:
+        if isinstance(exc, PositionError):
+            raise
         raise PositionError(f"invalid JSON position {shown}: 'start_zone' must be "
                             f"{{'A': {{'s': n, 'm': n, 'l': n}}, 'B': {{...}}}}") from None
 

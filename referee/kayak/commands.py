@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import safeload
-from ..catalog import Catalog
+from ..catalog import default_catalog
 from ..errors import InvalidInputError
 from ..game import Command
 from ..observation import Observation
@@ -20,6 +20,7 @@ from .river import read_river, survey_river
 from .tiles import RiverTile
 
 IMAGE_OR_DATA_SUFFIXES = (".json", ".txt", ".kayak", ".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+MAX_TEXT_POSITION_BYTES = 64 * 1024  # a river's text form is one line of well under 1 kB
 _PAWN = re.compile(r"^kayak/pawn-(\d)$")
 
 
@@ -35,8 +36,10 @@ def _with_advanced(p: argparse.ArgumentParser) -> None:
 
 
 def _game(game, args):
-    """The game in play, or the same game on the user's --catalog (its own class: no import of game.py)."""
-    return type(game)(Catalog.load(args.catalog)) if getattr(args, "catalog", None) else game
+    """The game in play, or the same game on the user's --catalog (its own class: no import of
+    game.py). --catalog was checked and made the catalog in use while the arguments were parsed
+    (use_catalog), so the default catalog is the user's."""
+    return type(game)(default_catalog()) if getattr(args, "catalog", None) else game
 
 
 def position_from_state_json(doc: dict, book=None) -> Position:
@@ -70,7 +73,8 @@ def load_reading(game, path: str, args, tools):
         pos = from_text(path.strip(), game.book)
         return pos, Counter(), {"text": pos.text()}
     if p.suffix.lower() in (".txt", ".kayak"):
-        pos = from_text(p.read_text().strip(), game.book)
+        text = safeload.read_text(p, "position file", max_bytes=MAX_TEXT_POSITION_BYTES)  # no FIFO, no /dev/zero
+        pos = from_text(text.strip(), game.book)
         return pos, Counter(), {"text": pos.text()}
     if p.suffix.lower() == ".json":
         doc = safeload.load_json(p, "state file")  # size, depth and number limits

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from referee import safeload
 from referee.errors import InvalidInputError
 from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
@@ -76,10 +77,8 @@ def _history_states(entries: list[str], camera_file: str | None, tools: Tools, p
                                (".truth.json", ".scene.json")))
             if not files:
                 raise InvalidInputError(f"history folder {e!r} holds no images or observation files")
-        elif p.is_file():
-            files = [p]
         else:
-            raise InvalidInputError(f"history entry {e!r} does not exist")
+            files = [safeload.regular_file(p, "history entry")]  # missing, a FIFO, a device, a loop: one line
         for f in files:
             yield f.name, t, tools.observe_path(str(f), camera_file, GAME_ID)
             t += 1.0
@@ -90,12 +89,14 @@ def run(args, tools: Tools, game) -> int:
         raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
     if args.strict and args.assume_layout:
         raise InvalidInputError("--strict and --assume-layout contradict each other: pick one")
+    if args.annotate:
+        safeload.output_path(args.annotate, "--annotate")  # a FIFO or a device is refused before any work
     refuse_overwriting_inputs("--annotate", args.annotate,
                               [("the image", i) for i in args.image] + [("the camera file", args.camera_file)]
                               + [("the history file", h) for h in args.history or []])
     for e in args.history or []:  # refused before any long work
-        if not Path(e).exists():
-            raise InvalidInputError(f"history entry {e!r} does not exist")
+        if not Path(e).is_dir():
+            safeload.regular_file(e, "history entry")
     referee, obs, notes = _referee_for(args, tools)
     # Check the course on the image itself before the (possibly long) history is read.
     try:

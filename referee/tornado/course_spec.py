@@ -87,8 +87,7 @@ def load_course(name_or_path: str | os.PathLike | None = None) -> CourseSpec:
     if path.suffix.lower() == ".json" or path.exists() or os.sep in name:
         if path.is_dir():
             raise UnknownCourseError(f"course file {name!r} is a folder, not a course file")
-        if not path.is_file():
-            raise UnknownCourseError(f"course file {name!r} does not exist")
+        safeload.regular_file(path, "course file", UnknownCourseError)  # missing, a FIFO, a device, a loop
         return _read_course_file(path)
     raise UnknownCourseError(f"unknown course {name!r} (known: {', '.join(course_ids())}; or pass a course file path)")
 

@@ -4,7 +4,6 @@ writes the camera file (SPEC section 4)."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -36,9 +35,12 @@ def check_out_file(path: str) -> Path:
     """Refuse an --out that cannot be written before any slow work is done."""
     from calibration.charuco import CalibrationError
 
+    from referee import safeload
+
     out = Path(path)
     if out.is_dir():
         raise CalibrationError(f"--out {path!r} is a folder; give a file name such as camera.json")
+    safeload.output_path(out, "camera file", CalibrationError)  # a FIFO or a device: refused before any work
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise CalibrationError(f"cannot write camera file {path!r}: folder {str(parent)!r} does not exist")
@@ -67,9 +69,7 @@ def _refuse_overwriting_views(out: str, folder: str) -> None:
 
 
 def write_atomically(camera, out: Path) -> None:
-    tmp = out.with_name(out.name + ".tmp")
-    camera.save(tmp)
-    os.replace(tmp, out)
+    camera.save(out)  # referee.safeload.write_text: a temporary file renamed over out
 
 
 def run(args) -> int:

@@ -37,6 +37,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from referee.catalog import default_catalog
+    from referee import safeload
     from referee.paths import refuse_overwriting_inputs
     from webui.tools import CliTools
 
@@ -45,6 +46,7 @@ def run(args) -> int:
         raise InvalidInputError(f"--out {args.out!r}: the measured catalog is a .json file")
     if not out.parent.is_dir():
         raise InvalidInputError(f"--out {args.out!r}: folder {str(out.parent)!r} does not exist")
+    safeload.output_path(out, "--out")  # a FIFO or a device is refused before any work
     # the base catalog may be the output: the measured copy holds all of it, updated
     refuse_overwriting_inputs("--out", out, [("a photo", i) for i in args.images]
                               + [("the camera file", args.camera_file)])
@@ -52,7 +54,7 @@ def run(args) -> int:
     tools = CliTools()
     observations = [(Path(i).name, tools.observe_path(i, args.camera_file, game_id)) for i in args.images]
     got = measurement.measure(observations, default_catalog())
-    out.write_text(json.dumps(got["catalog"], indent=2) + "\n")
+    safeload.write_text(out, json.dumps(got["catalog"], indent=2) + "\n", "measured catalog")  # whole or not at all
     if args.json:
         print(json.dumps(dict(got["json"], catalog=str(out))))
     else:

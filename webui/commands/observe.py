@@ -33,6 +33,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from referee import safeload
     from referee.errors import InvalidInputError
     from vision.imageio import load_image
     from vision.pipeline import observe
@@ -45,6 +46,7 @@ def run(args) -> int:
             raise InvalidInputError(f"--annotate {args.annotate!r}: use a .png or .jpg file name")
         if not annotate_to.parent.is_dir():
             raise InvalidInputError(f"--annotate {args.annotate!r}: folder {str(annotate_to.parent)!r} does not exist")
+        safeload.output_path(annotate_to, "--annotate")  # a FIFO or a device is refused before any work
         refuse_overwriting_inputs("--annotate", annotate_to,
                                   [("the image", i) for i in args.image] + [("the camera file", args.camera_file)])
     camera = None
@@ -65,8 +67,10 @@ def run(args) -> int:
         import cv2
 
         from vision.annotate import draw_observation
-        if not cv2.imwrite(str(annotate_to), draw_observation(image, obs, camera)):
-            raise InvalidInputError(f"--annotate {args.annotate!r}: could not write the image")
+        ok, buf = cv2.imencode(annotate_to.suffix.lower(), draw_observation(image, obs, camera))
+        if not ok:
+            raise InvalidInputError(f"--annotate {args.annotate!r}: could not encode the image")
+        safeload.write_bytes(annotate_to, buf.tobytes(), "--annotate")  # a full disk names the file
     if args.json:
         print(json.dumps(obs.to_json()))
         return 0

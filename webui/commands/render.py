@@ -24,7 +24,11 @@ def run(args) -> int:
     from synth.render import default_truth_path, load_scene, write_render
     from referee.paths import refuse_overwriting_inputs
 
+    from referee import safeload
+
     truth = args.truth or default_truth_path(Path(args.out))
+    safeload.output_path(args.out, "OUT")  # a FIFO or a device is refused before any work
+    safeload.output_path(truth, "--truth" if args.truth else "the truth file")
     refuse_overwriting_inputs("OUT", args.out, [("the scene", args.scene)])
     refuse_overwriting_inputs("--truth" if args.truth else "the truth file", truth,
                               [("the scene", args.scene), ("the output image", args.out)])

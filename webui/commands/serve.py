@@ -15,6 +15,7 @@ from webui.game_flags import add_game_arguments
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 MAX_REQUEST_BYTES = 1024 * 1024  # waitress refuses bigger bodies before Flask reads them (the API takes 64 kB)
+MAX_REQUEST_HEADER_BYTES = 64 * 1024  # waitress answers 431 past it (its default is 256 kB)
 SWITCH_INTERVAL_S = 0.0005  # how soon a waiting thread gets the GIL (Python's default: 5 ms); see run()
 
 
@@ -143,8 +144,14 @@ def refuse_what_replay_refuses(args: argparse.Namespace) -> None:
 
         check_pieces_game(args.replay, args.game)
     if args.video:
+        from referee import safeload
+        from vision.sources import SourceError
+
+        if Path(args.video).is_dir():
+            return  # the video source says a folder goes to --replay
+        path = safeload.regular_file(args.video, "video file", SourceError)  # a FIFO would block the open
         try:
-            with open(args.video, "rb") as fh:
+            with open(path, "rb") as fh:
                 head = fh.read(16)
         except OSError:
             return  # the video source says what is wrong with the path
@@ -173,15 +180,15 @@ def access_policy(args: argparse.Namespace):
 def make_server(app, host: str, port: int):
     """waitress in front of the app: a worker per open stream (capped by the app, webui.app.MAX_STREAMS)
     plus PAGE_WORKERS for the page and the API, so open streams never starve them."""
-    from waitress.server import create_server
-
     from webui.app import PAGE_WORKERS
+    from webui.lan_guard import create_guarded_server
 
-    # waitress flushes each write at once (send_bytes defaults to 1 byte), so an event
-    # goes out as soon as it is yielded; a slow client's backlog is bounded per stream.
-    return create_server(app, host=host, port=port, threads=int(app.config["MAX_STREAMS"]) + PAGE_WORKERS,
-                         outbuf_high_watermark=4 * 1024 * 1024, channel_timeout=60, connection_limit=200,
-                         max_request_body_size=MAX_REQUEST_BYTES, ident="refcam")
+    # waitress flushes each write at once (send_bytes defaults to 1 byte), so an event goes out as
+    # soon as it is yielded; a slow client's backlog is bounded per stream, and the LAN limits
+    # (connections per address, slow requests, clients that do not read) are webui.lan_guard's.
+    return create_guarded_server(app, host=host, port=port, threads=int(app.config["MAX_STREAMS"]) + PAGE_WORKERS,
+                                 connection_limit=200, max_request_header_size=MAX_REQUEST_HEADER_BYTES,
+                                 max_request_body_size=MAX_REQUEST_BYTES, ident="refcam")
 
 
 def check_host(host: str) -> None:
