@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from referee.errors import RefcamError
-from vision.sources import CameraSource, SessionSource, SourceError, VideoSource, open_source
+from vision.sources import CameraSource, SessionSource, SourceError, VideoSource
+from vision.stream import open_source
 
 from tests.live_helpers import frame_number, write_grey_video, write_session
 

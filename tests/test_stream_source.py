@@ -16,7 +16,7 @@ import pytest
 from tests.mjpeg_server import BOUNDARY, MjpegServer, grey_jpeg
 from vision import stream
 from vision.session import read_session
-from vision.sources import open_source
+from vision.stream import open_source
 from vision.stream import MjpegCapture, StreamError, StreamSource, parse_camera, read_parts
 from tests.conftest import run_cli
 

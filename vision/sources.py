@@ -455,18 +455,3 @@ class CameraSource(FrameSource):
             self._thread.join(timeout=2.0)
         elif self._cap is not None:
             self._cap.release()
-
-
-def open_source(camera: int | str | None = None, replay: str | Path | None = None, video: str | Path | None = None,
-                fast: bool = False, loop: bool = False) -> FrameSource:
-    """The one source the command line names (exactly one of camera / replay / video)."""
-    given = [x is not None for x in (camera, replay, video)]
-    if sum(given) != 1:
-        raise SourceError("choose exactly one source: --camera N|URL, --replay DIR or --video FILE")
-    if camera is not None:
-        from vision.stream import open_camera_source  # a webcam index or a phone's / IP camera's stream URL
-
-        return open_camera_source(camera)
-    if replay is not None:
-        return SessionSource(replay, realtime=not fast, loop=loop)
-    return VideoSource(video, realtime=not fast, loop=loop)

@@ -12,7 +12,8 @@ on_status) and reconnected with a growing pause (0.5 s, 1 s, 2 s, up to 5 s) unt
 back or the source is closed.
 
 ``parse_camera`` is the one reading of a ``--camera`` value (an index or a URL) that
-serve, record and calibrate share; ``open_camera_source`` opens either kind.
+serve, record and calibrate share; ``open_camera_source`` opens either kind, and
+``open_source`` the one source a command names (camera, recorded session or video).
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 from typing import Callable, Iterator
 
 import numpy as np
 
-from vision.sources import FrameSource, SourceError, SourceInfo, newest_frames
+from vision.sources import (CameraSource, FrameSource, SessionSource, SourceError, SourceInfo, VideoSource,
+                           newest_frames)
 
 STREAM_SCHEMES = ("http", "https", "rtsp", "rtsps")
 CONNECT_TIMEOUT_S = 5.0  # also the longest silence before a stream counts as lost
@@ -462,6 +465,17 @@ def open_camera_source(camera: int | str) -> FrameSource:
     spec = parse_camera(camera)
     if isinstance(spec, str):
         return StreamSource(spec)
-    from vision.sources import CameraSource
-
     return CameraSource(spec)
+
+
+def open_source(camera: int | str | None = None, replay: str | Path | None = None, video: str | Path | None = None,
+                fast: bool = False, loop: bool = False) -> FrameSource:
+    """The one source the command line names (exactly one of camera / replay / video)."""
+    given = [x is not None for x in (camera, replay, video)]
+    if sum(given) != 1:
+        raise SourceError("choose exactly one source: --camera N|URL, --replay DIR or --video FILE")
+    if camera is not None:
+        return open_camera_source(camera)  # a webcam index or a phone's / IP camera's stream URL
+    if replay is not None:
+        return SessionSource(replay, realtime=not fast, loop=loop)
+    return VideoSource(video, realtime=not fast, loop=loop)

@@ -79,7 +79,8 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
     from calibration.camera import CameraModel
     from referee.registry import game_ids, get_game
     from vision.session import SessionWriter
-    from vision.sources import SessionSource, open_source
+    from vision.sources import SessionSource
+    from vision.stream import open_source
     from vision.tracking import TrackerSettings
     from webui.game_flags import option_texts, settings_for
 
