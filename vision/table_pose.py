@@ -444,9 +444,11 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
                                np.array([centre_shift_px(s) for s in stickers])))
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = {}
+    placed_off = _placement_misfit(model, r, noise_factor)
     for k, n in enumerate(names):
         m = owner == k
-        per_piece_rms[n] = float(np.sqrt((rr[m] ** 2).sum(axis=1).mean() / 2.0))
+        per_piece_rms[n] = max(float(np.sqrt((rr[m] ** 2).sum(axis=1).mean() / 2.0)),
+                               float(placed_off[owner[::4] == k].max(initial=0.0)))
     own_placement = _own_placement_cov(model, Jw, wts, fit_cov, ncam)
     piece_poses, piece_cov = {reference: (0.0, 0.0, 0.0)}, {reference: np.zeros((3, 3))}
     for k, n in enumerate(names[1:], start=1):
@@ -505,6 +507,21 @@ def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: 
     with_ = float(r[:rows] @ r[:rows]) / max(rows - J.shape[1], 1)
     without = float(left @ left) / max(rows - rank, 1)
     return math.sqrt(max(floor ** 2, with_)), math.sqrt(max(floor ** 2, without))
+
+
+def _placement_misfit(model: "_PlaneModel", r: np.ndarray, noise: float) -> np.ndarray:
+    """Per sticker: how far the fit puts it off its catalog place on its piece, in sds of its
+    placement (the length of its shift and turn; 0 without the placement prior). A sticker lifted
+    or bumped reads several sds off, where hand-stuck ones read 1-3: it is weighed with the
+    pieces' residual rms, so that such a piece is still left out of the plane (_solve_with_outliers)."""
+    if model.mix is None:
+        return np.zeros(len(model.owner) // 4)
+    P = model.placement_cols
+    n = len(P)
+    raw = np.linalg.solve(model.mix, r[:8 * n].reshape(n, 8, 1))  # the residuals before the placement's whitening
+    Pt = P.transpose(0, 2, 1)
+    u = np.linalg.solve(Pt @ P + noise ** 2 * np.eye(3)[None], Pt @ raw)[:, :, 0]
+    return np.linalg.norm(u, axis=1)
 
 
 def _placement_moves(model: "_PlaneModel", Jw: np.ndarray, wts: np.ndarray, cov: np.ndarray,
