@@ -28,6 +28,10 @@ shift under motion blur (_centre_shift_cov, from its per-edge blurs). When few o
 stickers fix the plane, callers also refit it without each sticker in turn (plane_support,
 leave_one_out) and take that spread where it is larger.
 
+Stickers stuck by hand: on pieces with several stickers, each sticker's placement on its piece
+(StickerObs.placement_mm / placement_deg) is a prior that moves its four corners together; the fit
+uses it when the residuals show the stickers off their catalog layout (PLACEMENT_SHOWN).
+
 Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distortion).
 """
 
