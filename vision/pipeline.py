@@ -131,6 +131,27 @@ def _detect(result: detect.DetectionResult, catalog: Catalog, game: str | None, 
     return game, by_piece
 
 
+# one sticker's turn on its piece, per mm of its placement tolerance: the catalog's one-sticker
+# tolerance (0.5 mm, 1 degree; referee/data/catalog.json's placement note)
+STICKER_TURN_DEG_PER_MM = 2.0
+
+
+def sticker_placement(spec) -> tuple[float, float]:
+    """(mm per axis, deg): how far each of the piece's stickers may sit off its catalog place. The
+    catalog gives the piece's term, which averages its n stickers on a face (0.5 / sqrt(n) mm): one
+    sticker's is sqrt(n) times it. Only pieces with several stickers on a face need it (the plane fit
+    weighs their disagreement with the catalog layout by it); a single sticker's own error is
+    its piece's term and moves nothing else."""
+    places: dict = defaultdict(set)
+    for st in spec.stickers:
+        places[st.face].add((st.x_mm, st.y_mm))
+    n = max(map(len, places.values()), default=0)
+    if n < 2:
+        return 0.0, 0.0
+    mm = spec.placement.sigma_mm * math.sqrt(n)
+    return mm, STICKER_TURN_DEG_PER_MM * mm
+
+
 def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: int,
                warnings: list[str]) -> tuple[Intrinsics, dict[str, list[StickerObs]]]:
     """Stage 2: the intrinsics to solve with and every sticker's corners in ideal pixels
@@ -150,6 +171,7 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
     ideals = _undistorted_corners(by_piece, camera)
     for name, ds in by_piece.items():
         lst = []
+        sticker_mm, sticker_deg = sticker_placement(catalog.piece(name))
         for d in ds:
             st = catalog.sticker(d.marker_id)
             ideal = ideals[id(d)]
@@ -157,7 +179,8 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
                                   local_mm=np.array(st.corners_local(), dtype=np.float64), z_mm=st.top_z_mm,
                                   sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
                                                       calib_px), size_mm=st.size_mm,
-                                  side_px=d.side_px, blur_px=d.blur_px, streak_px=sticker_streak(d)))
+                                  side_px=d.side_px, blur_px=d.blur_px, streak_px=sticker_streak(d),
+                                  placement_mm=sticker_mm, placement_deg=sticker_deg))
         obs_by_piece[name] = lst
     return intr, obs_by_piece
 
