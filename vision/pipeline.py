@@ -341,7 +341,8 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
     cov = fit.cov if frame_cov is None or name == plane.reference else with_frame_uncertainty(
         fit.pose, fit.cov, frame_pose, frame_cov)
     pose, cov = transform_pose(fit.pose, cov, frame_pose)
-    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread))
+    one_sticker_frame = len(plane.solve_groups.get(plane.solve_ref, ())) == 1 and name != plane.reference
+    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread), long_axis=one_sticker_frame)
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])
         sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)

@@ -445,7 +445,9 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     fit_cov = cov
     cov = (_scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad) + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
            + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
-                               np.array([centre_shift_px(s) for s in stickers])))
+                               np.array([centre_shift_px(s) for s in stickers]))
+           + _twist_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2), obs,
+                        TWIST_EXCESS * noise_factor * sig[::4]))
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = {}
     placed_off = _placement_misfit(model, r, noise_factor)
@@ -683,6 +685,35 @@ def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, sh
         moved = np.einsum("snp,sn->sp", rows[:, axis::2], scale[:, axis::2]) @ cov
         out += moved.T @ (moved * (shift_px ** 2)[:, None])
     return out
+
+
+# Each sticker also reads a little turned as a whole: the edge fits bend toward the bits along
+# each edge, differently on every sticker, so its four corners move together around its centre.
+# A piece's own heading absorbs that turn (residuals never show it), but the reference piece's
+# turn is the frame's heading: held by one sticker, it swings every far piece by its lever arm
+# (webcam bench held-out seed 20261201, scene 933921258: the start gate's one 41 px sticker turned
+# 3.4 mrad = 0.10 px at its corners, Tornado characters 970 mm away 3.1-3.4 mm off at sigma
+# 0.8-0.9). Carried as an independent turn per sticker, TWIST_EXCESS of its corner sigma at each
+# corner beyond what independent corner noise gives (sigma / 2): measured against render truth
+# on the webcam bench's tuning seeds 7001/7002, clean 1080p, stickers of 36-60 px (the turn
+# 0.035 px rms against 0.030 from the other corner residuals; smaller stickers show none).
+TWIST_EXCESS = 0.3
+
+
+def _twist_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, obs: np.ndarray,
+               twist_px: np.ndarray) -> np.ndarray:
+    """Covariance of the fit's parameters from independent per-sticker turns about each sticker's
+    centre (sd px of tangential motion at its corners); row_scale as in _centre_shift_cov."""
+    n = len(twist_px)
+    if not n or not np.any(twist_px):
+        return np.zeros_like(cov)
+    corners = obs[:4 * n].reshape(n, 4, 2)
+    radial = corners - corners.mean(axis=1, keepdims=True)
+    tangent = np.stack([-radial[..., 1], radial[..., 0]], axis=-1)
+    tangent /= np.maximum(np.linalg.norm(tangent, axis=-1, keepdims=True), 1e-9)
+    pattern = tangent.reshape(n, 8) * row_scale[:8 * n].reshape(n, 8)
+    moved = np.einsum("snp,sn->sp", Jw[:8 * n].reshape(n, 8, -1), pattern) @ cov
+    return moved.T @ (moved * (np.asarray(twist_px, dtype=np.float64) ** 2)[:, None])
 
 
 def _offset_gradient_cov(cov: np.ndarray, Jw: np.ndarray, obs: np.ndarray, seen_sd: float) -> np.ndarray:
