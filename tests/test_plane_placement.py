@@ -38,11 +38,13 @@ def test_hand_stuck_layout_is_not_read_as_picture_noise():
     exact, hand = _table(False), _table(True)
     assert hand.frame["plane_fit_rms_sigma"] <= 2 * exact.frame["plane_fit_rms_sigma"]
     # the picture's own term of each boat's sigma stays below one sticker's placement (0.5 mm),
-    # 3x the exact stickers' at most (the gate's two stickers off each other tilt the plane a little)
+    # 4.5x the exact stickers' at most: the gate's two stickers off each other tilt the plane a
+    # little, and each sticker's own turn (table_pose's twist term) is larger on a hand-stuck gate
+    # (on main before the prior: 15-17 mm, 300x)
     exact_boats = _boats(exact)
     for name, boat in _boats(hand).items():
         assert boat.measure_sigma_mm < 0.3
-        assert boat.measure_sigma_mm <= 3.5 * exact_boats[name].measure_sigma_mm
+        assert boat.measure_sigma_mm <= 4.5 * exact_boats[name].measure_sigma_mm
 
 
 def test_exact_stickers_fit_as_without_the_placement_prior():
