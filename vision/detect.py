@@ -180,7 +180,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     for k, (marker_id, c, source, rms, blur) in enumerate(found):
         if rms < 0:  # not refined (edge_refine off)
             rms, blur = 0.0, 0.0
-        side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
+        side = _side(c)
         extra = {"edge_blur_px": edge_blurs[k]} if k in edge_blurs else {}
         detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
                                     blur_px=blur, extra=extra))

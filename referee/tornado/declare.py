@@ -23,7 +23,7 @@ from referee.pending import accept_declarable, accepted_by_players
 
 from .pending import accept_illegal_turn
 from .referee import TornadoReferee
-from .rules import rule
+from .rules import rule, short_name
 
 INVISIBLE_EVENTS = ("a pass (0 spaces)", "the order of choices at the start gate",
                     "the FAQ majority vote on a tie", "the Grand Prix winner when the totals tie")
@@ -32,10 +32,6 @@ RULE_PASS = rule("Moving Less Than 3 Spaces")
 RULE_GATE = rule("Determining Start Position")
 RULE_VOTE = rule("FAQ")
 RULE_GRAND_PRIX = rule("Grand Prix Mode")
-
-
-def short(name: str) -> str:
-    return name.split("/")[-1]
 
 
 def racing(state) -> list[str]:
@@ -49,7 +45,7 @@ def racing(state) -> list[str]:
 def declarables(state, grand_prix_final: dict | None) -> tuple[Declarable, ...]:
     boats = racing(state)
     out = []
-    can_pass = tuple(short(b) for b in boats if b not in state.rounds.acted and b not in state.declared_passes)
+    can_pass = tuple(short_name(b) for b in boats if b not in state.rounds.acted and b not in state.declared_passes)
     if can_pass and not grand_prix_final:
         out.append(Declarable("pass", "passes (moves 0 spaces)", can_pass, RULE_PASS,
                               "ends that boat's turn this round; nothing on the table changes"))
@@ -57,14 +53,14 @@ def declarables(state, grand_prix_final: dict | None) -> tuple[Declarable, ...]:
         out.append(Declarable("gate-order", "order of choices at the start gate", (), RULE_GATE,
                               "the heaviest boat chooses its space first, then in descending weight",
                               value_help="boats in the order they chose, e.g. " + ",".join(
-                                  short(b) for b in sorted(boats, key=lambda b: -state.facts.weight(b)))))
+                                  short_name(b) for b in sorted(boats, key=lambda b: -state.facts.weight(b)))))
     if len(boats) >= 2 and not grand_prix_final:
         out.append(Declarable("same-rank", "majority vote: these boats share a rank", (), RULE_VOTE,
                               "their turn order then goes by boat weight, lightest first",
-                              value_help="two or more boats, e.g. " + ",".join(short(b) for b in boats[:2])))
+                              value_help="two or more boats, e.g. " + ",".join(short_name(b) for b in boats[:2])))
     if grand_prix_final and len(grand_prix_final["leaders"]) > 1 and not grand_prix_final.get("named"):
         out.append(Declarable("grand-prix-winner", "the Grand Prix winner among the tied",
-                              tuple(short(b) for b in grand_prix_final["leaders"]), RULE_GRAND_PRIX,
+                              tuple(short_name(b) for b in grand_prix_final["leaders"]), RULE_GRAND_PRIX,
                               "the rulebook gives no tie-break on points: the players name the winner"))
     return tuple(out) + accept_declarable(state)
 
@@ -84,7 +80,7 @@ def declare(game, state, declaration: Declaration, t: float, grand_prix_final: d
         return Step(new, (declared_ruling(game.id, declaration, t, summary, str(RULE_PASS)),))
     if declaration.kind == "grand-prix-winner":
         total = grand_prix_final["points"]
-        tied = ", ".join(short(b) for b in grand_prix_final["leaders"] if short(b) != declaration.subject)
+        tied = ", ".join(short_name(b) for b in grand_prix_final["leaders"] if short_name(b) != declaration.subject)
         summary = (f"the players name {declaration.subject} the Grand Prix winner (tied with {tied} on {total} "
                    "points; the rulebook gives no tie-break)")
         return Step(dataclasses.replace(state, declared=state.declared + (kept,)),
@@ -94,8 +90,8 @@ def declare(game, state, declaration: Declaration, t: float, grand_prix_final: d
     if declaration.kind == "gate-order":
         return _gate_order(game, state, declaration, kept, t, boats, weights)
     lightest_first = sorted(boats, key=lambda b: (weights[b], b))
-    order = ", ".join(f"{short(b)} ({weights[b]:g})" for b in lightest_first)
-    summary = f"majority vote: {', '.join(short(b) for b in boats)} share a rank; turn order by weight: {order}"
+    order = ", ".join(f"{short_name(b)} ({weights[b]:g})" for b in lightest_first)
+    summary = f"majority vote: {', '.join(short_name(b) for b in boats)} share a rank; turn order by weight: {order}"
     return Step(dataclasses.replace(state, declared=state.declared + (kept,)),
                 (declared_ruling(game.id, declaration, t, summary, str(RULE_VOTE),
                                  details={"turn_order": lightest_first}),))
@@ -104,12 +100,12 @@ def declare(game, state, declaration: Declaration, t: float, grand_prix_final: d
 def _gate_order(game, state, declaration, kept, t, boats, weights) -> Step:
     """Determining Start Position: each boat chose no earlier than every heavier one."""
     wrong = next(((a, b) for a, b in zip(boats, boats[1:]) if weights[a] < weights[b]), None)
-    order = ", ".join(f"{short(b)} ({weights[b]:g})" for b in boats)
+    order = ", ".join(f"{short_name(b)} ({weights[b]:g})" for b in boats)
     if wrong is None:
         summary, legal = f"start gate chosen heaviest first: {order}", True
     else:
         a, b = wrong
-        summary, legal = (f"start gate: {short(a)} (weight {weights[a]:g}) chose before {short(b)} "
+        summary, legal = (f"start gate: {short_name(a)} (weight {weights[a]:g}) chose before {short_name(b)} "
                           f"(weight {weights[b]:g}); the heavier boat chooses first"), False
     return Step(dataclasses.replace(state, declared=state.declared + (kept,)),
                 (declared_ruling(game.id, declaration, t, summary, str(RULE_GATE), legal, {"order": boats}),))
@@ -118,10 +114,10 @@ def _gate_order(game, state, declaration, kept, t, boats, weights) -> Step:
 def _boats(declaration: Declaration, known: list[str]) -> list[str]:
     """The boats a declaration's value lists, each once and each racing; refused otherwise."""
     names = [BOAT_PREFIX + n.strip() for n in declaration.value.split(",") if n.strip()]
-    unknown = [short(n) for n in names if n not in known]
+    unknown = [short_name(n) for n in names if n not in known]
     if unknown:
         raise InvalidInputError(f"{declaration}: {unknown[0]} is not a boat in the race "
-                                f"(racing: {', '.join(short(b) for b in known) or 'none seen yet'})")
+                                f"(racing: {', '.join(short_name(b) for b in known) or 'none seen yet'})")
     if len(set(names)) != len(names) or len(names) < 2:
         raise InvalidInputError(f"{declaration}: name two or more different boats, each once")
     return names

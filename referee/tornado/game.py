@@ -20,10 +20,11 @@ from . import declare, picture
 from .check_command import CHECK
 from .commands import rank_command
 from .course_spec import course_ids, load_course
-from .declare import RULE_GRAND_PRIX, grand_prix_final, short
+from .declare import RULE_GRAND_PRIX, grand_prix_final
 from .dispute import parse_boats
 from .referee import RULE_END, TornadoReferee, TornadoState
 from .rounds import GrandPrix, format_grand_prix, parse_grand_prix
+from .rules import short_name
 from .standings import RankResult, format_weights, parse_weights
 
 TITLE = "Tornado Splash"
@@ -91,11 +92,11 @@ class TornadoSplash:
         final = _final(after)
         if final is None:
             return ()
-        totals = ", ".join(f"{short(n)} {v}" for n, v in sorted(final["totals"].items(), key=lambda kv: -kv[1]))
+        totals = ", ".join(f"{short_name(n)} {v}" for n, v in sorted(final["totals"].items(), key=lambda kv: -kv[1]))
         if final["winner"]:
-            summary = f"Grand Prix over: {short(final['winner'])} wins with {final['points']} points ({totals})"
+            summary = f"Grand Prix over: {short_name(final['winner'])} wins with {final['points']} points ({totals})"
         else:
-            summary = (f"Grand Prix over: {' and '.join(short(n) for n in final['leaders'])} tie on {final['points']} "
+            summary = (f"Grand Prix over: {' and '.join(short_name(n) for n in final['leaders'])} tie on {final['points']} "
                        f"points ({totals}); the rulebook gives no tie-break: the players name the winner")
         return (Ruling(t, self.id, "finish", summary, rule=str(RULE_GRAND_PRIX), details=final),)
 
@@ -110,7 +111,7 @@ class TornadoSplash:
             data["grand_prix"] = dict(data["grand_prix"], final=final)
             data["grand_prix"].pop("next_race_setting", None)  # three races make a Grand Prix: no fourth
         if state.declared_passes or state.declared:
-            data["declared"] = {"passed_this_round": sorted(short(b) for b in state.declared_passes),
+            data["declared"] = {"passed_this_round": sorted(short_name(b) for b in state.declared_passes),
                                 "declarations": [str(d) for d in state.declared]}
         data["illegal_turn"] = pending_json(state)
         return View("ranking", data, title=TITLE, offers=_next_race_offer(data.get("grand_prix")))

@@ -16,6 +16,7 @@ from referee.rulings import sigma_text
 from . import geometry as g
 from .course import Course
 from .dispute import pair_panel_lines
+from .rules import short_name
 from .standings import RankResult
 
 ZONE_ROLES = 6  # zone colours cycle through roles "zone-1" .. "zone-6"
@@ -35,10 +36,6 @@ def boat_role(name: str) -> str:
     except (IndexError, ValueError):
         k = 0
     return f"player-{k % BOAT_ROLES + 1}"
-
-
-def _short(name: str) -> str:
-    return name.split("/", 1)[-1]
 
 
 def zone_bands(course: Course) -> list[Shape]:
@@ -161,7 +158,7 @@ def _boat_shapes(b, course: Course | None) -> list[Shape]:
     if b.finish is not None:
         kind = "polyline" if b.standing_on is not None else "polygon"
         out.append(Shape(kind, tuple(b.finish.front), role="highlight", legend="finish-line reach"))
-    tag = (str(b.rank) if b.rank is not None else "?") + " " + _short(b.name)
+    tag = (str(b.rank) if b.rank is not None else "?") + " " + short_name(b.name)
     out += [Shape("circle", (b.position,), role=role, radius_mm=BOAT_RING_MM),
             Shape("label", (g.add(b.position, (BOAT_RING_MM, BOAT_RING_MM)),), role=role, text=tag)]
     return out
@@ -226,7 +223,7 @@ def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
             unit = "mm" if b.measure.kind == "distance_mm" else "deg"
             meas = f"  {b.measure.value:.1f}+-{sigma_text(b.measure.sigma)} {unit}"
         fin = " FINISHED" if b.finished is True else (" finish: too close to call" if b.finished == "too close to call" else "")
-        rows.append(f"{rank}. {_short(b.name)}  w{b.weight:g}{meas}{fin}")
+        rows.append(f"{rank}. {short_name(b.name)}  w{b.weight:g}{meas}{fin}")
         where = b.zone or b.status
         if b.measure is not None and b.measure.line:
             where += f"  ({'distance' if b.measure.kind == 'distance_mm' else 'angle'} to {b.measure.line})"
@@ -236,7 +233,7 @@ def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
                         + ": lower weight first")
     rows += pair_panel_lines(result.pairs) if result.pairs else _call_lines(result)
     if result.hand_size:
-        rows.append("hand size: " + ", ".join(f"{_short(k)} {v}" for k, v in result.hand_size.items()))
+        rows.append("hand size: " + ", ".join(f"{short_name(k)} {v}" for k, v in result.hand_size.items()))
     rows += ["! " + w for w in list(result.warnings) + list(extra_warnings)]
     return _fit(rows)
 
@@ -260,7 +257,7 @@ def _call_lines(result: RankResult) -> list[str]:
         c = calls.get(frozenset((a.name, b.name)))
         if c is None:
             continue
-        na, nb = _short(a.name), _short(b.name)
+        na, nb = short_name(a.name), short_name(b.name)
         unit = "deg" if c.kind == "angle_deg" else "mm"
         if c.verdict == "zone":
             rows.append(f"{na} before {nb}: zone nearer the finish")
@@ -282,5 +279,5 @@ def hidden_boat_shapes(turnlog) -> tuple[Shape, ...]:
             at = (p.x_mm, p.y_mm)
             out += [Shape("circle", (at,), role="uncertain", radius_mm=BOAT_RING_MM, legend="boat not seen (last place)"),
                     Shape("label", (g.add(at, (BOAT_RING_MM, BOAT_RING_MM)),), role="uncertain",
-                          text=f"{_short(name)} not seen: under a hand?")]
+                          text=f"{short_name(name)} not seen: under a hand?")]
     return tuple(out)

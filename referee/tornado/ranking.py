@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from . import geometry as g
 from .course import Course
+from .rules import short_name
 
 EQUIDISTANT = "equidistant within measurement"
 CANNOT_TELL = "cannot tell"  # a line crossing within the measurement leaves the pair's order open
@@ -191,7 +192,7 @@ def compare(course: Course, a: Racer, b: Racer) -> Call:
         return base
     doubts = "; ".join(r.doubt for r in (a, b) if r.doubt)
     if all(c.verdict != EQUIDISTANT for c in calls) and len({c.ahead for c in calls}) == 1:
-        return replace(base, note=f"{doubts}: {_short(base.ahead)} is ahead on every reading")
+        return replace(base, note=f"{doubts}: {short_name(base.ahead)} is ahead on every reading")
     outcomes = sorted({_outcome(c) for c in calls})
     return Call(base.ahead, base.behind, CANNOT_TELL, base.delta, base.sigma, base.kind,
                 note=f"{doubts}: the readings disagree ({'; '.join(outcomes)})")
@@ -215,12 +216,8 @@ def _reading_call(course: Course, a: Racer, za: int, ma: Measure, b: Racer, zb: 
 
 def _outcome(c: Call) -> str:
     if c.verdict == EQUIDISTANT:
-        return f"{_short(c.ahead)} and {_short(c.behind)} {EQUIDISTANT}"
-    return f"{_short(c.ahead)} ahead" + (" by zone" if c.verdict == "zone" else "")
-
-
-def _short(name: str) -> str:
-    return name.split("/")[-1]
+        return f"{short_name(c.ahead)} and {short_name(c.behind)} {EQUIDISTANT}"
+    return f"{short_name(c.ahead)} ahead" + (" by zone" if c.verdict == "zone" else "")
 
 
 def _placement_difference(course: Course, zone: int, a: Racer, b: Racer) -> float:
@@ -236,7 +233,7 @@ def _placement_difference(course: Course, zone: int, a: Racer, b: Racer) -> floa
 def placement_warning(call: Call) -> str:
     """SPEC section 2: a pair that only the stickers' placement keeps from a confident call, in words."""
     unit = " mm" if call.kind == "distance_mm" else "°"
-    a, b = call.ahead.split("/")[-1], call.behind.split("/")[-1]
+    a, b = short_name(call.ahead), short_name(call.behind)
     return (f"{a} and {b}: {call.delta:.1f}{unit} apart; the stickers' placement alone allows "
             f"±{call.placement_band:.1f}{unit}: measure your boats (`refcam measure tornado-boats`) to call this")
 

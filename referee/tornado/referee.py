@@ -36,7 +36,7 @@ from .course_spec import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
-from .rules import rule
+from .rules import rule, short_name
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .turnlog import TurnLog, advance, as_rulings, declare_pass
 from .zones import is_on_start_gate
@@ -284,7 +284,7 @@ class TornadoReferee:
 
         rulings = self._piece_changes(observation, boats, seen.now, t)
         for c in seen.again:
-            rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} is seen again", rule=RULE_PLACING,
+            rulings.append(Ruling(t, self.game, "state", f"{short_name(c.name)} is seen again", rule=RULE_PLACING,
                                   details={"card": c.name, "boat": self.routes.owner(c.name)}))
         actions = self._actions(seen, boats, result.course)
         rulings += self._turns_and_rounds(observation, actions, t)
@@ -319,7 +319,7 @@ class TornadoReferee:
         for boat in self.turnlog.eliminated:
             if boat not in self.memory.eliminated:
                 self.memory.eliminated.append(boat)
-                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
+                out.append(Ruling(t, self.game, "state", f"{short_name(boat)} is out of the race (Out of Bounds)",
                                   rule=RULE_OUT, details={"boat": boat}))
         return out
 
@@ -449,7 +449,7 @@ class TornadoReferee:
             rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t,
                                    (folded or {}).get(a.boat, ()))
         for c in seen.unassigned:
-            rulings.append(Ruling(t, self.game, "state", f"{_short(c.name)} ({c.kind}) was laid; it continues no boat's "
+            rulings.append(Ruling(t, self.game, "state", f"{short_name(c.name)} ({c.kind}) was laid; it continues no boat's "
                                   "route and its deck colour is nobody's yet, so whose card it is cannot be told",
                                   rule=RULE_PLACING, details={"card": c.name, "deck": c.deck, "kind": c.kind}))
         if table is None and seen.new and not self.table_warned:
@@ -488,9 +488,9 @@ class TornadoReferee:
         self.rounds.next_round(ranking)
         hands = dict(res.hand_size) if res is not None else {}
         summary = (_ranking_summary(res) if res is not None else "ranking: " + "; ".join(
-            f"{i + 1}. {_short(n)}" for i, n in enumerate(ranking)))
-        summary += f" (round {self.rounds.round}, Ranking Phase: turn order " + ", ".join(_short(n) for n in ranking)
-        summary += ("; hand sizes " + ", ".join(f"{_short(n)} {k}" for n, k in hands.items()) + ")") if hands else ")"
+            f"{i + 1}. {short_name(n)}" for i, n in enumerate(ranking)))
+        summary += f" (round {self.rounds.round}, Ranking Phase: turn order " + ", ".join(short_name(n) for n in ranking)
+        summary += ("; hand sizes " + ", ".join(f"{short_name(n)} {k}" for n, k in hands.items()) + ")") if hands else ")"
         details = res.to_json() if res is not None else {}
         details.update(round=self.rounds.round, turn_order=list(ranking))
         return [Ruling(t, self.game, "ranking", summary, rule=RULE_RANKING, details=details)]
@@ -506,26 +506,26 @@ class TornadoReferee:
                 continue
             if name.startswith(CARD_PREFIX):
                 owner = self.routes.owner(name)
-                whose = f" from {_short(owner)}'s route" if owner else ""
-                out.append(Ruling(t, self.game, "state", f"{_short(name)} was picked up{whose}", rule=RULE_DECK_EMPTY,
+                whose = f" from {short_name(owner)}'s route" if owner else ""
+                out.append(Ruling(t, self.game, "state", f"{short_name(name)} was picked up{whose}", rule=RULE_DECK_EMPTY,
                                   details={"card": name, "boat": owner}))
             elif name in self.memory.crossed:
-                out.append(Ruling(t, self.game, "state", f"{_short(name)} was taken off the course after crossing "
+                out.append(Ruling(t, self.game, "state", f"{short_name(name)} was taken off the course after crossing "
                                   "the finish line", rule=RULE_FINAL, details={"piece": name}))
             elif name in self.memory.eliminated:
-                out.append(Ruling(t, self.game, "state", f"{_short(name)} was taken off the course (eliminated)",
+                out.append(Ruling(t, self.game, "state", f"{short_name(name)} was taken off the course (eliminated)",
                                   rule=RULE_OUT, details={"piece": name}))
             else:
-                out.append(Ruling(t, self.game, "state", f"{_short(name)} is no longer seen", details={"piece": name}))
+                out.append(Ruling(t, self.game, "state", f"{short_name(name)} is no longer seen", details={"piece": name}))
         for name, p in now.items():
             if name in before or name.startswith(CARD_PREFIX):
                 continue  # new racing cards are reported with the boat that laid them
-            out.append(Ruling(t, self.game, "state", f"{_short(name)} appeared at ({p.x_mm:.0f}, {p.y_mm:.0f}) mm",
+            out.append(Ruling(t, self.game, "state", f"{short_name(name)} appeared at ({p.x_mm:.0f}, {p.y_mm:.0f}) mm",
                               details={"piece": name}))
         for name, c in cards_now.items():
             old = before.get(name)
             if old is not None and motion.moved(old, c.pose):
-                out.append(Ruling(t, self.game, "state", f"{_short(name)} was shifted by "
+                out.append(Ruling(t, self.game, "state", f"{short_name(name)} was shifted by "
                                   f"{g.dist((old.x_mm, old.y_mm), c.centre):.0f} mm", rule=RULE_PLACING,
                                   details={"card": name}))
         return out
@@ -570,7 +570,7 @@ class TornadoReferee:
         for v in eliminated[:1]:
             if boat not in self.memory.eliminated:
                 self.memory.eliminated.append(boat)
-                out.append(Ruling(t, self.game, "state", f"{_short(boat)} is out of the race (Out of Bounds)",
+                out.append(Ruling(t, self.game, "state", f"{short_name(boat)} is out of the race (Out of Bounds)",
                                   rule=v.rule, details={"boat": boat, "cards": list(v.cards)}))
         return out
 
@@ -583,8 +583,8 @@ class TornadoReferee:
         checked = [RULE_MOVEMENT, RULE_TOKEN]
         before = a.before or a.after
         if a.chain:
-            names = ", ".join(f"{_short(c.name)} ({c.kind})" for c in a.chain)
-            out.append(Ruling(t, self.game, "state", f"{_short(boat)} laid {names}", rule=RULE_PLACING,
+            names = ", ".join(f"{short_name(c.name)} ({c.kind})" for c in a.chain)
+            out.append(Ruling(t, self.game, "state", f"{short_name(boat)} laid {names}", rule=RULE_PLACING,
                               details={"boat": boat, "cards": [c.name for c in a.chain],
                                        "deck": a.chain[0].deck}))
             checked += [RULE_PLACEMENT, RULE_TOUCHING, RULE_TURN, RULE_OUT]
@@ -612,7 +612,7 @@ class TornadoReferee:
         if a.chain and start_index is not None:
             ahead = len(seq) - 1 - start_index
             if ahead > allowance:
-                over.append(Violation(boat, limit_rule, f"the cards on {_short(boat)}'s route give it {ahead} "
+                over.append(Violation(boat, limit_rule, f"the cards on {short_name(boat)}'s route give it {ahead} "
                                       f"movement spaces this round (at most {allowance})",
                                       cards=tuple(c.name for c in a.chain)))
         spaces = a.spaces
@@ -620,10 +620,10 @@ class TornadoReferee:
             turn.spaces += spaces
             turn.moved = True
             if spaces < 0:
-                violations.append(Violation(boat, RULE_MOVEMENT, f"{_short(boat)} moved back {-spaces} movement "
+                violations.append(Violation(boat, RULE_MOVEMENT, f"{short_name(boat)} moved back {-spaces} movement "
                                             "spaces (tokens only move forward along their cards)"))
             if turn.spaces > allowance:
-                over.append(Violation(boat, limit_rule, f"{_short(boat)} moved {turn.spaces} movement spaces "
+                over.append(Violation(boat, limit_rule, f"{short_name(boat)} moved {turn.spaces} movement spaces "
                                       f"this round (at most {allowance})"))
         elif a.moved and turn is not None and a.acts:
             turn.moved = True
@@ -635,7 +635,7 @@ class TornadoReferee:
         engine missed states, and two turns of this boat (rounds r and r+1) may lie in it.
         No confident call; the round moves on. Returns the note saying so."""
         merged_note = (f"more than one turn's {allowance} spaces, but this stable state also holds "
-                       f"{', '.join(_short(n) for n in others)}'s turn: two turns of {_short(boat)} may have "
+                       f"{', '.join(short_name(n) for n in others)}'s turn: two turns of {short_name(boat)} may have "
                        "merged (stable states missed)")
         turn.spaces = max(0, turn.spaces - allowance)
         turn.start = Place(None, why="two turns merged")
@@ -664,14 +664,14 @@ class TornadoReferee:
         if spaces is None:
             why = next((p.why for p in (a.before_place, a.after_place) if p is not None and not p.known and p.why),
                        "where it stood is unknown")
-            what = f"{_short(boat)} moved (movement spaces not counted: {why})"
+            what = f"{short_name(boat)} moved (movement spaces not counted: {why})"
             details["why_unknown"] = why
         elif spaces == 0:
-            what = f"{_short(boat)} was shifted within {a.after_place.describe()} (0 movement spaces)"
+            what = f"{short_name(boat)} was shifted within {a.after_place.describe()} (0 movement spaces)"
         else:
             lo, hi = sorted((a.before_place.index, a.after_place.index))
-            over = list(dict.fromkeys(f"{_short(c.name)} ({c.kind})" for c, _ in seq[lo + 1:hi + 1]))
-            what = (f"{_short(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''} on "
+            over = list(dict.fromkeys(f"{short_name(c.name)} ({c.kind})" for c, _ in seq[lo + 1:hi + 1]))
+            what = (f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''} on "
                     f"{', '.join(over)}")
             if boosted:
                 what += " (boosted: up to 4)"
@@ -707,7 +707,7 @@ class TornadoReferee:
         waiting = self.rounds.waiting_before(boat, self._gone())
         if not waiting:
             return None
-        names = ", ".join(_short(n) for n in waiting)
+        names = ", ".join(short_name(n) for n in waiting)
         return (f"moved before {names} (earlier in round {self.rounds.round}'s turn order), so {names} passed this "
                 f"round ({RULE_ACTION})")
 
@@ -720,17 +720,17 @@ class TornadoReferee:
                 self.memory.crossed.append(b.name)
                 place = self.memory.crossed.index(b.name) + 1
                 why = b.finish.basis if b.finish else "recorded"
-                rulings.append(Ruling(t, self.game, "finish", f"{_short(b.name)} crossed the finish line: place {place}",
+                rulings.append(Ruling(t, self.game, "finish", f"{short_name(b.name)} crossed the finish line: place {place}",
                                       rule=RULE_FINISH, details={"boat": b.name, "crossed": True, "place": place,
                                                                  "basis": why,
                                                                  "finish": b.finish.to_json() if b.finish else None}))
             elif b.name in movers and b.finish is not None and b.finished in (TOO_CLOSE, False):
                 if b.finished == TOO_CLOSE:
-                    summary = f"{_short(b.name)} at the finish line: too close to call"
+                    summary = f"{short_name(b.name)} at the finish line: too close to call"
                 else:
-                    summary = (f"{_short(b.name)} has not crossed the finish line "
+                    summary = (f"{short_name(b.name)} has not crossed the finish line "
                                f"({-b.finish.margin_mm:.0f} mm short)" if b.finish.margin_mm < 0 else
-                               f"{_short(b.name)} has not crossed the finish line (beside its segment)")
+                               f"{short_name(b.name)} has not crossed the finish line (beside its segment)")
                 rulings.append(Ruling(t, self.game, "finish", summary, rule=RULE_FINISH,
                                       details={"boat": b.name, "crossed": b.finished, "finish": b.finish.to_json()}))
             if b.zone_index is not None and b.status in ("racing", "finished"):
@@ -745,7 +745,7 @@ class TornadoReferee:
             self.rounds.start(ranking)
         # Ranking Phase at the start (round 1); afterwards whenever the standings change.
         if first:
-            order = ", ".join(_short(n) for n in ranking)
+            order = ", ".join(short_name(n) for n in ranking)
             rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result) + f" (round 1, Ranking Phase: "
                                   f"turn order {order})", rule=RULE_RANKING,
                                   details=dict(result.to_json(), round=1, turn_order=ranking)))
@@ -758,7 +758,7 @@ class TornadoReferee:
                 rulings.append(Ruling(t, self.game, "warning", w))
         if result.game_over and not self.game_over_announced:
             self.game_over_announced = True
-            places = ", ".join(f"{p}. {_short(n)}" for n, p in sorted(result.final_places.items(), key=lambda kv: kv[1]))
+            places = ", ".join(f"{p}. {short_name(n)}" for n, p in sorted(result.final_places.items(), key=lambda kv: kv[1]))
             rulings.append(Ruling(t, self.game, "state", f"race over: {places}", rule=RULE_END,
                                   details={"final_places": dict(result.final_places)}))
         self.memory.last_ranking = ranking
@@ -790,14 +790,14 @@ class TornadoReferee:
                 if before is None and not actors:
                     # already face down when first seen: the boost was used before we watched
                     self.boosts.setdefault(boat, {"t": None, "round": None, "character": p.name})
-                    out.append(Ruling(t, self.game, "state", f"{_short(boat)} has already used its boost "
+                    out.append(Ruling(t, self.game, "state", f"{short_name(boat)} has already used its boost "
                                       f"({p.name} is face down)", rule=RULE_BOOST,
                                       details={"boat": boat, "character": p.name}))
                 elif boat in self.boosts:
-                    out.append(self._violation(t, Violation(boat, RULE_BOOST, f"{_short(boat)} boosts a second time")))
+                    out.append(self._violation(t, Violation(boat, RULE_BOOST, f"{short_name(boat)} boosts a second time")))
                 else:
                     self.boosts[boat] = {"t": t, "round": self.rounds.round, "character": p.name}
-                    out.append(Ruling(t, self.game, "move", f"{_short(boat)} uses its boost: up to 4 spaces this turn",
+                    out.append(Ruling(t, self.game, "move", f"{short_name(boat)} uses its boost: up to 4 spaces this turn",
                                       legal=True, rule=RULE_BOOST,
                                       details={"boat": boat, "action": "boost", "character": p.name}))
         return out
@@ -821,19 +821,15 @@ def _resolve(place: Place, seq) -> int | None:
     return index_of(seq, place.card, place.space)
 
 
-def _short(name: str) -> str:
-    return name.split("/", 1)[-1]
-
-
 def _ranking_summary(result: RankResult) -> str:
     parts = []
     for b in result.boats:
         if b.rank is None:
             continue
-        s = f"{b.rank}. {_short(b.name)}"
+        s = f"{b.rank}. {short_name(b.name)}"
         if b.status in ("finished", "finished earlier"):
             s += " (finished)"
         if b.equidistant_with:
-            s += " (equidistant within measurement with " + ", ".join(_short(n) for n in b.equidistant_with) + ")"
+            s += " (equidistant within measurement with " + ", ".join(short_name(n) for n in b.equidistant_with) + ")"
         parts.append(s)
     return "ranking: " + "; ".join(parts) if parts else "ranking: no boat ranked"

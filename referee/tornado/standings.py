@@ -24,6 +24,7 @@ from .pairs import GROUPING_RULE, order_racers
 from .ranking import (CANNOT_TELL, EQUIDISTANT, Call, Measure, Racer, measure, measure_direction_deg,
                       placement_warning)
 from .rounds import final_places, hand_sizes
+from .rules import short_name
 from .zones import Location, is_on_start_gate, locate
 
 
@@ -270,7 +271,7 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     on_gate = {r.name for r in racers if located[r.name][1].on_start_gate and r.zone == 0
                and located[r.name][2] is None}
     ordering = order_racers(course, racers, all_equal=first_round, on_gate=on_gate)
-    warnings += [f"{c.ahead.split('/')[-1]} and {c.behind.split('/')[-1]}: cannot tell which is ahead, so weight "
+    warnings += [f"{short_name(c.ahead)} and {short_name(c.behind)}: cannot tell which is ahead, so weight "
                  f"places them ({c.note})" for c in ordering.calls if c.verdict == CANNOT_TELL]
     warnings.extend(placement_warning(c) for c in ordering.calls if c.placement_band)
     crossing = _crossing_order(crossing_now, memory, warnings)
