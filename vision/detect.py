@@ -180,7 +180,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     for k, (marker_id, c, source, rms, blur) in enumerate(found):
         if rms < 0:  # not refined (edge_refine off)
             rms, blur = 0.0, 0.0
-        side = _side(c)
+        side = side_px(c)
         extra = {"edge_blur_px": edge_blurs[k]} if k in edge_blurs else {}
         detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
                                     blur_px=blur, extra=extra))
@@ -211,7 +211,8 @@ def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
     return np.stack([dark, light], axis=1)
 
 
-def _side(corners: np.ndarray) -> float:
+def side_px(corners: np.ndarray) -> float:
+    """A quad's mean side length (px)."""
     return float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
 
 
@@ -554,7 +555,7 @@ def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTION
     n = cv2.aruco.getPredefinedDictionary(dictionary).markerSize + 2
     by_level: dict = {}
     for k, (marker_id, q, source, rms, blur) in enumerate(found):
-        side = _side(q)
+        side = side_px(q)
         if source != "full" or rms <= 0 or side > SECOND_PASS_MAX_SIDE_PX:
             continue
         sampled = _cell_samples(gray_f, q, n)

@@ -347,7 +347,7 @@ def _frame_detections(frame: Frame, ids: list[int]) -> list[detect.Detection]:
     _, rms, blur = edges.refine_corners(gray_f, corners)
     out = []
     for i, c, r, b in zip(ids, corners, rms, blur):
-        side = float(np.mean(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)))
+        side = detect.side_px(c)
         out.append(detect.Detection(marker_id=i, corners=c, side_px=side, edge_rms_px=float(max(r, 0.0)),
                                     blur_px=float(b)))
     return out
