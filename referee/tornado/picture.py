@@ -229,7 +229,7 @@ def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
             where += f"  ({'distance' if b.measure.kind == 'distance_mm' else 'angle'} to {b.measure.line})"
         rows.append(f"     {where}")
         if b.equidistant_with:
-            rows.append("     = equidistant within measurement with " + ", ".join(map(_short, b.equidistant_with))
+            rows.append("     = equidistant within measurement with " + ", ".join(map(short_name, b.equidistant_with))
                         + ": lower weight first")
     rows += pair_panel_lines(result.pairs) if result.pairs else _call_lines(result)
     if result.hand_size:
