@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from . import safeload
@@ -32,6 +32,18 @@ class PiecePose:
     placement_sigma_along_mm along it, placement_sigma_deg of the heading. sigma_mm carries
     the larger of the two placement terms, so it holds in every direction; a caller that
     knows its direction can use the placement term along it (placement_toward_mm).
+
+    sigma_frame_mm / sigma_frame_theta_deg: the part of the measurement's term that is the
+    reported frame's own uncertainty (where the anchor piece says the origin and axes are).
+    Every piece of the picture moves with the frame as one rigid body, so that part cancels
+    in every comparison between pieces of one picture (a boat against a boundary line, a
+    token against its board); it counts only against the frame itself (another picture, a
+    truth in the game frame). within_frame() is the pose without it.
+
+    sigma_camera_mm: the part of the measurement's term, beyond the frame's, that the camera's
+    own pose gives the piece. The camera's error is one smooth field over the table, so two pieces
+    near each other carry nearly the same share of it: Observation.frame['camera_field_gradient']
+    bounds how much it differs between two places, per mm between them (0 here: none claimed).
     """
 
     name: str
@@ -47,6 +59,9 @@ class PiecePose:
     placement_sigma_mm: float = 0.0
     placement_sigma_along_mm: float = 0.0
     placement_sigma_deg: float = 0.0
+    sigma_frame_mm: float = 0.0
+    sigma_frame_theta_deg: float = 0.0
+    sigma_camera_mm: float = 0.0
     # where the pose came from when not from one frame: "fused(8)" is a piece read only in the
     # average of 8 registered frames of a still table (vision/fusion.py); None: seen in a frame
     source: str | None = None
@@ -60,6 +75,15 @@ class PiecePose:
     @property
     def measure_sigma_theta_deg(self) -> float:
         return math.sqrt(max(0.0, self.sigma_theta_deg ** 2 - self.placement_sigma_deg ** 2))
+
+    def within_frame(self) -> "PiecePose":
+        """The pose as every other piece of the same picture sees it: without the frame's shared
+        term (which moves them all together)."""
+        if not (self.sigma_frame_mm or self.sigma_frame_theta_deg):
+            return self
+        return replace(self, sigma_mm=math.sqrt(max(0.0, self.sigma_mm ** 2 - self.sigma_frame_mm ** 2)),
+                       sigma_theta_deg=math.sqrt(max(0.0, self.sigma_theta_deg ** 2 - self.sigma_frame_theta_deg ** 2)),
+                       sigma_frame_mm=0.0, sigma_frame_theta_deg=0.0)
 
     def placement_toward_mm(self, direction_deg: float) -> float:
         """The placement term along one direction of the game frame."""
@@ -91,14 +115,18 @@ class PiecePose:
                        placement_sigma_mm=float(d.get("placement_sigma_mm", 0.0)),
                        placement_sigma_along_mm=float(d.get("placement_sigma_along_mm",
                                                             d.get("placement_sigma_mm", 0.0))),
-                       placement_sigma_deg=float(d.get("placement_sigma_deg", 0.0)))
+                       placement_sigma_deg=float(d.get("placement_sigma_deg", 0.0)),
+                       sigma_frame_mm=float(d.get("sigma_frame_mm", 0.0)),
+                       sigma_frame_theta_deg=float(d.get("sigma_frame_theta_deg", 0.0)),
+                       sigma_camera_mm=float(d.get("sigma_camera_mm", 0.0)))
         except KeyError as exc:
             raise InvalidInputError(f"piece entry {json.dumps(d)[:80]} has no {exc.args[0]!r}") from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInputError(f"malformed piece entry {json.dumps(d)[:80]}: {exc}") from None
         # a NaN position would silently fall outside every zone; a negative sigma would narrow every band
         for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg", "size_px",
-                    "placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg"):
+                    "placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg", "sigma_frame_mm",
+                    "sigma_frame_theta_deg", "sigma_camera_mm"):
             value = getattr(pose, key)
             is_sigma = "sigma" in key
             if not math.isfinite(value) or (is_sigma and value < 0):
@@ -209,6 +237,11 @@ class Observation:
 
     def names(self) -> list[str]:
         return [p.name for p in self.pieces]
+
+    def within_frame(self) -> "Observation":
+        """The pieces as they stand to one another (PiecePose.within_frame): for rulings that compare
+        pieces of this one picture, never for comparing it with another picture."""
+        return replace(self, pieces=tuple(p.within_frame() for p in self.pieces))
 
     def to_json(self) -> dict:
         d = {

@@ -23,6 +23,7 @@ from referee.errors import RefcamError
 from referee.observation import ImageFromGame, Observation, PiecePose
 
 from . import detect
+from .camera_field import camera_field_gradient
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_pieces, sigma_from_cov,
                      transform_pose, with_frame_uncertainty, wrap_deg)
 from .table_pose import (JACKKNIFE_MAX_STICKERS, Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
@@ -82,8 +83,10 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
     spread = _plane_spread(plane)
     fits = _piece_fits(obs_by_piece, plane, frame_pose, catalog)
+    gauge = frame_gauge_cov(plane)
+    frame_info["camera_field_gradient"] = _camera_gradient(plane, fits)
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
-                         fits.get(name), spread.get(name)) for name in sorted(obs_by_piece)]
+                         fits.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog, (w, h)))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
@@ -320,9 +323,9 @@ def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane, frame_p
 
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
                 warnings: list[str], fitted: tuple[PieceFit, float] | None = None,
-                spread: tuple[float, float] | None = None) -> PiecePose:
+                spread: tuple[float, float] | None = None, gauge: np.ndarray | None = None) -> PiecePose:
     """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (fitted: its
-    _piece_fits entry, when the plane fit does not place it; spread: the plane's leave-one-out
+    _piece_fits entry, when the plane fit does not place it; gauge: frame_gauge_cov; spread: the plane's leave-one-out
     variances for this piece, when it was refitted)."""
     tp = plane.tp
     z_used = sts[0].z_mm
@@ -338,11 +341,8 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
             warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
                             f"bent, restuck, or two copies? its sigma is widened to match")
-    cov = fit.cov if frame_cov is None or name == plane.reference else with_frame_uncertainty(
-        fit.pose, fit.cov, frame_pose, frame_cov)
-    pose, cov = transform_pose(fit.pose, cov, frame_pose)
-    one_sticker_frame = len(plane.solve_groups.get(plane.solve_ref, ())) == 1 and name != plane.reference
-    sigma_mm, sigma_th = sigma_from_cov(_widened(cov, spread), long_axis=one_sticker_frame)
+    pose, (sigma_mm, sigma_th), frame_term, own_mm = _sigma_in_frame(
+        name, fit, plane, frame_pose, frame_cov, spread, np.zeros((3, 3)) if gauge is None else gauge)
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])
         sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)
@@ -357,7 +357,66 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      sigma_mm=math.hypot(sigma_mm, placed.bound_mm),
                      sigma_theta_deg=math.hypot(sigma_th, placed.sigma_deg),
                      face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
-                     placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg)
+                     placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg,
+                     sigma_frame_mm=frame_term[0], sigma_frame_theta_deg=frame_term[1],
+                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, frame_term[0]))
+
+
+def _camera_gradient(plane: Plane, fits: dict) -> float:
+    """Observation.frame['camera_field_gradient'] (vision.camera_field): over the area the pieces
+    cover, at the heights of those fitted with the camera held (the ones given a camera term)."""
+    xy = [p[:2] for p in plane.tp.piece_poses.values()] + [f.pose[:2] for f, _ in fits.values()]
+    heights = {z for _, z in fits.values()} or {0.0}
+    return float(f"{camera_field_gradient(plane.tp, np.array(xy, dtype=np.float64), heights):.6g}")
+
+
+def frame_gauge_cov(plane: Plane) -> np.ndarray:
+    """How far the frame (the fit's reference piece, held at the identity) is off where its stickers
+    truly are, as a pose covariance. The plane fit places the camera from the reference's stickers
+    (where the table's origin and axes are) and from all the others (its tilt, height, focal length):
+    the camera's uncertainty seen at the reference's own place is that frame error, with every
+    per-sticker term the fit carries (twist, edge offsets, blur shifts). Every other piece is placed
+    relative to that camera, so the error rides on each of them alike, through its lever arm."""
+    fit = fit_piece(plane.solve_groups.get(plane.solve_ref) or plane.obs_by_piece[plane.solve_ref], plane.tp)
+    if fit.camera_sensitivity is None:
+        return np.zeros((3, 3))
+    S = fit.camera_sensitivity
+    return S @ plane.tp.camera_cov @ S.T
+
+
+def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, frame_mm: float) -> float:
+    """PiecePose.sigma_camera_mm: the part of a piece's own sigma (own_mm, the frame's term left out)
+    that the camera's pose gives it (S C S^T of a piece fitted with the camera held; the plane fit's
+    pieces have no such split, so 0: nothing is claimed shared). The frame's share of it is in
+    frame_mm already; what the piece's own corners give (its fit less the camera's) never is."""
+    S = fit.camera_sensitivity
+    if S is None or name == plane.solve_ref:
+        return 0.0
+    from_camera = S @ plane.tp.camera_cov @ S.T
+    camera_var = float(np.trace(from_camera[:2, :2])) / 2.0
+    noise_var = max(0.0, float(np.trace((fit.cov - from_camera)[:2, :2])) / 2.0)
+    return math.sqrt(min(max(0.0, camera_var - frame_mm ** 2), max(0.0, own_mm ** 2 - noise_var)))
+
+
+def _sigma_in_frame(name: str, fit: PieceFit, plane: Plane, frame_pose, frame_cov, spread, gauge: np.ndarray):
+    """(pose in the reported frame, (sigma_mm, sigma_theta_deg) there, (sigma_frame_mm,
+    sigma_frame_theta_deg), sigma_mm without the frame's term). The frame's own term is what moves
+    every piece alike: the fit reference's own error (gauge, frame_gauge_cov) through the piece's
+    lever arm, the anchor's when it is not that reference (frame_cov), and the long axis its heading
+    swings when one sticker holds the frame. The reference carries its own error as its own term."""
+    own_ref = gauge if name == plane.solve_ref else fit.cov - with_frame_uncertainty(
+        fit.pose, np.zeros((3, 3)), (0.0, 0.0, 0.0), gauge)
+    vals, vecs = np.linalg.eigh((own_ref + own_ref.T) / 2.0)
+    pose, own = transform_pose(fit.pose, (vecs * np.maximum(vals, 0.0)) @ vecs.T, frame_pose)
+    own_sigma = sigma_from_cov(_widened(own, spread))
+    if name == plane.reference:
+        return pose, own_sigma, (0.0, 0.0), own_sigma[0]
+    cov = fit.cov if frame_cov is None else with_frame_uncertainty(fit.pose, fit.cov, frame_pose, frame_cov)
+    _, cov = transform_pose(fit.pose, cov, frame_pose)
+    one_sticker_frame = len(plane.solve_groups.get(plane.solve_ref, ())) == 1
+    total = sigma_from_cov(_widened(cov, spread), long_axis=one_sticker_frame)
+    total = tuple(max(t, o) for t, o in zip(total, own_sigma))
+    return pose, total, tuple(math.sqrt(max(0.0, t ** 2 - o ** 2)) for t, o in zip(total, own_sigma)), own_sigma[0]
 
 
 # the blur shift of each sticker (table_pose.centre_shift_px), for pieces fitted on their own

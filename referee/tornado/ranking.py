@@ -165,6 +165,10 @@ class Racer:
     # its zone's exit line (it would be in the next zone), and that doubt in words.
     next_zone: Measure | None = None
     doubt: str = ""
+    # the part of sigma_mm the camera's pose gives it (PiecePose.sigma_camera_mm): one smooth field
+    # over the table, differing between two places by at most camera_gradient (mm per mm) apart
+    camera_mm: float = 0.0
+    camera_gradient: float = 0.0
 
     def readings(self) -> list[tuple[int, Measure]]:
         """(zone, measure) on each reading of its crossing: counted where its reference point
@@ -239,10 +243,26 @@ def placement_warning(call: Call) -> str:
 
 
 def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
-    """Uncertainty of the difference of a's and b's measures, both in ``zone``."""
+    """Uncertainty of the difference of a's and b's measures, both in ``zone``; the camera's share
+    of the two boats' sigmas counts only as far as it differs between their places."""
+    own_a, own_b, shared_mm = camera_shared(a, b)
     if zone == course.finished_zone:
-        return straight_difference_sigma(course.finish, a.position, a.sigma_mm, b.position, b.sigma_mm)
+        own = straight_difference_sigma(course.finish, a.position, own_a, b.position, own_b)
+        return math.hypot(own, shared_mm)
     z = course.zones[zone]
     if z.kind == "curve":
-        return curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, a.sigma_mm, b.position, b.sigma_mm)
-    return straight_difference_sigma(z.exit, a.position, a.sigma_mm, b.position, b.sigma_mm)
+        own = curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, own_a, b.position, own_b)
+        rho = max(min(g.dist(a.position, z.vertex), g.dist(b.position, z.vertex)), 1.0)
+        return math.hypot(own, math.degrees(shared_mm / rho))
+    return math.hypot(straight_difference_sigma(z.exit, a.position, own_a, b.position, own_b), shared_mm)
+
+
+def camera_shared(a: Racer, b: Racer) -> tuple[float, float, float]:
+    """(a's sigma without its camera share, b's likewise, what of those shares differs between
+    them, mm). The camera's error at two places differs by camera_gradient times their distance,
+    and never by more than the two shares together; a boat without a camera share keeps its sigma."""
+    if not (a.camera_mm and b.camera_mm):
+        return a.sigma_mm, b.sigma_mm, 0.0
+    apart = max(a.camera_gradient, b.camera_gradient) * g.dist(a.position, b.position)
+    own_a, own_b = (math.sqrt(max(0.0, r.sigma_mm ** 2 - r.camera_mm ** 2)) for r in (a, b))
+    return own_a, own_b, min(apart, a.camera_mm + b.camera_mm)

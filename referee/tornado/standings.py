@@ -243,6 +243,9 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     places (crossings first, then the racers, then the eliminated).
     """
     memory = memory or RaceMemory()
+    # every call here weighs pieces of this one picture against each other (boats, boundary lines,
+    # cards): the frame's own uncertainty moves them all together and cancels, so it is left out
+    obs = obs.within_frame()
     boats = boats_in(obs)
     course = build_course(game.course, obs, game.catalog, nominal_fallback=nominal_fallback)
     warnings = list(course.warnings)
@@ -259,7 +262,7 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
         if r.finished is True:
             crossing_now.append((name, r.measure.value))
         else:
-            racers.append(_racer(game, course, r, b))
+            racers.append(_racer(game, course, r, b, float(obs.frame.get("camera_field_gradient") or 0.0)))
 
     # First Round Ranking: all tokens on the start gate stand equally far from the
     # finish; their weights alone decide.
@@ -278,11 +281,13 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
     return _places(game, course, cards, results, crossing, ordering, first_round, memory, warnings)
 
 
-def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose) -> Racer:
+def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose, camera_gradient: float) -> Racer:
     """What the ordering needs of a racing boat; with its measure one zone on when its
     crossing of its zone's exit line is too close to call (Judging Line Crossings)."""
     sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
-    racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement)
+    racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement,
+                  camera_mm=min(b.sigma_camera_mm, sigma) if camera_gradient > 0 else 0.0,
+                  camera_gradient=camera_gradient)
     x = r.exit_crossing
     if x is None:
         return racer

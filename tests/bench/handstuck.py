@@ -8,7 +8,8 @@ picture of that copy). Each Tornado table is rendered three ways and ruled on ag
 * hand-stuck: the copy's stickers, observed with the nominal catalog (a player who never measured);
 * measured: the same picture observed with the catalog `refcam measure tornado-boats` wrote from one
   line-up photo of the same copy (synth.handstuck.lineup_scene).
-Per condition: boat pairs in one zone called right / equidistant / wrong, boats in a wrong zone,
+Per condition: boat pairs in one zone called right / equidistant / wrong, boats in a wrong zone (apart:
+those whose crossing refcam called too close to call, weighed on both zones),
 pairs warned that placement limits them; and for the close-call pair of each table (two boats
 in one zone 0.3-3 mm apart) confident / equidistant / wrong. Kang boards and Kayak rivers of
 hand-stuck copies: square and space errors against the truth. Then how many line-up photos bring
@@ -58,8 +59,11 @@ def score_tornado(obs, truth, tally: Counter, close: tuple | None, label: str = 
     for b in got.boats:
         t = tb.get(b.name)
         if t is not None and t.zone is not None and b.zone_index is not None and b.zone_index != t.zone:
-            tally["zone_errors"] += 1
-            print(f"  {label}: {b.name} in zone {b.zone_index} ({b.how}), truth {t.zone} ({t.why})", flush=True)
+            # a crossing refcam called too close to call is weighed on both zones (never a confident order)
+            doubted = b.exit_crossing is not None and t.zone == b.zone_index + 1
+            tally["zone_doubted" if doubted else "zone_errors"] += 1
+            print(f"  {label}: {b.name} in zone {b.zone_index} ({b.how}{', crossing too close to call' if doubted else ''})"
+                  f", truth {t.zone} ({t.why})", flush=True)
     for c in got.calls:
         ta, tb_ = tb.get(c.ahead), tb.get(c.behind)
         if None in (ta, tb_) or ta.zone is None or tb_.zone is None or ta.zone != tb_.zone:
@@ -209,14 +213,14 @@ def _report(tallies: dict, n: int) -> None:
     print(f"== Tornado Splash, {n} close-call tables: pairs in one zone (ties < "
           f"{oracle.TIE_RESOLUTION_MM} mm apart left out) ==")
     print(f"  {'condition':<19} {'right':>6} {'equi':>5} {'WRONG':>6} | close pair {CLOSE_MM[0]}-{CLOSE_MM[1]} mm: "
-          f"{'conf':>5} {'equi':>5} {'WRONG':>6} | zone err | warned | refused")
+          f"{'conf':>5} {'equi':>5} {'WRONG':>6} | zone err (too close) | warned | refused")
     for cond in CONDITIONS:
         t = tallies[cond]
         close_n = t["close_right"] + t["close_equidistant"] + t["close_wrong"]
         rate = f"{100 * t['close_right'] / close_n:5.1f}%" if close_n else "   - "
         print(f"  {cond:<19} {t['pairs_right']:6d} {t['pairs_equidistant']:5d} {t['pairs_wrong']:6d} | "
               f"{'':>22}{t['close_right']:5d} {t['close_equidistant']:5d} {t['close_wrong']:6d} ({rate} confident) | "
-              f"{t['zone_errors']:8d} | {t['placement_warnings']:6d} | {t['refused']:3d}")
+              f"{t['zone_errors']:8d} ({t['zone_doubted']:2d} too close) | {t['placement_warnings']:6d} | {t['refused']:3d}")
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,68 @@
+"""The camera's own uncertainty as one field over the table.
+
+Where the plane fit puts the camera (its turn, place and, without a camera file, focal length) is
+uncertain (TablePose.camera_cov). Every piece is then read through that one camera, so the error it
+gives a piece is the value, at the piece's place, of one smooth field over the table: two pieces
+near each other get nearly the same error, which cancels when they are compared. This module
+measures how fast that field can change across the table: the standard size of the difference
+between its values at two places, per mm between them (camera_field_gradient). It is what is left
+of the camera's term in the comparison of two pieces.
+
+Numerically: the camera covariance's principal directions, one at a time; for each, where a table
+point's own pixel lands on the table under the moved camera, and that shift's derivative along the
+table at points over the pieces' area. Their sum of squares, largest over direction and place, gives
+the gradient. Linear in the camera's error, as the covariance itself is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .table_pose import TablePose, intersect_plane
+
+GRID = 5  # points across the pieces' area each way
+STEP_MM = 20.0  # finite difference along the table
+
+
+def _project(tp: TablePose, xy: np.ndarray, z: float) -> np.ndarray:
+    """(N, 2) table points at height z -> ideal pixels under tp's camera."""
+    P = np.column_stack([xy, np.full(len(xy), z)])
+    Xc = P @ tp.R.T + np.asarray(tp.tvec, dtype=np.float64).ravel()
+    K = tp.K()
+    return np.column_stack([K[0, 0] * Xc[:, 0] / Xc[:, 2] + K[0, 2], K[1, 1] * Xc[:, 1] / Xc[:, 2] + K[1, 2]])
+
+
+def _moved_camera(tp: TablePose, delta: np.ndarray):
+    """(rvec, tvec, K) of tp's camera moved by delta in camera_cov's parameters (rvec, tvec[, f])."""
+    rvec = np.asarray(tp.rvec, dtype=np.float64).ravel() + delta[:3]
+    tvec = np.asarray(tp.tvec, dtype=np.float64).ravel() + delta[3:6]
+    focal = tp.f + (delta[6] if len(delta) > 6 else 0.0)
+    K = tp.intrinsics.K(focal if tp.intrinsics.focal_free else None)
+    return rvec, tvec, K
+
+
+def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
+    """Standard size (mm per mm) by which the camera's error at two table places differs, per mm
+    between them: the largest over the area spanned by xy (reference frame, mm) at each height."""
+    cov = np.asarray(tp.camera_cov, dtype=np.float64)
+    vals, vecs = np.linalg.eigh((cov + cov.T) / 2.0)
+    directions = [math.sqrt(v) * vecs[:, k] for k, v in enumerate(vals) if v > 0]
+    if not directions or len(xy) == 0:
+        return 0.0
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], GRID), np.linspace(lo[1], hi[1], GRID))
+    points = np.column_stack([gx.ravel(), gy.ravel()])
+    worst = 0.0
+    for z in sorted(set(float(h) for h in heights)):
+        here = [points, points + (STEP_MM, 0.0), points + (0.0, STEP_MM)]
+        pixels = [_project(tp, p, z) for p in here]
+        M = np.zeros((len(points), 2, 2))
+        for delta in directions:
+            rvec, tvec, K = _moved_camera(tp, delta)
+            shift = [intersect_plane(px, z, rvec, tvec, K) - p for px, p in zip(pixels, here)]
+            J = np.stack([(shift[1] - shift[0]) / STEP_MM, (shift[2] - shift[0]) / STEP_MM], axis=2)  # (N, 2, 2)
+            M += np.einsum("nki,nkj->nij", J, J)
+        worst = max(worst, float(np.linalg.eigvalsh(M)[:, -1].max()))
+    return math.sqrt(worst)
