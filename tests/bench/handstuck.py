@@ -55,6 +55,9 @@ def score_tornado(obs, truth, tally: Counter, close: tuple | None, label: str = 
     course, tb = oracle.true_boats(truth)
     got = assess(TornadoGame.make(truth["course"]), obs, nominal_fallback=True)
     by = {b.name: b for b in got.boats}
+    zoned = [t for t in tb.values() if t.zone is not None]
+    tally["pairs_boat_not_found"] += sum(1 for i, a in enumerate(zoned) for b in zoned[i + 1:]
+                                         if a.zone == b.zone and (a.name not in by or b.name not in by))
     tally["placement_warnings"] += sum("placement alone" in w for w in got.warnings)
     for b in got.boats:
         t = tb.get(b.name)

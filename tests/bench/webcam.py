@@ -6,7 +6,8 @@ light, exposure, tint, shot and read noise, sRGB-like curve with an S-curve, MJP
 at 1080p and scaled by the camera to 720p, beside the clean render (JPEG 90). Per game and
 condition it prints robust.py's columns plus the share of PIECES found (a piece is found
 when observe reports it) by the size of its smallest visible sticker, and the bare OpenCV
-ArucoDetector's share of 16 mm pieces. Then phantom pieces on robust.py's pictures of other
+ArucoDetector's share of 16 mm pieces, and every Tornado boat pair in one zone ruled on against
+the truth (right / equidistant / wrong / a boat not found, as issue 19's table). Then phantom pieces on robust.py's pictures of other
 dictionaries' markers put through the same chain (target 0).
 
 Seeds: TUNING_SEEDS are the sets vision/detect.py's small-sticker reading was tuned on;
@@ -48,6 +49,7 @@ class GameRow:
     by_px: Counter = field(default_factory=Counter)  # PX_BINS index -> pieces visible
     found_px: Counter = field(default_factory=Counter)  # ... found by refcam
     missed: list = field(default_factory=list)  # (label, piece, side px)
+    calls: Counter = field(default_factory=Counter)  # Tornado: boat pairs in one zone against the truth
 
 
 def still_tables(n_per_game: int, seed: int):
@@ -132,7 +134,33 @@ def run(n_per_game: int, seed: int, conditions=CONDITIONS, catalog=None) -> dict
             r = rows.setdefault((condition, game), GameRow())
             obs, _, bare_ids = robust.evaluate(img, tr, game, r.row, catalog, f"{label} [{condition}]")
             tally_pieces(tr, obs, bare_ids, r, label, catalog)
+            if game == "tornado" and obs is not None:
+                tally_tornado_calls(obs, tr, r.calls, f"{label} [{condition}]")
     return rows
+
+
+def tally_tornado_calls(obs, truth: dict, calls: Counter, label: str) -> None:
+    """Every boat pair in one zone ruled on and scored against the truth (tests/tornado_oracle.py):
+    right / equidistant / WRONG / tie (< the oracle's resolution) / a boat not found; wrong zones."""
+    from referee.errors import RefcamError
+
+    from .handstuck import score_tornado
+
+    try:
+        score_tornado(obs, truth, calls, None, label)
+    except RefcamError as exc:  # the course cannot be built from what was read: no call made
+        calls["course_refused"] += 1
+        print(f"  {label}: course refused: {exc}", flush=True)
+
+
+def print_tornado_calls(rows: dict, out=sys.stdout) -> None:
+    print("  Tornado boat pairs in one zone: right / equidistant / WRONG / tie / boat not found | "
+          "wrong zone (too close to call) | course refused", file=out)
+    for condition in CONDITIONS:
+        c = rows.get((condition, "tornado"), GameRow()).calls
+        print(f"  {condition:13s} {c['pairs_right']:5d} / {c['pairs_equidistant']:4d} / {c['pairs_wrong']:3d} / "
+              f"{c['pairs_tie']:3d} / {c['pairs_boat_not_found']:3d} | {c['zone_errors']:3d} ({c['zone_doubted']:2d}) | "
+              f"{c['course_refused']:3d}", file=out)
 
 
 def _pct(a: int, b: int) -> str:
@@ -199,6 +227,7 @@ def report(n_per_game: int, seed: int, verbose: bool = False, out=sys.stdout) ->
           f"{time.perf_counter() - t0:.0f} s; pieces% by smallest visible sticker ==", file=out)
     print_table(rows, out=out)
     print_px_table(rows, out=out)
+    print_tornado_calls(rows, out=out)
     if verbose:
         for condition in CONDITIONS:
             m = _merged(rows, condition)
