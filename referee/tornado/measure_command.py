@@ -64,7 +64,9 @@ BOATS = Measurement(
 COURSE = Measurement(
     name="tornado-course",
     help="the Tornado curve markers' and curve cards' sticker placement, from photos of them against the start "
-         "gate's straight side: each marker's disc touching it, turned a quarter turn further in each photo (at "
-         "least two turns); each curve card's boundary edge flush along it, its sticker past the gate's end, "
-         "each face up in turn",
+         "gate's straight side (the side the boats' noses touch): each marker's disc touching it, turned a quarter "
+         "turn further in each photo (three turns or more: two tell its sticker's place, a third the gate's own "
+         "offset apart); in each photo a curve card at each end of that side, behind the gate, its boundary edge "
+         "(the straight edge its sticker is on) flush along the side and its sticker past the gate's end, every "
+         "card face up once (six photos in all)",
     measure=_measure_course)
