@@ -96,11 +96,18 @@ def lineup_scene(seed: int, boats: list[str] | None = None, resolution: str = "1
     return _scene(rng, catalog, pieces, RESOLUTIONS[resolution], {"seed": seed, "lineup": True})
 
 
-def _scene(rng: np.random.Generator, catalog: Catalog, pieces: list[dict], size, tags: dict) -> dict:
-    """A scene of these pieces under a random camera the renderer can invert, on a random table."""
+def _camera(rng: np.random.Generator, points: np.ndarray, size) -> dict:
+    """A random camera that sees every point and that the renderer can invert."""
     camera = None
     while camera is None or not _renderable(camera):
-        camera = fit_camera(rng, relevant_points(catalog, pieces), size, tilt_deg=float(rng.uniform(0, 25)))
+        camera = fit_camera(rng, points, size, tilt_deg=float(rng.uniform(0, 25)))
+    return camera
+
+
+def _scene(rng: np.random.Generator, catalog: Catalog, pieces: list[dict], size, tags: dict,
+           camera: dict | None = None) -> dict:
+    """A scene of these pieces under the camera (default: a random one that sees them), on a random table."""
+    camera = camera or _camera(rng, relevant_points(catalog, pieces), size)
     return {"refcam_scene": 1, "game": "tornado", "camera": camera, "table": table_for(rng, catalog, pieces),
             "pieces": pieces, "effects": random_effects(rng), "occluders": [], "tags": tags}
 
@@ -151,8 +158,31 @@ def course_lineup_pieces(rng: np.random.Generator, catalog: Catalog, photo: int)
 
 
 def course_lineup_scene(seed: int, photo: int = 0, resolution: str = "1080p", catalog: Catalog | None = None) -> dict:
-    """One measuring photo of `refcam measure tornado-course` as a scene (docs/scene-format.md)."""
+    """One measuring photo of `refcam measure tornado-course` as a scene (docs/scene-format.md). The
+    photos of one seed share one camera (a player's webcam, one camera file), which sees them all."""
     catalog = catalog or default_catalog()
+    size = RESOLUTIONS[resolution]
+    every = [course_lineup_pieces(np.random.default_rng([seed, k]), catalog, k)
+             for k in range(max(COURSE_LINEUP_PHOTOS, photo + 1))]
+    camera = _camera(np.random.default_rng(seed), np.vstack([relevant_points(catalog, p) for p in every]), size)
     rng = np.random.default_rng([seed, photo])
-    return _scene(rng, catalog, course_lineup_pieces(rng, catalog, photo), RESOLUTIONS[resolution],
-                  {"seed": seed, "photo": photo, "course_lineup": True})
+    return _scene(rng, catalog, course_lineup_pieces(rng, catalog, photo), size,
+                  {"seed": seed, "photo": photo, "course_lineup": True}, camera)
+
+
+def write_photos(scenes: list[dict], folder, catalog: Catalog, stem: str) -> tuple[list[str], object]:
+    """Render the scenes into folder as stem-1.jpg, stem-2.jpg, ... with catalog (a copy's) and write
+    the camera file of the first (pathlib.Path, camera.json): the photos a player takes of a line-up."""
+    import json
+    from pathlib import Path
+
+    from .render import write_render
+
+    images, cameras = [], []
+    for k, scene in enumerate(scenes):
+        image, _, truth = write_render(scene, Path(folder) / f"{stem}-{k + 1}.jpg", catalog=catalog)
+        images.append(str(image))
+        cameras.append(truth["camera"])
+    camera = Path(folder) / "camera.json"
+    camera.write_text(json.dumps(cameras[0]))
+    return images, camera

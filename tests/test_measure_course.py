@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from referee.errors import InvalidInputError
 from referee.observation import Observation, PiecePose
 from referee.tornado.boat_lineup import LineupError, measure_boats
 from referee.tornado.course_lineup import measure_course
+from tests.test_measure_boats import _refcam  # `refcam ...` in a subprocess
 
 # SPEC section 2 / catalog: the gate is 40 mm deep around its line, so its straight back side is
 # x = -20; a curve marker is a 40 mm disc (touching: centre at x = -40); a curve card's sticker sits
@@ -188,24 +187,14 @@ def test_the_boundary_line_runs_along_the_card_edge_where_the_sticker_sits_off_i
     assert _card_sticker_point(seen, default_catalog()) == (pytest.approx(120.0), pytest.approx(0.0))
 
 
-def _refcam(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "webui.cli", *args], capture_output=True, text=True, cwd=cwd)
-
-
 @pytest.fixture(scope="module")
 def course_photos(tmp_path_factory):
     """The course line-up photos of a hand-stuck copy, with their true camera file and the copy's catalog."""
-    from synth.handstuck import COURSE_LINEUP_PHOTOS, course_lineup_scene, hand_stuck_catalog
-    from synth.render import write_render
+    from synth.handstuck import COURSE_LINEUP_PHOTOS, course_lineup_scene, hand_stuck_catalog, write_photos
 
-    out = tmp_path_factory.mktemp("course")
     copy = hand_stuck_catalog(7)
-    images = []
-    for k in range(COURSE_LINEUP_PHOTOS):
-        image, _, truth = write_render(course_lineup_scene(11, k), out / f"course-{k + 1}.jpg", catalog=copy)
-        images.append(str(image))
-    camera = out / "camera.json"
-    camera.write_text(json.dumps(truth["camera"]))
+    images, camera = write_photos([course_lineup_scene(11, k) for k in range(COURSE_LINEUP_PHOTOS)],
+                                  tmp_path_factory.mktemp("course"), copy, "course")
     return images, camera, copy
 
 
@@ -258,10 +247,9 @@ def test_bad_inputs_are_one_line_and_exit_2(args, message, tmp_path, course_phot
 
 
 def test_a_boat_line_up_is_no_course_line_up(tmp_path):
-    from synth.handstuck import lineup_scene
-    from synth.render import write_render
+    from synth.handstuck import lineup_scene, write_photos
 
-    image, _, _ = write_render(lineup_scene(3, ["tornado/boat-1"]), tmp_path / "boats.jpg")
-    run = _refcam("measure", "tornado-course", str(image), "--out", str(tmp_path / "x.json"))
-    assert run.returncode == 2 and "boats.jpg: no curve marker or curve card in view" in run.stderr
+    (image,), _ = write_photos([lineup_scene(3, ["tornado/boat-1"])], tmp_path, default_catalog(), "boats")
+    run = _refcam("measure", "tornado-course", image, "--out", str(tmp_path / "x.json"))
+    assert run.returncode == 2 and "boats-1.jpg: no curve marker or curve card in view" in run.stderr
     assert run.stderr.count("\n") == 1 and issubclass(LineupError, InvalidInputError)
