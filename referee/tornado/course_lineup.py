@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from referee.catalog import Catalog
+from referee.catalog import Catalog, StickerSpec
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
@@ -100,12 +100,12 @@ class _Readings:
     refusals: list = field(default_factory=list)
 
 
-def _sticker_in_gate(pose: PiecePose, gate: PiecePose, catalog: Catalog) -> tuple[g.Point, float]:
-    """The piece's (single, showing) sticker centre and heading in the gate's frame: what the photo
-    saw, whatever the catalog in use says about where the sticker sits on the piece."""
+def _sticker_in_gate(pose: PiecePose, gate: PiecePose, catalog: Catalog) -> tuple[StickerSpec, g.Point, float]:
+    """The piece's (single, showing) sticker, and its centre and heading in the gate's frame: what the
+    photo saw, whatever the catalog in use says about where the sticker sits on the piece."""
     st = next(catalog.sticker(m) for m in pose.marker_ids if catalog.sticker(m) is not None)
     centre = g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, (st.x_mm, st.y_mm))
-    return (g.to_local((gate.x_mm, gate.y_mm), gate.theta_deg, centre),
+    return (st, g.to_local((gate.x_mm, gate.y_mm), gate.theta_deg, centre),
             g.wrap180(pose.theta_deg + st.rot_deg - gate.theta_deg))
 
 
@@ -120,7 +120,7 @@ def _off_touching(b: float, limit: float = LINEUP_LIMIT_MM) -> str:
 def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str) -> None:
     """A curve marker touching the gate: sticker x - touching x = cos(t) sx - sin(t) sy (+ the gate's terms)."""
     back_x, half_length = gate_back_side(catalog)
-    (x, y), turn = _sticker_in_gate(pose, gate, catalog)
+    _, (x, y), _ = _sticker_in_gate(pose, gate, catalog)
     radius = float(catalog.piece(pose.name).footprint["diameter_mm"]) / 2
     b = x - (back_x - radius)
     short = pose.name.split("/")[-1]
@@ -130,8 +130,8 @@ def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Read
     if why:
         into.refusals.append(f"{label}: {short} {why}")
         return
-    # the marker's frame is its sticker's, less the catalog's turn of it (turn = the marker's heading)
-    t = math.radians(g.wrap180(turn - catalog.piece(pose.name).stickers[0].rot_deg))
+    # the marker's frame is its sticker's, less the catalog's turn of it: the pose's heading
+    t = math.radians(g.wrap180(pose.theta_deg - gate.theta_deg))
     into.rows.append(Row({(pose.name, "x"): math.cos(t), (pose.name, "y"): -math.sin(t), GATE_OFFSET: 1.0,
                           GATE_TURN: y}, b, max(pose.measure_sigma_mm, 1e-3)))
     into.marker_turns.setdefault(pose.name, []).append(math.degrees(t))
@@ -141,10 +141,9 @@ def _read_card(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readin
     """A curve card flush along the gate, its edge along the gate's +y (side +1) or -y (side -1):
     sticker x - the side's x = -side * (offset across the edge); sticker turn - side * 90 = its turn on the card."""
     back_x, half_length = gate_back_side(catalog)
-    (x, y), heading = _sticker_in_gate(pose, gate, catalog)
+    st, (x, y), heading = _sticker_in_gate(pose, gate, catalog)
     side = 1.0 if heading > 0 else -1.0
     turn = g.wrap180(heading - 90.0 * side)
-    st = next(catalog.sticker(m) for m in pose.marker_ids if catalog.sticker(m) is not None)
     short = f"{pose.name.split('/')[-1]} ({st.face or st.slot} face)"
     b = x - back_x
     why = _off_touching(b) + (": lay its edge against the gate" if abs(b) > LINEUP_LIMIT_MM else "")
