@@ -46,3 +46,35 @@ def test_line_up_boats_touch_the_gate_with_their_nose(seed):
         t = math.radians(p["theta_deg"])
         nose = p["x_mm"] + 11 * math.cos(t) + 2 * abs(math.sin(t)) + 6
         assert nose == pytest.approx(-20.0, abs=0.01) and abs(p["theta_deg"]) <= 2.0
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_course_line_up_pieces_touch_the_gate_and_every_card_face_shows_once(seed):
+    from synth.handstuck import COURSE_LINEUP_PHOTOS, course_lineup_pieces
+    from synth.scenes import piece_outline
+
+    catalog = default_catalog()
+    rng = np.random.default_rng(seed)
+    faces, turns = [], {}
+    for photo in range(COURSE_LINEUP_PHOTOS):
+        pieces = course_lineup_pieces(rng, catalog, photo)
+        for p in pieces[1:]:
+            # the gate is 40 mm deep around its line: its straight back side is x = -20, 330 mm long
+            if "curve-marker" in p["name"]:
+                # a disc of 40 mm touching it: centre 20 mm behind the side, within the gate's length
+                assert p["x_mm"] == pytest.approx(-40.0) and abs(p["y_mm"]) < 165 - 20
+                turns.setdefault(p["name"], []).append(p["theta_deg"])
+            else:
+                # flush: the edge along the gate (theta +-90), the apex within the gate's length, the 30 mm
+                # sticker 120 mm out wholly past the gate's end and its own 30 mm end sticker (165 + 15 mm)
+                outline = piece_outline(catalog, p)  # the wedge lies behind the gate, its edge on the side
+                assert outline[:, 0].max() == pytest.approx(-20.0, abs=1e-9), p
+                assert abs(p["theta_deg"]) == 90.0 and abs(p["y_mm"]) < 165
+                assert abs(p["y_mm"]) + 120 - 15 > 165 + 15
+                faces.append((p["name"], p["face"]))
+        assert len({p["name"] for p in pieces}) == len(pieces)
+    assert len(faces) == len(set(faces)) == 12  # six cards, two faces each, each once
+    for name, ts in turns.items():
+        # a quarter turn further each photo, give or take 15 degrees
+        steps = [((b - a) % 360) for a, b in zip(ts, ts[1:])]
+        assert all(60 <= s <= 120 for s in steps), (name, ts)

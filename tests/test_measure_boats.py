@@ -104,14 +104,10 @@ def _refcam(*args, cwd=None):
 @pytest.fixture(scope="module")
 def lineup_photo(tmp_path_factory):
     """A rendered line-up of a hand-stuck copy, with its true camera file and the copy's catalog."""
-    from synth.handstuck import hand_stuck_catalog, lineup_scene
-    from synth.render import write_render
+    from synth.handstuck import hand_stuck_catalog, lineup_scene, write_photos
 
-    out = tmp_path_factory.mktemp("lineup")
     copy = hand_stuck_catalog(7)
-    image, truth_path, truth = write_render(lineup_scene(11), out / "lineup.jpg", catalog=copy)
-    camera = out / "camera.json"
-    camera.write_text(json.dumps(truth["camera"]))
+    (image,), camera = write_photos([lineup_scene(11)], tmp_path_factory.mktemp("lineup"), copy, "lineup")
     return image, camera, copy
 
 

@@ -79,25 +79,31 @@ def _front_reach(catalog: Catalog, boat: str, turn_deg: float) -> float:
     return max(x * c - y * s for x, y in catalog.piece(boat).footprint_polygon(96))
 
 
-def _gate_back_side(catalog: Catalog) -> tuple[float, float]:
-    """(x of the gate's straight long side behind its line, half the gate's length), gate frame mm."""
+def gate_back_side(catalog: Catalog) -> tuple[float, float]:
+    """(x of the gate's straight long side behind its line, half the gate's length), gate frame mm:
+    what every line-up (boats, course pieces) touches."""
     fp = catalog.piece(START_GATE).footprint
     depth, length = (float(v) for v in fp["size_mm"])
     cx = float(fp.get("centre_mm", (0.0, 0.0))[0])
     return cx - depth / 2, length / 2
 
 
+def gate_in_view(obs: Observation, label: str, lay_out: str) -> PiecePose:
+    """The start gate of a line-up photo; LineupError saying how to lay out the pieces when it is not in view."""
+    gate = obs.piece(START_GATE)
+    if gate is None:
+        raise LineupError(f"{label}: the start gate is not in view: lay it flat on the table in the picture, {lay_out}")
+    return gate
+
+
 def read_lineup(obs: Observation, catalog: Catalog, label: str) -> tuple[list[BoatReading], list[str]]:
     """The boats of one line-up photo: (readings, refusals). Raises LineupError when the photo
     shows no start gate or no boat."""
-    gate = obs.piece(START_GATE)
-    if gate is None:
-        raise LineupError(f"{label}: the start gate is not in view: lay it flat on the table in the picture, "
-                          "the boats behind it with their noses touching its straight side")
+    gate = gate_in_view(obs, label, "the boats behind it with their noses touching its straight side")
     boats = [p for p in obs.pieces if p.name.startswith(BOAT_PREFIX)]
     if not boats:
         raise LineupError(f"{label}: no boat in view: stand the boats behind the start gate")
-    back_x, half_length = _gate_back_side(catalog)
+    back_x, half_length = gate_back_side(catalog)
     readings, refusals = [], []
     for b in boats:
         reading, why = _read_boat(b, gate, catalog, back_x, half_length)

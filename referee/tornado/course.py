@@ -189,7 +189,9 @@ def _gate_line(pose: PiecePose, name: str, catalog: Catalog) -> BoundaryLine:
 
 
 def _card_sticker_point(pose: PiecePose, catalog: Catalog) -> g.Point:
-    """Where the curve card's sticker lies: on its boundary line, out from the apex (catalog)."""
+    """The point of the curve card's boundary line (its +x from the apex) at its sticker's distance out:
+    where the sticker itself lies when it sits on the line as the catalog's default does; a measured
+    copy's sticker off the line (`refcam measure tornado-course`) no longer tilts the line."""
     slot = None
     for mid in pose.marker_ids:
         st = catalog.sticker(mid)
@@ -199,7 +201,7 @@ def _card_sticker_point(pose: PiecePose, catalog: Catalog) -> g.Point:
     if slot is None:
         spec = catalog.piece(pose.name)
         slot = next((s for s in spec.stickers if s.face == pose.face), spec.stickers[0])
-    return g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, (slot.x_mm, slot.y_mm))
+    return g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, (slot.x_mm, 0.0))
 
 
 @dataclass(frozen=True)
@@ -289,7 +291,10 @@ def _curve_cards_at_markers(spec: CourseSpec, obs: Observation, markers: dict[in
         if best is None or g.dist(apex, (best[1].x_mm, best[1].y_mm)) > CARD_TO_MARKER_TOLERANCE_MM:
             warnings.append(f"curve card {pose.name} lies at no curve marker of course {spec.id!r}; ignored")
             continue
-        cards_at[best[0]].append(_CurveCard(pose.name, sticker, pose.sigma_mm, pose.face))
+        # what tilts the line is the point's sigma across the card's edge (a measured copy knows it better
+        # than along the edge); with the catalog's default, the same in every direction
+        cards_at[best[0]].append(_CurveCard(pose.name, sticker, pose.sigma_toward_mm(pose.theta_deg + 90.0),
+                                            pose.face))
     return cards_at
 
 

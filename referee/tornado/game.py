@@ -131,9 +131,9 @@ class TornadoSplash:
         return (rank_command(self), CHECK)
 
     def measurements(self) -> tuple:
-        from .measure_command import BOATS
+        from .measure_command import BOATS, COURSE
 
-        return (BOATS,)
+        return (BOATS, COURSE)
 
     # ------------------------------------------------------------------ what the players declare
     def declarables(self, state: TornadoState) -> tuple[Declarable, ...]:

@@ -1,5 +1,6 @@
-"""`refcam measure tornado-boats IMAGE...`: the boats' sticker placement from line-up photos
-(referee/tornado/boat_lineup.py), as the text and JSON the command line prints."""
+"""`refcam measure tornado-boats IMAGE...` and `refcam measure tornado-course IMAGE...`: the boats'
+and the course pieces' sticker placement from line-up photos (referee/tornado/boat_lineup.py,
+course_lineup.py), as the text and JSON the command line prints."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from referee.game import Measurement
 from referee.observation import Observation
 
 from .boat_lineup import LINEUP_LIMIT_DEG, LINEUP_LIMIT_MM, measure_boats
+from .course_lineup import MIN_TURNS_APART_DEG, measure_course
 
 
 def _measure(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
@@ -25,8 +27,46 @@ def _measure(observations: Sequence[tuple[str, Observation]], catalog: Catalog) 
     return {"catalog": got["catalog"], "lines": lines, "json": doc}
 
 
+def _measure_course(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
+    got = measure_course(observations, catalog)
+    lines = []
+    if got["markers"]:
+        lines.append(f"{'marker':<16} {'sticker x, y from the disc centre':>34} {'sigma x, y':>15} photos")
+        for m in got["markers"]:
+            lines.append(f"{m.name.split('/')[-1]:<16} {m.x_mm:+14.2f} mm {m.y_mm:+8.2f} mm {'':>7}"
+                         f"{m.sigma_x_mm:5.2f} {m.sigma_y_mm:5.2f} mm {len(m.turns_deg):>4}")
+    if got["cards"]:
+        lines.append(f"{'curve card face':<26} {'across the edge':>16} {'sigma':>7} {'turn':>8} {'sigma':>6} photos")
+        for f in got["cards"]:
+            lines.append(f"{f.name.split('/')[-1] + ' ' + f.slot:<26} {f.across_mm:+13.2f} mm {f.sigma_mm:5.2f} mm "
+                         f"{f.turn_deg:+7.2f}° {f.sigma_deg:5.2f}° {f.photos:>4}")
+    lines.append(f"the gate's own stickers, solved for alongside: offset {got['gate']['offset_mm']:+.2f} mm across it, "
+                 f"turn {got['gate']['turn_deg']:+.3f}°")
+    lines.append("correction: where each sticker sits on its piece, in the piece's frame (the marker's: its sticker's "
+                 "heading; the card's: +x along its boundary edge from the apex)")
+    lines += [f"refused: {r}" for r in got["refusals"]]
+    doc = {"markers": {m.name: m.to_json() for m in got["markers"]},
+           "curve_cards": {name: {f.slot: f.to_json() for f in got["cards"] if f.name == name}
+                           for name in sorted({f.name for f in got["cards"]})},
+           "gate": {k: round(v, 4) for k, v in got["gate"].items()}, "refused": got["refusals"],
+           "limits": {"off_gate_mm": LINEUP_LIMIT_MM, "turn_deg": LINEUP_LIMIT_DEG,
+                      "marker_turns_apart_deg": MIN_TURNS_APART_DEG}}
+    return {"catalog": got["catalog"], "lines": lines, "json": doc}
+
+
 BOATS = Measurement(
     name="tornado-boats",
     help="the Tornado boats' sticker placement along their heading, from photos of the boats standing behind "
          "the start gate with their noses touching its straight side",
     measure=_measure)
+
+
+COURSE = Measurement(
+    name="tornado-course",
+    help="the Tornado curve markers' and curve cards' sticker placement, from photos of them against the start "
+         "gate's straight side (the side the boats' noses touch): each marker's disc touching it, turned a quarter "
+         "turn further in each photo (three turns or more: two tell its sticker's place, a third the gate's own "
+         "offset apart); in each photo a curve card at each end of that side, behind the gate, its boundary edge "
+         "(the straight edge its sticker is on) flush along the side and its sticker past the gate's end, every "
+         "card face up once (six photos in all)",
+    measure=_measure_course)

@@ -7,7 +7,10 @@ picture of that copy). Each Tornado table is rendered three ways and ruled on ag
 * clean: the same table with every sticker exactly in place (the baseline, same run);
 * hand-stuck: the copy's stickers, observed with the nominal catalog (a player who never measured);
 * measured: the same picture observed with the catalog `refcam measure tornado-boats` wrote from one
-  line-up photo of the same copy (synth.handstuck.lineup_scene).
+  line-up photo of the same copy (synth.handstuck.lineup_scene);
+* measured, course too: that catalog then given to `refcam measure tornado-course` as its base, with the
+  course line-up photos of the same copy (synth.handstuck.course_lineup_scene: every curve card face
+  once, the markers a quarter turn further each photo; COURSE_LINEUP_PHOTOS of them).
 Per condition: boat pairs in one zone called right / equidistant / wrong, boats in a wrong zone (apart:
 those whose crossing refcam called too close to call, weighed on both zones),
 pairs warned that placement limits them; and for the close-call pair of each table (two boats
@@ -30,6 +33,7 @@ import numpy as np
 from referee.catalog import Catalog, default_catalog
 from referee.errors import RefcamError
 from referee.tornado.boat_lineup import measure_boats
+from referee.tornado.course_lineup import measure_course
 from referee.tornado.ranking import EQUIDISTANT
 from referee.tornado.standings import TornadoGame, assess
 from tests import tornado_oracle as oracle
@@ -38,7 +42,7 @@ from .accuracy import camera_of
 
 # "clean": exact stickers, no placement term (refcam before issue 20); "hand-stuck, no term": a hand-stuck
 # copy read that way; "hand-stuck": with the catalog's default tolerance; "measured": after one line-up photo
-CONDITIONS = ("clean", "hand-stuck, no term", "hand-stuck", "measured")
+CONDITIONS = ("clean", "hand-stuck, no term", "hand-stuck", "measured", "measured, course too")
 CLOSE_MM = (0.3, 3.0)  # a close call: two boats in one zone this far apart
 SIGMA_TARGET_MM = 0.15
 
@@ -123,10 +127,12 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
         tallies["measured"]["lineup_refused"] += 1
         print(f"  seed {seed}: line-up refused: {exc}", flush=True)
         measured = nominal
+    course_too = _course_measured(seed, copy, measured, resolution, tallies["measured, course too"])
     bare = without_placement_term(nominal)
     images = {}
     for cond, render_with, observe_with in (("clean", nominal, bare), ("hand-stuck, no term", copy, bare),
-                                            ("hand-stuck", copy, nominal), ("measured", copy, measured)):
+                                            ("hand-stuck", copy, nominal), ("measured", copy, measured),
+                                            ("measured, course too", copy, course_too)):
         key = render_with.source
         if key not in images:
             images[key] = render_scene(scene, True, catalog=render_with)
@@ -137,6 +143,27 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
         except RefcamError as exc:
             tallies[cond]["refused"] += 1
             print(f"  seed {seed} [{cond}]: refused: {exc}", flush=True)
+
+
+def _course_measured(seed: int, copy: Catalog, base: Catalog, resolution: str, tally: Counter) -> Catalog:
+    """The catalog `refcam measure tornado-course` writes on base (the boats' measured catalog) from the
+    copy's course line-up photos; base itself when the line-up is refused (counted and printed)."""
+    from synth.handstuck import COURSE_LINEUP_PHOTOS, course_lineup_scene
+    from synth.render import render_scene
+
+    photos = []
+    for k in range(COURSE_LINEUP_PHOTOS):
+        image, truth = render_scene(course_lineup_scene(seed + 600_000, k, resolution=resolution), True, catalog=copy)
+        photos.append((f"course line-up {k + 1}", _observe(image, truth, base, "tornado")))
+    try:
+        got = measure_course(photos, base)
+    except RefcamError as exc:
+        tally["lineup_refused"] += 1
+        print(f"  seed {seed}: course line-up refused: {exc}", flush=True)
+        return base
+    for why in got["refusals"]:
+        print(f"  seed {seed}: course line-up: refused {why}", flush=True)
+    return Catalog(got["catalog"], "measured, course too")
 
 
 def board_table(game: str, seed: int, tally: Counter, resolution: str) -> None:
