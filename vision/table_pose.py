@@ -420,8 +420,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     if placed_mm.any() and np.all(np.isfinite(r)):
         # hand-stuck stickers: refit with each one's placement as a known prior, when the residuals
         # show it (_placement_free_noise, PLACEMENT_SHOWN)
-        shown, free = _placement_free_noise(model, state, r, J, placed_mm, placed_rad, noise_floor)
-        if shown > PLACEMENT_SHOWN * free:
+        shown, free, share = _placement_free_noise(model, state, r, J, placed_mm, placed_rad, noise_floor)
+        if shown > PLACEMENT_SHOWN * free and share > PLACEMENT_SHOWN_SHARE:
             model.set_placement(state, placed_mm, placed_rad, free)
             state, r, J, wts = model.levenberg_marquardt(state)
     if nf and (not np.isfinite(state.f) or state.f <= 0):
@@ -492,14 +492,27 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
 # its edge bias differs per sticker). Left on there, it loosened what fixes that table's scale (each
 # river tile's two stickers 110 mm apart), the edge bias took it, and tiles went 6-9 sigma off.
 PLACEMENT_SHOWN = 2.2
+# ... and when what freeing the placements takes out of the residuals is as large as stickers off
+# their places by the catalog's tolerance would put there (_placement_free_noise's share: the
+# residual energy taken out over that expected of the stickers' placements relative to their piece).
+# A tone curve's per-sticker edge shifts are a few hundredths of a pixel, a placement tolerance
+# tenths: on exact stickers under tone curves the ratio above reached 2.3-4.1 (Kayak river tiles,
+# tests/bench/robust.py default seed, 1080p and 4K), the prior came on, the tiles' spacing no longer
+# held the scale, the edge bias took it and river tiles went 3-30 mm off at 10-15 sigma. Measured on
+# tests/bench/robust.py's default tables (clean and the three tone curves, exact stickers): share
+# 0.0000-0.10; hand-stuck tuning copies 1000-1003 (tests/bench/handstuck.py, all three games):
+# 0.50-2.2.
+PLACEMENT_SHOWN_SHARE = 0.25
 
 
 def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: np.ndarray,
-                          sd_mm: np.ndarray, sd_rad: np.ndarray, floor: float) -> tuple[float, float]:
-    """(with, without): the corner noise scale the residuals r of a fit without the placement prior
-    show as they are, and once each hand-stuck sticker's placement is a free unknown too (a fit
+                          sd_mm: np.ndarray, sd_rad: np.ndarray, floor: float) -> tuple[float, float, float]:
+    """(with, without, share): the corner noise scale the residuals r of a fit without the placement
+    prior show as they are, and once each hand-stuck sticker's placement is a free unknown too (a fit
     that also moves each such sticker on its piece: the camera's tilt that took up their misplacement
-    is refitted with them). J: that fit's Jacobian."""
+    is refitted with them); and the residual energy that freeing takes out, over what the stickers'
+    placements off each other would put there at the catalog's sds (PLACEMENT_SHOWN_SHARE).
+    J: that fit's Jacobian."""
     n = len(sd_mm)
     rows = 8 * n
     placed = np.flatnonzero(sd_mm > 0)
@@ -512,7 +525,14 @@ def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: 
     left = r[:rows] - A @ coef
     with_ = float(r[:rows] @ r[:rows]) / max(rows - J.shape[1], 1)
     without = float(left @ left) / max(rows - rank, 1)
-    return math.sqrt(max(floor ** 2, with_)), math.sqrt(max(floor ** 2, without))
+    # each placed sticker's residuals per sd of its placement, less the share its piece's own pose
+    # takes up (its stickers moving together): what the placements would put in the residuals
+    owner = model.owner[::4][placed]
+    per_piece = np.bincount(owner)[owner]
+    sized = model.placement_columns(st, sd_mm, sd_rad)[placed]
+    expected = float(((sized ** 2).sum(axis=(1, 2)) * (1.0 - 1.0 / per_piece)).sum())
+    share = float(r[:rows] @ r[:rows] - left @ left) / max(expected, 1e-12)
+    return math.sqrt(max(floor ** 2, with_)), math.sqrt(max(floor ** 2, without)), share
 
 
 def _placement_misfit(model: "_PlaneModel", r: np.ndarray, noise: float) -> np.ndarray:
