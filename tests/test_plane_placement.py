@@ -86,10 +86,10 @@ def _default_bench_table(label: str, condition: str):
 
 def test_exact_river_tiles_under_a_tone_curve_keep_their_layout():
     """Exact stickers under a tone curve show per-sticker edge shifts that freeing each sticker's
-    placement also takes out of the residuals (noise ratio 2.9, over PLACEMENT_SHOWN), but far less
-    than stickers off their places by the catalog's tolerance would (share 0.03): the prior stays
-    off, the tiles' two stickers 110 mm apart keep holding the scale. With the prior on, the edge
-    bias took the scale and the river went 3-21 mm off at 11-13 sigma (tile-7 21 mm)."""
+    placement also takes out of the residuals (noise ratio 2.9, over PLACEMENT_SHOWN): the prior comes
+    on and the tiles' two stickers 110 mm apart no longer hold the scale. The refit holds the edge bias
+    where the fit without the prior put it; left to its weak prior around 0, the bias took the scale and
+    the river went 3-21 mm off at 11-13 sigma (tile-7 21 mm)."""
     obs, truth = _default_bench_table("kayak 1080p #1", "tone sRGB-like")
     where = {p["name"]: p for p in truth["pieces"]}
     tiles = [p for p in obs.pieces if p.name.startswith("kayak/tile-") and p.name != obs.frame["anchor"]]

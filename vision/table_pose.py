@@ -420,8 +420,10 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     if placed_mm.any() and np.all(np.isfinite(r)):
         # hand-stuck stickers: refit with each one's placement as a known prior, when the residuals
         # show it (_placement_free_noise, PLACEMENT_SHOWN)
-        shown, free, share = _placement_free_noise(model, state, r, J, placed_mm, placed_rad, noise_floor)
-        if shown > PLACEMENT_SHOWN * free and share > PLACEMENT_SHOWN_SHARE:
+        shown, free = _placement_free_noise(model, state, r, J, placed_mm, placed_rad, noise_floor)
+        if shown > PLACEMENT_SHOWN * free:
+            bias_sd = math.sqrt(max(float(np.linalg.inv(model.normal + 1e-12 * np.eye(len(model.normal)))[-1, -1]), 0.0))
+            model.hold_bias(float(state.bias), max(shown * bias_sd, EDGE_BIAS_HELD_PX))
             model.set_placement(state, placed_mm, placed_rad, free)
             state, r, J, wts = model.levenberg_marquardt(state)
     if nf and (not np.isfinite(state.f) or state.f <= 0):
@@ -492,27 +494,22 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
 # its edge bias differs per sticker). Left on there, it loosened what fixes that table's scale (each
 # river tile's two stickers 110 mm apart), the edge bias took it, and tiles went 6-9 sigma off.
 PLACEMENT_SHOWN = 2.2
-# ... and when what freeing the placements takes out of the residuals is as large as stickers off
-# their places by the catalog's tolerance would put there (_placement_free_noise's share: the
-# residual energy taken out over that expected of the stickers' placements relative to their piece).
-# A tone curve's per-sticker edge shifts are a few hundredths of a pixel, a placement tolerance
-# tenths: on exact stickers under tone curves the ratio above reached 2.3-4.1 (Kayak river tiles,
-# tests/bench/robust.py default seed, 1080p and 4K), the prior came on, the tiles' spacing no longer
-# held the scale, the edge bias took it and river tiles went 3-30 mm off at 10-15 sigma. Measured on
-# tests/bench/robust.py's default tables (clean and the three tone curves, exact stickers): share
-# 0.0000-0.10; hand-stuck tuning copies 1000-1003 (tests/bench/handstuck.py, all three games):
-# 0.50-2.2.
-PLACEMENT_SHOWN_SHARE = 0.25
+# With the prior on, each such sticker may move on its piece: a piece's stickers' spacing (a river
+# tile's two, 110 mm apart) no longer fixes the scale, which only the stickers' sizes then give, and
+# those trade with the edge bias. Its weak prior (EDGE_BIAS_PRIOR_PX, centred on 0) then pulled a tone
+# curve's bias to 0 and took the scale with it: on exact stickers under a tone curve the ratio above
+# reached 2.3-4.1, the prior came on, and Kayak river tiles went 3-30 mm off at 10-15 sigma
+# (tests/bench/robust.py default seed, 1080p and 4K). So the refit holds the bias where the fit
+# without the prior put it, within that fit's own sd at the noise its residuals showed: tight when
+# the placement shows little, loose on truly hand-stuck stickers.
 
 
 def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: np.ndarray,
-                          sd_mm: np.ndarray, sd_rad: np.ndarray, floor: float) -> tuple[float, float, float]:
-    """(with, without, share): the corner noise scale the residuals r of a fit without the placement
-    prior show as they are, and once each hand-stuck sticker's placement is a free unknown too (a fit
+                          sd_mm: np.ndarray, sd_rad: np.ndarray, floor: float) -> tuple[float, float]:
+    """(with, without): the corner noise scale the residuals r of a fit without the placement prior
+    show as they are, and once each hand-stuck sticker's placement is a free unknown too (a fit
     that also moves each such sticker on its piece: the camera's tilt that took up their misplacement
-    is refitted with them); and the residual energy that freeing takes out, over what the stickers'
-    placements off each other would put there at the catalog's sds (PLACEMENT_SHOWN_SHARE).
-    J: that fit's Jacobian."""
+    is refitted with them). J: that fit's Jacobian."""
     n = len(sd_mm)
     rows = 8 * n
     placed = np.flatnonzero(sd_mm > 0)
@@ -525,14 +522,7 @@ def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: 
     left = r[:rows] - A @ coef
     with_ = float(r[:rows] @ r[:rows]) / max(rows - J.shape[1], 1)
     without = float(left @ left) / max(rows - rank, 1)
-    # each placed sticker's residuals per sd of its placement, less the share its piece's own pose
-    # takes up (its stickers moving together): what the placements would put in the residuals
-    owner = model.owner[::4][placed]
-    per_piece = np.bincount(owner)[owner]
-    sized = model.placement_columns(st, sd_mm, sd_rad)[placed]
-    expected = float(((sized ** 2).sum(axis=(1, 2)) * (1.0 - 1.0 / per_piece)).sum())
-    share = float(r[:rows] @ r[:rows] - left @ left) / max(expected, 1e-12)
-    return math.sqrt(max(floor ** 2, with_)), math.sqrt(max(floor ** 2, without)), share
+    return math.sqrt(max(floor ** 2, with_)), math.sqrt(max(floor ** 2, without))
 
 
 def _placement_misfit(model: "_PlaneModel", r: np.ndarray, noise: float) -> np.ndarray:
@@ -820,6 +810,7 @@ class _PlaneModel:
                  bias_prior_px: float | None = None):
         self.loc, self.zs, self.obs, self.sig, self.owner = loc, zs, obs, sig, owner
         self.bias_prior_px = bias_prior_px or EDGE_BIAS_PRIOR_PX
+        self.bias_centre = 0.0  # the bias prior's centre (hold_bias)
         self.out_dirs = out_dirs
         self.n_pieces, self.intr, self.nf = n_pieces, intr, nf
         self.ratio = intr.fy / intr.fx
@@ -862,7 +853,7 @@ class _PlaneModel:
             r = np.einsum("sij,sj->si", self.mix, r.reshape(-1, 8)).ravel()
         if self.nf:
             r = np.concatenate([r, self._prior(st)])
-        r = np.concatenate([r, [st.bias / self.bias_prior_px, 0.0]])
+        r = np.concatenate([r, [(st.bias - self.bias_centre) / self.bias_prior_px, 0.0]])
         if not with_jac:
             return r, None
         return r, self._jacobian_parts(st, X, RX, (xn, yn, iz, r2, g, kk, fx, fy), (c, s, lx, ly))
@@ -935,6 +926,10 @@ class _PlaneModel:
         turn = cols[:, :, 2] + cy[:, None] * cols[:, :, 0] - cx[:, None] * cols[:, :, 1]
         return np.stack([cols[:, :, 0] * sd_mm[:, None], cols[:, :, 1] * sd_mm[:, None],
                          turn * sd_rad[:, None]], axis=2)
+
+    def hold_bias(self, centre_px: float, sd_px: float) -> None:
+        """Centre the edge bias's prior on centre_px with sd sd_px (the placement refit, PLACEMENT_SHOWN)."""
+        self.bias_centre, self.bias_prior_px = centre_px, sd_px
 
     def set_placement(self, st: _State, sd_mm: np.ndarray, sd_rad: np.ndarray, noise: float) -> None:
         """Weigh each sticker's residuals by its corner noise (scaled by noise) plus its placement,
