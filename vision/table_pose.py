@@ -420,12 +420,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     if placed_mm.any() and np.all(np.isfinite(r)):
         # hand-stuck stickers: refit with each one's placement as a known prior, when the residuals
         # show it (_placement_free_noise, PLACEMENT_SHOWN)
-        shown, free = _placement_free_noise(model, state, r, J, placed_mm, placed_rad, noise_floor)
-        if shown > PLACEMENT_SHOWN * free:
-            bias_sd = math.sqrt(max(float(np.linalg.inv(model.normal + 1e-12 * np.eye(len(model.normal)))[-1, -1]), 0.0))
-            model.hold_bias(float(state.bias), max(shown * bias_sd, EDGE_BIAS_HELD_PX))
-            model.set_placement(state, placed_mm, placed_rad, free)
-            state, r, J, wts = model.levenberg_marquardt(state)
+        state, r, J, wts = _placement_refit(model, (state, r, J, wts), placed_mm, placed_rad, noise_floor)
     if nf and (not np.isfinite(state.f) or state.f <= 0):
         raise TablePoseError("could not estimate the focal length from the stickers in view")
     npar = J.shape[1]
@@ -502,6 +497,20 @@ PLACEMENT_SHOWN = 2.2
 # (tests/bench/robust.py default seed, 1080p and 4K). So the refit holds the bias where the fit
 # without the prior put it, within that fit's own sd at the noise its residuals showed: tight when
 # the placement shows little, loose on truly hand-stuck stickers.
+
+
+def _placement_refit(model: "_PlaneModel", fit: tuple, sd_mm: np.ndarray, sd_rad: np.ndarray, floor: float):
+    """fit (state, residuals, Jacobian, Huber weights) of the plane without the placement prior, or
+    refitted with it when the residuals show the stickers off their layout (PLACEMENT_SHOWN), the edge
+    bias held where the fit without it put it."""
+    state, r, J, wts = fit
+    shown, free = _placement_free_noise(model, state, r, J, sd_mm, sd_rad, floor)
+    if shown <= PLACEMENT_SHOWN * free:
+        return fit
+    bias_sd = math.sqrt(max(float(np.linalg.inv(model.normal + 1e-12 * np.eye(len(model.normal)))[-1, -1]), 0.0))
+    model.hold_bias(float(state.bias), max(shown * bias_sd, EDGE_BIAS_HELD_PX))
+    model.set_placement(state, sd_mm, sd_rad, free)
+    return model.levenberg_marquardt(state)
 
 
 def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: np.ndarray,
