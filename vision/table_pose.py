@@ -737,9 +737,7 @@ def _seen_edge_offset_sd(rw: np.ndarray, Jw: np.ndarray, owner: np.ndarray) -> f
     if n < SEEN_OFFSET_MIN_STICKERS:
         return 0.0
     res = rw[:8 * n].reshape(n, 8)
-    col = Jw[:8 * n].reshape(n, 8, -1)[:, :, -1]
-    cc = np.einsum("sn,sn->s", col, col)
-    along = np.einsum("sn,sn->s", col, res) ** 2 / np.maximum(cc, 1e-12)
+    along, cc = _offset_along(rw, Jw, n)
     rest = np.einsum("sn,sn->s", res, res) - along
     # directions left free per sticker: 8 less the outward one less its share of its piece's pose (3)
     per_piece = np.bincount(owner[::4], minlength=int(owner.max()) + 1)[owner[::4]]
