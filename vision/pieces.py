@@ -213,12 +213,16 @@ POOLED_NOISE_MIN_PIECES = 4
 
 def _pieces_noise2(tp: TablePose, rr: np.ndarray, dofs: np.ndarray) -> float:
     """The squared noise factor for pieces fitted on their own: their pooled residuals' chi^2 (rr: each
-    piece's whitened residual energy, dofs its degrees of freedom), floored as the plane fit's; the plane
-    fit's own factor when the pieces are too few, or its floor is unknown."""
+    piece's whitened residual energy, dofs its degrees of freedom), floored as the plane fit's, kept on
+    tp for later fits of some of them (a piece's sigma does not depend on which others it was fitted
+    with); the plane fit's own factor when the pieces are too few, or its floor is unknown."""
+    if getattr(tp, "pieces_noise2", None) is not None:
+        return tp.pieces_noise2
     floor = getattr(tp, "noise_floor", None)
     if floor is None or len(rr) < POOLED_NOISE_MIN_PIECES:
         return getattr(tp, "noise_factor", 1.0) ** 2
-    return max(floor ** 2, float(rr.sum()) / float(dofs.sum()))
+    tp.pieces_noise2 = max(floor ** 2, float(rr.sum()) / float(dofs.sum()))
+    return tp.pieces_noise2
 
 
 def fit_by_centres(stickers: list[StickerObs], tp: TablePose) -> PieceFit:

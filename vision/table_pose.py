@@ -111,6 +111,9 @@ class TablePose:
     used_pieces: list = field(default_factory=list)
     noise_factor: float = 1.0  # measured corner noise / modelled corner noise (floored)
     noise_floor: float | None = None  # the floor noise_factor was held at (raised under a tone curve); None: unknown
+    # squared noise factor of the pieces fitted on their own, pooled over the first batch of them
+    # (vision.pieces.fit_pieces sets it): later fits of some of them use the same level
+    pieces_noise2: float | None = None
     edge_bias_px: float = 0.0  # squares' edges read this far inside their true place (at edge_bias_blur_px)
     edge_bias_blur_px: float = 0.0  # the blur the bias refers to (median of the plane's stickers)
     edge_bias_sigma_px: float = 0.0
