@@ -110,7 +110,11 @@ def test_tornado_calls_leave_the_frame_term_out():
 
 
 def test_camera_share_counts_only_as_far_as_it_differs_between_two_boats():
-    from referee.tornado.ranking import Measure, Racer, camera_shared
+    from types import SimpleNamespace
+
+    from referee.tornado.course import BoundaryLine
+    from referee.tornado.ranking import (Measure, Racer, _difference_sigma, camera_shared, curve_difference_sigma,
+                                         straight_difference_sigma)
 
     def boat(name, x, sigma, camera, gradient=0.002):
         return Racer(name, 4.0, 1, Measure("distance_mm", 0.0, sigma), (x, 0.0), sigma, 0.0,
@@ -119,8 +123,20 @@ def test_camera_share_counts_only_as_far_as_it_differs_between_two_boats():
     # 0.8 mm boats, 0.6 of it the camera's, 30 mm apart: the shares differ by 0.002 * 30 = 0.06 mm
     own_a, own_b, shared = camera_shared(boat("a", 0.0, 1.0, 0.6), boat("b", 30.0, 1.0, 0.6))
     assert own_a == pytest.approx(0.8) and own_b == pytest.approx(0.8) and shared == pytest.approx(0.06)
-    # far apart the difference is capped by the two shares together (never more than all of them)
-    assert camera_shared(boat("a", 0.0, 1.0, 0.6), boat("b", 1e6, 1.0, 0.6))[2] == pytest.approx(1.2)
+    # far apart it counts as if the two shares were independent (_difference_sigma): the sigmas
+    # without sharing, in a straight and in a curve where the boats stand at different radii
+    far_a, far_b = boat("a", 0.0, 1.0, 0.6), boat("b", 1e6, 1.0, 0.6)
+    assert camera_shared(far_a, far_b)[2] == pytest.approx(2000.0)
+    line = BoundaryLine(name="curve 1 entry", kind="gate", origin=(0.0, 0.0), along=(1.0, 0.0), forward=(0.0, 1.0),
+                        half_length=150.0, sigma0=0.0, s2=300.0, sigma2=0.0, sigma_dir=0.0)
+    straight = SimpleNamespace(zones=(SimpleNamespace(kind="straight", exit=line),), finished_zone=1)
+    assert _difference_sigma(straight, 0, far_a, far_b) == pytest.approx(
+        straight_difference_sigma(line, (0.0, 0.0), 1.0, (1e6, 0.0), 1.0))
+    curve = SimpleNamespace(zones=(SimpleNamespace(kind="curve", vertex=(0.0, 0.0), sigma_vertex=0.0),),
+                            finished_zone=1)
+    near, far = boat("a", 100.0, 1.0, 0.6, gradient=0.05), boat("b", 400.0, 1.0, 0.6, gradient=0.05)
+    assert _difference_sigma(curve, 0, near, far) == pytest.approx(
+        curve_difference_sigma((0.0, 0.0), 0.0, (100.0, 0.0), 1.0, (400.0, 0.0), 1.0))
     # a boat without a camera share (fitted with the plane, or an old observation): nothing is shared
     assert camera_shared(boat("a", 0.0, 1.0, 0.0), boat("b", 30.0, 1.0, 0.6)) == (1.0, 1.0, 0.0)
 

@@ -359,7 +359,8 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
                      placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg,
                      sigma_frame_mm=frame_term[0], sigma_frame_theta_deg=frame_term[1],
-                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, frame_term[0]))
+                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm,
+                                                  np.zeros((3, 3)) if gauge is None else gauge))
 
 
 def _camera_gradient(plane: Plane, fits: dict) -> float:
@@ -384,18 +385,20 @@ def frame_gauge_cov(plane: Plane) -> np.ndarray:
     return S @ plane.tp.camera_cov @ S.T
 
 
-def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, frame_mm: float) -> float:
+def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, gauge: np.ndarray) -> float:
     """PiecePose.sigma_camera_mm: the part of a piece's own sigma (own_mm, the frame's term left out)
-    that the camera's pose gives it (S C S^T of a piece fitted with the camera held; the plane fit's
-    pieces have no such split, so 0: nothing is claimed shared). The frame's share of it is in
-    frame_mm already; what the piece's own corners give (its fit less the camera's) never is."""
+    that the camera's pose gives it beyond moving the frame: S C S^T of a piece fitted with the camera
+    held, less the frame's rigid move through its lever arm (gauge). The plane fit's pieces have no
+    such split, so 0: nothing is claimed shared. What its own corners give (its fit less the
+    camera's) never is."""
     S = fit.camera_sensitivity
     if S is None or name == plane.solve_ref:
         return 0.0
     from_camera = S @ plane.tp.camera_cov @ S.T
-    camera_var = float(np.trace(from_camera[:2, :2])) / 2.0
+    beyond_frame = from_camera - with_frame_uncertainty(fit.pose, np.zeros((3, 3)), (0.0, 0.0, 0.0), gauge)
+    camera_var = max(0.0, float(np.linalg.eigvalsh((beyond_frame[:2, :2] + beyond_frame[:2, :2].T) / 2).sum()) / 2)
     noise_var = max(0.0, float(np.trace((fit.cov - from_camera)[:2, :2])) / 2.0)
-    return math.sqrt(min(max(0.0, camera_var - frame_mm ** 2), max(0.0, own_mm ** 2 - noise_var)))
+    return math.sqrt(min(camera_var, max(0.0, own_mm ** 2 - noise_var)))
 
 
 def _sigma_in_frame(name: str, fit: PieceFit, plane: Plane, frame_pose, frame_cov, spread, gauge: np.ndarray):

@@ -244,25 +244,25 @@ def placement_warning(call: Call) -> str:
 
 def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
     """Uncertainty of the difference of a's and b's measures, both in ``zone``; the camera's share
-    of the two boats' sigmas counts only as far as it differs between their places."""
-    own_a, own_b, shared_mm = camera_shared(a, b)
-    if zone == course.finished_zone:
-        own = straight_difference_sigma(course.finish, a.position, own_a, b.position, own_b)
-        return math.hypot(own, shared_mm)
-    z = course.zones[zone]
-    if z.kind == "curve":
+    of the two boats' sigmas counts only as far as it differs between their places, and never more
+    than if the two shares were independent, as every other term is."""
+    own_a, own_b, apart_mm = camera_shared(a, b)
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        z = course.zones[zone]
         own = curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, own_a, b.position, own_b)
-        rho = max(min(g.dist(a.position, z.vertex), g.dist(b.position, z.vertex)), 1.0)
-        return math.hypot(own, math.degrees(shared_mm / rho))
-    return math.hypot(straight_difference_sigma(z.exit, a.position, own_a, b.position, own_b), shared_mm)
+        rho_a, rho_b = (max(g.dist(r.position, z.vertex), 1.0) for r in (a, b))
+        apart = min(apart_mm / min(rho_a, rho_b), math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b))
+        return math.hypot(own, math.degrees(apart))
+    line = course.finish if zone == course.finished_zone else course.zones[zone].exit
+    own = straight_difference_sigma(line, a.position, own_a, b.position, own_b)
+    return math.hypot(own, min(apart_mm, math.hypot(a.camera_mm, b.camera_mm)))
 
 
 def camera_shared(a: Racer, b: Racer) -> tuple[float, float, float]:
-    """(a's sigma without its camera share, b's likewise, what of those shares differs between
-    them, mm). The camera's error at two places differs by camera_gradient times their distance,
-    and never by more than the two shares together; a boat without a camera share keeps its sigma."""
+    """(a's sigma without its camera share, b's likewise, how far the camera's error can differ
+    between their places, mm: camera_gradient, the field's steepest change over the table, times
+    their distance). A boat without a camera share keeps its sigma and shares nothing."""
     if not (a.camera_mm and b.camera_mm):
         return a.sigma_mm, b.sigma_mm, 0.0
-    apart = max(a.camera_gradient, b.camera_gradient) * g.dist(a.position, b.position)
     own_a, own_b = (math.sqrt(max(0.0, r.sigma_mm ** 2 - r.camera_mm ** 2)) for r in (a, b))
-    return own_a, own_b, min(apart, a.camera_mm + b.camera_mm)
+    return own_a, own_b, max(a.camera_gradient, b.camera_gradient) * g.dist(a.position, b.position)
