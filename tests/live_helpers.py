@@ -3,6 +3,7 @@ number, and a fake observe that returns that frame's scripted Observation (no vi
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -87,10 +88,30 @@ def write_rendered_session(folder: Path, fps: float = FPS, still_before: int = 1
     return folder
 
 
+class FakeCapture:
+    """A camera that delivers frames, can be unplugged and plugged back."""
+
+    def __init__(self, world):
+        self.world = world
+        self.opened = world["plugged"]
+
+    def isOpened(self):
+        return self.opened
+
+    def read(self):
+        time.sleep(0.005)
+        if not self.world["plugged"]:
+            return False, None
+        self.world["n"] += 1
+        return True, np.full((4, 4, 3), self.world["n"] % 256, np.uint8)
+
+    def release(self):
+        self.opened = False
+
+
 def unpluggable_camera_engine(monkeypatch):
     """A live engine on a stand-in camera that the test can unplug (world["plugged"] = False),
     seeing one still Kang token; returns (engine, world, its event subscription), not started."""
-    from tests.test_live_sources import FakeCapture
     from vision.sources import CameraSource
     from vision.tracking import TrackerSettings
     from webui.live import LiveEngine, LiveSettings

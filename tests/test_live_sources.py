@@ -11,7 +11,7 @@ from referee.errors import RefcamError
 from vision.sources import CameraSource, SessionSource, SourceError, VideoSource
 from vision.stream import open_source
 
-from tests.live_helpers import frame_number, write_grey_video, write_session
+from tests.live_helpers import FakeCapture, frame_number, write_grey_video, write_session
 
 
 def test_fast_replay_yields_every_frame_with_manifest_times(tmp_path):
@@ -112,27 +112,6 @@ def test_video_file_that_is_not_a_video(tmp_path):
 def test_camera_index_that_does_not_exist():
     with pytest.raises(SourceError, match="camera 57 does not exist"):
         open_source(camera=57)
-
-
-class FakeCapture:
-    """A camera that delivers frames, can be unplugged and plugged back."""
-
-    def __init__(self, world):
-        self.world = world
-        self.opened = world["plugged"]
-
-    def isOpened(self):
-        return self.opened
-
-    def read(self):
-        time.sleep(0.005)
-        if not self.world["plugged"]:
-            return False, None
-        self.world["n"] += 1
-        return True, np.full((4, 4, 3), self.world["n"] % 256, np.uint8)
-
-    def release(self):
-        self.opened = False
 
 
 def test_camera_keeps_only_the_newest_frame_and_survives_being_unplugged(monkeypatch):

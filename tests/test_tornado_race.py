@@ -19,14 +19,6 @@ import pytest
 RACE = Path(__file__).resolve().parents[1] / "samples" / "sessions" / "tornado-race"
 
 
-def positions() -> dict[str, int]:
-    out = {}
-    for line in (RACE / "truth.jsonl").read_text().splitlines():
-        d = json.loads(line)
-        out[Path(d["frame"]).name] = d["position"]
-    return out
-
-
 def expectations() -> dict[int, dict]:
     out = {}
     for line in (RACE / "truth.jsonl").read_text().splitlines():

@@ -43,12 +43,20 @@ def play_on(state, observation: Observation, t: float):
     return Step(accepted.state, step.rulings + accepted.rulings)
 
 
+def positions(folder: Path) -> dict[str, int]:
+    """Each stable frame's file name -> its position in the scripted race (the session's truth.jsonl)."""
+    out = {}
+    for line in (folder / "truth.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        out[Path(d["frame"]).name] = d["position"]
+    return out
+
+
 def replay_race(folder: Path) -> list[dict]:
     from referee.game import parse_settings
     from referee.tornado.game import GAME
-    from tests.test_tornado_race import positions
 
-    where = positions()
+    where = positions(folder)
     state = GAME.new_state(parse_settings(GAME, {"course": str(folder / "course.json")}))
     out = []
     for f in sorted((folder / "stable").glob("*.observation.json")):
