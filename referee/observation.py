@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
 from . import safeload
 from .catalog import json_ready
