@@ -65,10 +65,28 @@ class Line:
     name: str
     point: tuple
     forward: tuple
+    # a curve card's line runs from its apex (point) along the card's edge, this way, without end
+    # (SPEC section 2); None: a gate line, extended both ways
+    ray: tuple | None = None
 
     def past(self, p) -> float:
         """How far p lies past the line (mm, + beyond it in the direction of travel)."""
         return _dot(_sub(p, self.point), self.forward)
+
+    def reach(self, outline) -> float:
+        """How far a convex outline (points around it, in order) reaches past the line where the
+        line is: past its apex only, for a ray (a 180-degree curve's exit ray lies on the same line
+        as its entry ray, on the other side of the marker). Below 0: no contact."""
+        if self.ray is None:
+            return max(self.past(q) for q in outline)
+        dense = []
+        for a, b in zip(outline, outline[1:] + outline[:1]):
+            n = max(1, int(math.dist(a, b) / 0.25))
+            dense += [(a[0] + (b[0] - a[0]) * k / n, a[1] + (b[1] - a[1]) * k / n) for k in range(n)]
+        beyond = [q for q in dense if _dot(_sub(q, self.point), self.ray) >= 0.0]
+        if not beyond:  # wholly behind the apex: as far from the line as from the apex
+            return -min(math.dist(q, self.point) for q in dense)
+        return max(self.past(q) for q in beyond)
 
 
 @dataclass
@@ -174,8 +192,8 @@ def true_course(truth: dict) -> TrueCourse:
 
         e, x = edge(float(nominal["entry_deg"])), edge(float(nominal["exit_deg"]))
         sweep = (turn * (x - e)) % 360.0
-        entry_line = Line(f"curve {m} entry", vertex, _dir(e + turn * 90.0))
-        exit_line = Line(f"curve {m} exit", vertex, _dir(x + turn * 90.0))
+        entry_line = Line(f"curve {m} entry", vertex, _dir(e + turn * 90.0), ray=_dir(e))
+        exit_line = Line(f"curve {m} exit", vertex, _dir(x + turn * 90.0), ray=_dir(x))
         into = (vertex[0] + radius * _dir(e)[0], vertex[1] + radius * _dir(e)[1])
         zones.append(Zone("straight", entry, entry_line, [path_from, into]))
         arc = [(vertex[0] + radius * _dir(e + turn * sweep * i / 24)[0],
@@ -241,12 +259,29 @@ def contact_margin(boat: dict, line: Line, truth: dict, cat: dict) -> float:
     card lies under it) reaches past `line` (mm; >= 0 is contact)."""
     under = _space_under(boat, truth, cat)
     if under is None:
-        return line.past((boat["x_mm"], boat["y_mm"])) + _boat_support(boat, line.forward, cat)
+        if line.ray is None:
+            return line.past((boat["x_mm"], boat["y_mm"])) + _boat_support(boat, line.forward, cat)
+        return line.reach(_boat_outline(boat, cat))
     card, rear, front, half = under
     ux, uy = _dir(card["theta_deg"])
     corners = [(card["x_mm"] + x * ux - y * uy, card["y_mm"] + x * uy + y * ux)
-               for x in (rear, front) for y in (-half, half)]
-    return max(line.past(q) for q in corners)
+               for x, y in ((rear, -half), (front, -half), (front, half), (rear, half))]
+    return line.reach(corners)
+
+
+def _boat_outline(boat: dict, cat: dict) -> list:
+    """The boat's rounded-rectangle footprint as points around it: each corner's quarter circle
+    every 2 degrees (consecutive corners join along the straight sides)."""
+    fam = _family(cat, "tornado/boat")
+    (length, width), r = fam["footprint"]["size_mm"], fam["footprint"].get("corner_radius_mm", 0.0)
+    ax, ay = _dir(boat["theta_deg"])
+    out = []
+    for k in range(180):
+        cx, cy = _dir(2.0 * k + 1.0)
+        x = math.copysign(length / 2 - r, cx) + r * cx
+        y = math.copysign(width / 2 - r, cy) + r * cy
+        out.append((boat["x_mm"] + x * ax - y * ay, boat["y_mm"] + x * ay + y * ax))
+    return out
 
 
 def locate_boat(course: TrueCourse, boat: dict, truth: dict, cat: dict | None = None) -> TrueBoat:
