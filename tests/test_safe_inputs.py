@@ -23,7 +23,7 @@ import pytest
 from referee import safeload
 from referee.errors import InvalidInputError, RefcamError
 from tests.conftest import run_cli
-from tests.live_helpers import write_grey_video
+from tests.live_helpers import FakeCapture, write_grey_video
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -429,29 +429,16 @@ def test_a_video_deleted_before_its_next_lap_is_an_error(tmp_path):
     assert source.state == "error"
 
 
-class StandInCapture:
-    """A camera for tests: delivers frames while plugged; can refuse to reopen or raise."""
+class StandInCapture(FakeCapture):
+    """FakeCapture that counts how often it is opened and can raise when opened."""
 
     opens = 0
 
     def __init__(self, world):
         StandInCapture.opens += 1
-        self.world = world
         if world.get("raise_on_open"):
             raise RuntimeError("backend fell over")
-        self.opened = world["plugged"]
-
-    def isOpened(self):
-        return self.opened
-
-    def read(self):
-        time.sleep(0.002)
-        if not self.world["plugged"]:
-            return False, None
-        return True, np.zeros((4, 4, 3), np.uint8)
-
-    def release(self):
-        self.opened = False
+        super().__init__(world)
 
 
 def test_a_lost_camera_is_retried_with_backoff_and_reported(monkeypatch):
@@ -459,7 +446,7 @@ def test_a_lost_camera_is_retried_with_backoff_and_reported(monkeypatch):
 
     monkeypatch.setattr(CameraSource, "RETRY_S", 0.02)
     monkeypatch.setattr(CameraSource, "MAX_RETRY_S", 0.16)
-    world = {"plugged": True}
+    world = {"plugged": True, "n": 0}
     source = CameraSource(0, capture_factory=lambda i: StandInCapture(world))
     states = []
     source.on_state = lambda state, message: states.append((state, message))
