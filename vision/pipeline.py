@@ -27,7 +27,7 @@ from .camera_field import camera_field_gradient
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_pieces, sigma_from_cov,
                      transform_pose, with_frame_uncertainty, wrap_deg)
 from .table_pose import (JACKKNIFE_MAX_STICKERS, Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
-                         leave_one_out, plane_support, solve_table_pose, unbias_sticker)
+                         leave_one_out, plane_support, psd, solve_table_pose, unbias_sticker)
 
 # Sticker side (px) from which refcam finds >= 99 % of pieces through an ordinary webcam's whole
 # chain (blur in linear light, tone curve, noise, MJPEG; tests/bench/webcam.py, held-out tables:
@@ -341,8 +341,11 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
             warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
                             f"bent, restuck, or two copies? its sigma is widened to match")
-    pose, (sigma_mm, sigma_th), frame_term, own_mm = _sigma_in_frame(
-        name, fit, plane, frame_pose, frame_cov, spread, np.zeros((3, 3)) if gauge is None else gauge)
+    gauge = np.zeros((3, 3)) if gauge is None else gauge
+    # the fit reference's own error as it rides on this piece, through its lever arm (frame_gauge_cov)
+    lever = with_frame_uncertainty(fit.pose, np.zeros((3, 3)), (0.0, 0.0, 0.0), gauge)
+    pose, (sigma_mm, sigma_th), frame_term, own_mm = _sigma_in_frame(name, fit, plane, frame_pose, frame_cov,
+                                                                     spread, gauge, lever)
     if camera is None:
         dist_mm = math.hypot(pose[0], pose[1])
         sigma_mm = math.hypot(sigma_mm, NO_CAMERA_FLOOR_MM, NO_CAMERA_REL_ERROR * dist_mm)
@@ -359,8 +362,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
                      placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg,
                      sigma_frame_mm=frame_term[0], sigma_frame_theta_deg=frame_term[1],
-                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm,
-                                                  np.zeros((3, 3)) if gauge is None else gauge))
+                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, lever))
 
 
 def _camera_gradient(plane: Plane, fits: dict) -> float:
@@ -385,32 +387,30 @@ def frame_gauge_cov(plane: Plane) -> np.ndarray:
     return S @ plane.tp.camera_cov @ S.T
 
 
-def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, gauge: np.ndarray) -> float:
+def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, lever: np.ndarray) -> float:
     """PiecePose.sigma_camera_mm: the part of a piece's own sigma (own_mm, the frame's term left out)
     that the camera's pose gives it beyond moving the frame: S C S^T of a piece fitted with the camera
-    held, less the frame's rigid move through its lever arm (gauge). The plane fit's pieces have no
+    held, less the frame's rigid move through its lever arm (lever). The plane fit's pieces have no
     such split, so 0: nothing is claimed shared. What its own corners give (its fit less the
     camera's) never is."""
     S = fit.camera_sensitivity
     if S is None or name == plane.solve_ref:
         return 0.0
     from_camera = S @ plane.tp.camera_cov @ S.T
-    beyond_frame = from_camera - with_frame_uncertainty(fit.pose, np.zeros((3, 3)), (0.0, 0.0, 0.0), gauge)
-    camera_var = max(0.0, float(np.linalg.eigvalsh((beyond_frame[:2, :2] + beyond_frame[:2, :2].T) / 2).sum()) / 2)
+    camera_var = max(0.0, float(np.trace((from_camera - lever)[:2, :2])) / 2.0)
     noise_var = max(0.0, float(np.trace((fit.cov - from_camera)[:2, :2])) / 2.0)
     return math.sqrt(min(camera_var, max(0.0, own_mm ** 2 - noise_var)))
 
 
-def _sigma_in_frame(name: str, fit: PieceFit, plane: Plane, frame_pose, frame_cov, spread, gauge: np.ndarray):
+def _sigma_in_frame(name: str, fit: PieceFit, plane: Plane, frame_pose, frame_cov, spread, gauge: np.ndarray,
+                    lever: np.ndarray):
     """(pose in the reported frame, (sigma_mm, sigma_theta_deg) there, (sigma_frame_mm,
     sigma_frame_theta_deg), sigma_mm without the frame's term). The frame's own term is what moves
     every piece alike: the fit reference's own error (gauge, frame_gauge_cov) through the piece's
-    lever arm, the anchor's when it is not that reference (frame_cov), and the long axis its heading
-    swings when one sticker holds the frame. The reference carries its own error as its own term."""
-    own_ref = gauge if name == plane.solve_ref else fit.cov - with_frame_uncertainty(
-        fit.pose, np.zeros((3, 3)), (0.0, 0.0, 0.0), gauge)
-    vals, vecs = np.linalg.eigh((own_ref + own_ref.T) / 2.0)
-    pose, own = transform_pose(fit.pose, (vecs * np.maximum(vals, 0.0)) @ vecs.T, frame_pose)
+    lever arm (lever), the anchor's when it is not that reference (frame_cov), and the long axis its
+    heading swings when one sticker holds the frame. The reference carries its own error (gauge) as
+    its own term."""
+    pose, own = transform_pose(fit.pose, psd(gauge if name == plane.solve_ref else fit.cov - lever), frame_pose)
     own_sigma = sigma_from_cov(_widened(own, spread))
     if name == plane.reference:
         return pose, own_sigma, (0.0, 0.0), own_sigma[0]

@@ -463,7 +463,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     for k, n in enumerate(names[1:], start=1):
         c0 = ncam + 3 * (k - 1)
         piece_poses[n] = tuple(float(v) for v in state.poses[k])
-        piece_cov[n] = _psd(cov[c0:c0 + 3, c0:c0 + 3] - own_placement.get(k, 0.0))
+        piece_cov[n] = psd(cov[c0:c0 + 3, c0:c0 + 3] - own_placement.get(k, 0.0))
     rvec_out = cv2.Rodrigues(state.R)[0].ravel()
     # covariance of the local rotation increment equals that of rvec to first order near the solution
     tp = TablePose(rvec=rvec_out, tvec=state.t.copy(), f=float(state.f), k1=float(state.k1), k2=float(state.k2),
@@ -622,7 +622,7 @@ def _reference_gauge_cov(model: "_PlaneModel", Jw: np.ndarray, wts: np.ndarray, 
     return M @ internal @ M.T
 
 
-def _psd(c: np.ndarray) -> np.ndarray:
+def psd(c: np.ndarray) -> np.ndarray:
     """c symmetrised with no negative variance (a covariance less a part of it, rounded)."""
     vals, vecs = np.linalg.eigh((c + c.T) / 2)
     return (vecs * np.maximum(vals, 0.0)) @ vecs.T
