@@ -88,6 +88,16 @@ def gate_back_side(catalog: Catalog) -> tuple[float, float]:
     return cx - depth / 2, length / 2
 
 
+def off_touching(reading_mm: float, remedy: str) -> str:
+    """SPEC section 4: why a piece reading reading_mm (+ into the gate) off touching the gate's straight
+    side is refused, and what to do (remedy); '' within LINEUP_LIMIT_MM."""
+    if abs(reading_mm) <= LINEUP_LIMIT_MM:
+        return ""
+    where = "short of" if reading_mm < 0 else "into"
+    return (f"reads {abs(reading_mm):.1f} mm {where} the gate's straight side (at most {LINEUP_LIMIT_MM:g} mm "
+            f"off touching): {remedy}")
+
+
 def gate_in_view(obs: Observation, label: str, lay_out: str) -> PiecePose:
     """The start gate of a line-up photo; LineupError saying how to lay out the pieces when it is not in view."""
     gate = obs.piece(START_GATE)
@@ -126,10 +136,9 @@ def _read_boat(b: PiecePose, gate: PiecePose, catalog: Catalog, back_x: float,
         return None, "stands beside the gate's end, not behind it: move it behind the gate"
     # nose where the sticker says, less where touching puts it, along the boat's heading
     offset = (x + _front_reach(catalog, b.name, turn) - back_x) / math.cos(math.radians(turn))
-    if abs(offset) > LINEUP_LIMIT_MM:
-        where = "short of" if offset < 0 else "into"
-        return None, (f"reads {abs(offset):.1f} mm {where} the gate's straight side (at most {LINEUP_LIMIT_MM:g} mm "
-                      "off touching): push its nose against the gate")
+    why = off_touching(offset, "push its nose against the gate")
+    if why:
+        return None, why
     # a sticker stuck off sideways reads along the gate when the boat is turned
     sigma = math.hypot(b.measure_sigma_mm, b.placement_sigma_mm * abs(math.tan(math.radians(turn))))
     return BoatReading(b.name, offset, sigma, turn, y, math.radians(gate.placement_sigma_deg)), ""

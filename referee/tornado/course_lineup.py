@@ -35,7 +35,7 @@ from referee.catalog import Catalog, StickerSpec
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
-from .boat_lineup import LINEUP_LIMIT_DEG, LINEUP_LIMIT_MM, LineupError, gate_in_view, gate_back_side
+from .boat_lineup import LINEUP_LIMIT_DEG, LineupError, gate_back_side, gate_in_view, off_touching
 from .course_spec import CURVE_CARD_PREFIX
 
 MARKER_PREFIX = "tornado/curve-marker-"
@@ -109,14 +109,6 @@ def _sticker_in_gate(pose: PiecePose, gate: PiecePose, catalog: Catalog) -> tupl
             g.wrap180(pose.theta_deg + st.rot_deg - gate.theta_deg))
 
 
-def _off_touching(b: float, limit: float = LINEUP_LIMIT_MM) -> str:
-    """Why a reading b (mm, + into the gate) is refused, or ''."""
-    if abs(b) <= limit:
-        return ""
-    where = "short of" if b < 0 else "into"
-    return f"reads {abs(b):.1f} mm {where} the gate's straight side (at most {limit:g} mm off touching)"
-
-
 def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str) -> None:
     """A curve marker touching the gate: sticker x - touching x = cos(t) sx - sin(t) sy (+ the gate's terms)."""
     back_x, half_length = gate_back_side(catalog)
@@ -124,7 +116,7 @@ def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Read
     radius = float(catalog.piece(pose.name).footprint["diameter_mm"]) / 2
     b = x - (back_x - radius)
     short = pose.name.split("/")[-1]
-    why = _off_touching(b) + (": push its disc against the gate" if abs(b) > LINEUP_LIMIT_MM else "")
+    why = off_touching(b, "push its disc against the gate")
     if abs(y) > half_length:
         why = "lies beside the gate's end, not behind it: move it behind the gate"
     if why:
@@ -146,7 +138,7 @@ def _read_card(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readin
     turn = g.wrap180(heading - 90.0 * side)
     short = f"{pose.name.split('/')[-1]} ({st.face or st.slot} face)"
     b = x - back_x
-    why = _off_touching(b) + (": lay its edge against the gate" if abs(b) > LINEUP_LIMIT_MM else "")
+    why = off_touching(b, "lay its edge against the gate")
     if abs(turn) > LINEUP_LIMIT_DEG:
         why = (f"is turned {turn:+.1f}° from the gate (at most {LINEUP_LIMIT_DEG:g}°): lay its straight edge "
                "along the gate's straight side")
