@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .table_pose import StickerObs, TablePose, corner_outward, fit_rigid_2d, intersect_plane
+from .table_pose import StickerObs, TablePose, corner_outward, energy_along, fit_rigid_2d, intersect_plane
 
 # Corner noise model (px): sqrt(base^2 + (k_small / side)^2 + (k_blur * edge_rms)^2
 # + (k_defocus * max(0, blur / cell - onset))^2), fitted on synthetic and rendered pictures (see
@@ -140,9 +140,8 @@ class _Corners:
         corners in or out together: its own edge offset, which moves no centre; the plane fit carries
         it apart, table_pose._edge_offset_cov), put on its first corner."""
         out = (corner_outward(self.obs.reshape(-1, 4, 2)) / self.sig.reshape(-1, 4)[:, :, None]).reshape(-1, 8)
-        along = np.einsum("sn,sn->s", out, r.reshape(-1, 8)) ** 2 / np.maximum(np.einsum("sn,sn->s", out, out), 1e-12)
         energy = np.zeros(len(self.obs))
-        energy[::4] = along
+        energy[::4] = energy_along(out, r.reshape(-1, 8))
         return energy
 
     def per_piece(self, values: np.ndarray) -> np.ndarray:

@@ -661,13 +661,16 @@ def _edge_offset_sd(stickers: list[StickerObs], bias_px: float, blur_ref_px: flo
 SEEN_OFFSET_MIN_STICKERS = 4
 
 
+def energy_along(col: np.ndarray, res: np.ndarray) -> np.ndarray:
+    """Per sticker (rows of its 8 corner coordinates): the residual energy res holds along col."""
+    return np.einsum("sn,sn->s", col, res) ** 2 / np.maximum(np.einsum("sn,sn->s", col, col), 1e-12)
+
+
 def _offset_along(rw: np.ndarray, Jw: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per sticker (n): the whitened residual energy along its outward column (its four corners in or
     out together) and that column's squared length."""
-    res = rw[:8 * n].reshape(n, 8)
     col = Jw[:8 * n].reshape(n, 8, -1)[:, :, -1]
-    cc = np.einsum("sn,sn->s", col, col)
-    return np.einsum("sn,sn->s", col, res) ** 2 / np.maximum(cc, 1e-12), cc
+    return energy_along(col, rw[:8 * n].reshape(n, 8)), np.einsum("sn,sn->s", col, col)
 
 
 def _offset_free_chi2(rw: np.ndarray, Jw: np.ndarray, owner: np.ndarray, dof: int) -> float:
