@@ -41,8 +41,10 @@ class PiecePose:
 
     sigma_camera_mm: the part of the measurement's term, beyond the frame's, that the camera's
     own pose gives the piece. The camera's error is one smooth field over the table, so two pieces
-    near each other carry nearly the same share of it: Observation.frame['camera_field_gradient']
-    bounds how much it differs between two places, per mm between them (0 here: none claimed).
+    near each other carry nearly the same share of it: Observation.frame['camera_field'] holds that
+    field (referee.camera_field: evaluated where a ruling compares two places, and the line between
+    them), and Observation.frame['camera_field_gradient'] bounds how much it differs between two
+    places, per mm between them, for an observation without it (0 here: none claimed).
     """
 
     name: str

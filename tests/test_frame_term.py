@@ -129,11 +129,11 @@ def test_camera_share_counts_only_as_far_as_it_differs_between_two_boats():
     assert camera_shared(far_a, far_b)[2] == pytest.approx(2000.0)
     line = BoundaryLine(name="curve 1 entry", kind="gate", origin=(0.0, 0.0), along=(1.0, 0.0), forward=(0.0, 1.0),
                         half_length=150.0, sigma0=0.0, s2=300.0, sigma2=0.0, sigma_dir=0.0)
-    straight = SimpleNamespace(zones=(SimpleNamespace(kind="straight", exit=line),), finished_zone=1)
+    straight = SimpleNamespace(zones=(SimpleNamespace(kind="straight", exit=line),), finished_zone=1, camera_field=None)
     assert _difference_sigma(straight, 0, far_a, far_b) == pytest.approx(
         straight_difference_sigma(line, (0.0, 0.0), 1.0, (1e6, 0.0), 1.0))
     curve = SimpleNamespace(zones=(SimpleNamespace(kind="curve", vertex=(0.0, 0.0), sigma_vertex=0.0),),
-                            finished_zone=1)
+                            finished_zone=1, camera_field=None)
     near, far = boat("a", 100.0, 1.0, 0.6, gradient=0.05), boat("b", 400.0, 1.0, 0.6, gradient=0.05)
     assert _difference_sigma(curve, 0, near, far) == pytest.approx(
         curve_difference_sigma((0.0, 0.0), 0.0, (100.0, 0.0), 1.0, (400.0, 0.0), 1.0))

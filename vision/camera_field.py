@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 
 from .table_pose import TablePose, intersect_plane
@@ -66,3 +67,36 @@ def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
             M += np.einsum("nki,nkj->nij", J, J)
         worst = max(worst, float(np.linalg.eigvalsh(M)[:, -1].max()))
     return math.sqrt(worst)
+
+
+def _game_camera(rvec, tvec, K: np.ndarray, frame_pose) -> np.ndarray:
+    """The 3x4 projection game-frame mm -> ideal pixels of a camera at (rvec, tvec) in the
+    reference frame, the reported frame being at frame_pose (x0, y0, phi) in it."""
+    x0, y0, phi = frame_pose
+    to_reference = np.eye(4)
+    to_reference[:2, :2] = [[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]]
+    to_reference[:2, 3] = (x0, y0)
+    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))[0]
+    return K @ np.column_stack([R, np.asarray(tvec, dtype=np.float64).ravel()]) @ to_reference
+
+
+def camera_field(tp: TablePose, frame_pose) -> dict:
+    """Observation.frame['camera_field']: the camera as a 3x4 projection of game-frame mm (x, y, z)
+    to ideal pixels, and the same camera moved by one standard deviation along each principal
+    direction of camera_cov. A table point at height z is read through the moved camera where its
+    pixel meets that height: the difference is the camera's error there, one direction at a time
+    (referee.camera_field evaluates it; the directions are independent, so their squares add)."""
+    cov = np.asarray(tp.camera_cov, dtype=np.float64)
+    vals, vecs = np.linalg.eigh((cov + cov.T) / 2.0)
+    moved = []
+    for k, v in enumerate(vals):
+        if v > 0:
+            rvec, tvec, K = _moved_camera(tp, math.sqrt(v) * vecs[:, k])
+            moved.append(_game_camera(rvec, tvec, K, frame_pose))
+    here = _game_camera(tp.rvec, tp.tvec, tp.K(), frame_pose)
+    scale = 1.0 / here[2, 3] if abs(here[2, 3]) > 1e-12 else 1.0  # keep numbers of a printable size
+
+    def rows(P: np.ndarray) -> list[list[float]]:
+        return [[float(f"{v:.12g}") for v in row] for row in P * scale]
+
+    return {"camera": rows(here), "moved": [rows(P) for P in moved]}

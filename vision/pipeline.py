@@ -23,7 +23,7 @@ from referee.errors import RefcamError
 from referee.observation import ImageFromGame, Observation, PiecePose
 
 from . import detect
-from .camera_field import camera_field_gradient
+from .camera_field import camera_field, camera_field_gradient
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_pieces, sigma_from_cov,
                      transform_pose, with_frame_uncertainty, wrap_deg)
 from .table_pose import (JACKKNIFE_MAX_STICKERS, Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
@@ -85,6 +85,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     fits = _piece_fits(obs_by_piece, plane, frame_pose, catalog)
     gauge = frame_gauge_cov(plane)
     frame_info["camera_field_gradient"] = _camera_gradient(plane, fits)
+    frame_info["camera_field"] = camera_field(plane.tp, frame_pose)
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
                          fits.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))

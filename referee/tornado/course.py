@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from referee.camera_field import CameraField
 from referee.catalog import Catalog, default_catalog
 from referee.observation import Observation, PiecePose
 
@@ -51,6 +52,9 @@ class BoundaryLine:
     sigma2: float
     piece: str = ""
     sigma_dir: float | None = None  # rad; set when the direction is known apart from the two points (nominal)
+    # the heights (mm) its two points were read at, for the camera's field (referee.camera_field);
+    # None when a point was not read by the camera (a nominal piece): no field moves it
+    heights_mm: tuple[float, float] | None = None
 
     def signed(self, p: g.Point) -> float:
         """How far p lies past the line in the direction of travel (mm, + = past)."""
@@ -115,6 +119,7 @@ class Zone:
     sweep_deg: float = 0.0
     marker: int | None = None
     path_radius: float = 0.0
+    vertex_z_mm: float | None = None  # the marker's height as read (None: a nominal marker), for the camera's field
 
     def sector_offset_deg(self, p: g.Point) -> float:
         """Curve only: how far p has turned past the entry ray, in [0, 360)."""
@@ -145,6 +150,8 @@ class Course:
     finish_overrun_mm: float  # a boat that has just crossed may lie this far past the finish
     curve_cards: dict = field(default_factory=dict, hash=False, compare=False)  # marker -> (entry card, exit card)
     warnings: tuple[str, ...] = ()
+    # the camera's error as a field over the table (Observation.frame['camera_field']), or None
+    camera_field: CameraField | None = field(default=None, hash=False, compare=False)
 
     @property
     def finished_zone(self) -> int:
@@ -171,7 +178,7 @@ class Course:
 
 
 # ---------------------------------------------------------------- building
-def _gate_line(pose: PiecePose, name: str, catalog: Catalog) -> BoundaryLine:
+def _gate_line(pose: PiecePose, name: str, catalog: Catalog, nominal: set) -> BoundaryLine:
     """The line of a start gate or finish line: through its two end stickers, square to travel.
 
     Rulebook, How to Use the Start and Goal Gates / SPEC section 2: the stickers
@@ -185,7 +192,8 @@ def _gate_line(pose: PiecePose, name: str, catalog: Catalog) -> BoundaryLine:
     sigma2 = math.hypot(pose.sigma_mm, half * sigma_theta)
     return BoundaryLine(name=name, kind="gate", origin=(pose.x_mm, pose.y_mm),
                         along=g.direction(pose.theta_deg + 90.0), forward=g.direction(pose.theta_deg),
-                        half_length=half, sigma0=pose.sigma_mm, s2=half, sigma2=sigma2, piece=pose.name)
+                        half_length=half, sigma0=pose.sigma_mm, s2=half, sigma2=sigma2, piece=pose.name,
+                        heights_mm=None if pose.name in nominal else (pose.z_mm, pose.z_mm))
 
 
 def _card_sticker_point(pose: PiecePose, catalog: Catalog) -> g.Point:
@@ -245,8 +253,8 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
     if missing:
         raise MissingPiecesError(f"course {spec.id!r} needs pieces not found in the image: {', '.join(missing)}")
 
-    start = _gate_line(start_pose, "start gate", catalog)
-    finish = _gate_line(finish_pose, "finish line", catalog)
+    start = _gate_line(start_pose, "start gate", catalog, nominal)
+    finish = _gate_line(finish_pose, "finish line", catalog, nominal)
 
     # Entry/exit of each curve, from the direction of travel: the course arrives
     # from the previous curve (or the start gate) and leaves toward the next one
@@ -258,13 +266,13 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
         vertex = (markers[c.marker].x_mm, markers[c.marker].y_mm)
         a, b = cards_at[c.marker]
         entry_card, exit_card = _choose_entry(spec, c, vertex, a, b, anchors[k], anchors[k + 2])
-        lines = [_curve_line(spec, c, markers[c.marker], role, card, nominal, warnings)
+        lines = [_curve_line(spec, c, markers[c.marker], role, card, nominal, warnings, obs)
                  for role, card in (("entry", entry_card), ("exit", exit_card))]
         sweep = g.wrap360(c.sign * (g.angle_deg(lines[1].along) - g.angle_deg(lines[0].along)))
         curve_lines.append((lines[0], lines[1], sweep))
         curve_cards[c.marker] = (entry_card.name, exit_card.name)
 
-    zones = _make_zones(spec, start, finish, markers, curve_lines)
+    zones = _make_zones(spec, start, finish, markers, curve_lines, nominal)
     boat = catalog.piece("tornado/boat-1").footprint["size_mm"]
     gate_depth = float(catalog.family("tornado/gate")["footprint"]["size_mm"][0])
     card_len = float(catalog.family("tornado/racing-card")["footprint"]["size_mm"][0])
@@ -273,7 +281,7 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
                   start_depth_mm=gate_depth / 2 + boat[0] / 2,
                   # a boat that has just crossed stands at most about a card plus a boat past it
                   finish_overrun_mm=card_len + boat[0],
-                  curve_cards=curve_cards, warnings=tuple(warnings))
+                  curve_cards=curve_cards, warnings=tuple(warnings), camera_field=CameraField.from_frame(obs.frame))
 
 
 def _curve_cards_at_markers(spec: CourseSpec, obs: Observation, markers: dict[int, PiecePose], catalog: Catalog,
@@ -299,7 +307,7 @@ def _curve_cards_at_markers(spec: CourseSpec, obs: Observation, markers: dict[in
 
 
 def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, card: "_CurveCard", nominal: set,
-                warnings: list[str]) -> BoundaryLine:
+                warnings: list[str], obs: Observation) -> BoundaryLine:
     """A curve's entry or exit boundary: the ray from the marker through the card's sticker."""
     vertex = (mpose.x_mm, mpose.y_mm)
     s2 = g.dist(card.sticker, vertex)
@@ -315,7 +323,8 @@ def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, car
     return BoundaryLine(name=f"curve {c.marker} {role}", kind="ray", origin=vertex, along=along,
                         forward=g.rotate(along, 90.0 * c.sign), half_length=math.inf,
                         sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
-                        sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None)
+                        sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None,
+                        heights_mm=None if nominal & {mpose.name, card.name} else (mpose.z_mm, obs.piece(card.name).z_mm))
 
 
 
@@ -359,7 +368,7 @@ def _choose_entry(spec: CourseSpec, curve: CurveSpec, vertex: g.Point, a: _Curve
 
 
 def _make_zones(spec: CourseSpec, start: BoundaryLine, finish: BoundaryLine, markers: dict[int, PiecePose],
-                curve_lines: list[tuple[BoundaryLine, BoundaryLine, float]]) -> list[Zone]:
+                curve_lines: list[tuple[BoundaryLine, BoundaryLine, float]], nominal: set) -> list[Zone]:
     zones: list[Zone] = []
     pos, heading = start.origin, start.forward
     prev_line = start
@@ -386,7 +395,8 @@ def _make_zones(spec: CourseSpec, start: BoundaryLine, finish: BoundaryLine, mar
         mpose = markers[c.marker]
         zones.append(Zone(index=len(zones), name=f"curve {c.marker}", kind="curve", entry=entry, exit=exit_,
                           path=tuple(arc), vertex=vertex, sigma_vertex=mpose.sigma_mm, turn=c.sign,
-                          sweep_deg=sweep, marker=c.marker, path_radius=(r_in + r_out) / 2))
+                          sweep_deg=sweep, marker=c.marker, path_radius=(r_in + r_out) / 2,
+                          vertex_z_mm=None if mpose.name in nominal else mpose.z_mm))
         pos, heading, prev_line = arc[-1], exit_.forward, exit_
     name = "final straight" if n else "straight to the finish"
     zones.append(Zone(index=len(zones), name=name, kind="straight", entry=prev_line, exit=finish,

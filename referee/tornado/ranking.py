@@ -169,6 +169,7 @@ class Racer:
     # over the table, differing between two places by at most camera_gradient (mm per mm) apart
     camera_mm: float = 0.0
     camera_gradient: float = 0.0
+    z_mm: float = 0.0  # the height its sticker was read at, where the camera's field moves it
 
     def readings(self) -> list[tuple[int, Measure]]:
         """(zone, measure) on each reading of its crossing: counted where its reference point
@@ -247,15 +248,54 @@ def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
     of the two boats' sigmas counts only as far as it differs between their places, and never more
     than if the two shares were independent, as every other term is."""
     own_a, own_b, apart_mm = camera_shared(a, b)
+    field_apart = camera_field_difference(course, zone, a, b)
     if zone != course.finished_zone and course.zones[zone].kind == "curve":
         z = course.zones[zone]
         own = curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, own_a, b.position, own_b)
         rho_a, rho_b = (max(g.dist(r.position, z.vertex), 1.0) for r in (a, b))
-        apart = min(apart_mm / min(rho_a, rho_b), math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b))
-        return math.hypot(own, math.degrees(apart))
+        apart = apart_mm / min(rho_a, rho_b) if field_apart is None else field_apart
+        return math.hypot(own, math.degrees(min(apart, math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b))))
     line = course.finish if zone == course.finished_zone else course.zones[zone].exit
     own = straight_difference_sigma(line, a.position, own_a, b.position, own_b)
-    return math.hypot(own, min(apart_mm, math.hypot(a.camera_mm, b.camera_mm)))
+    apart = apart_mm if field_apart is None else field_apart
+    return math.hypot(own, min(apart, math.hypot(a.camera_mm, b.camera_mm)))
+
+
+def camera_field_difference(course: Course, zone: int, a: Racer, b: Racer) -> float | None:
+    """How far the camera's error can move a's measure against b's (mm in a straight zone, radians
+    at the marker in a curve), from its field (referee.camera_field): both boats and the line or
+    marker they are measured from are moved by the same field, one direction at a time, and what
+    changes the difference of the two measures is summed in squares. None when there is no field,
+    a boat has no camera share, or the line or marker was not read by the camera (nominal)."""
+    field = course.camera_field
+    if field is None or not (a.camera_mm and b.camera_mm):
+        return None
+    shift_a, shift_b = field.shifts(*a.position, a.z_mm), field.shifts(*b.position, b.z_mm)
+    if zone != course.finished_zone and course.zones[zone].kind == "curve":
+        z = course.zones[zone]
+        if z.vertex_z_mm is None:
+            return None
+        at_vertex = field.shifts(*z.vertex, z.vertex_z_mm)
+        turn_a, turn_b = (_turn_per_mm(r.position, z.vertex) for r in (a, b))
+        terms = [g.dot(turn_a, g.sub(fa, fv)) - g.dot(turn_b, g.sub(fb, fv))
+                 for fa, fb, fv in zip(shift_a, shift_b, at_vertex)]
+    else:
+        line = course.finish if zone == course.finished_zone else course.zones[zone].exit
+        if line.heights_mm is None:
+            return None
+        ends = field.shifts(*line.origin, line.heights_mm[0]), field.shifts(*line.point_at(line.s2), line.heights_mm[1])
+        # the line is where its two points are: a boat's foot on it moves as they do, weighted by where it falls
+        t = (line.along_coord(a.position) - line.along_coord(b.position)) / line.s2
+        terms = [g.dot(line.forward, g.sub(fa, fb)) - t * g.dot(line.forward, g.sub(f2, f0))
+                 for fa, fb, f0, f2 in zip(shift_a, shift_b, *ends)]
+    return math.sqrt(sum(v * v for v in terms))
+
+
+def _turn_per_mm(p: g.Point, vertex: g.Point) -> g.Point:
+    """How a shift of p turns it about vertex: the unit normal to the ray over the distance (rad/mm)."""
+    dx, dy = p[0] - vertex[0], p[1] - vertex[1]
+    rho2 = max(dx * dx + dy * dy, 1.0)
+    return (-dy / rho2, dx / rho2)
 
 
 def camera_shared(a: Racer, b: Racer) -> tuple[float, float, float]:

@@ -287,7 +287,7 @@ def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose, camer
     sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
     racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement,
                   camera_mm=min(b.sigma_camera_mm, sigma) if camera_gradient > 0 else 0.0,
-                  camera_gradient=camera_gradient)
+                  camera_gradient=camera_gradient, z_mm=b.z_mm)
     x = r.exit_crossing
     if x is None:
         return racer

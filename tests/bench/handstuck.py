@@ -13,8 +13,10 @@ picture of that copy). Each Tornado table is rendered three ways and ruled on ag
   once, the markers a quarter turn further each photo; COURSE_LINEUP_PHOTOS of them).
 Per condition: boat pairs in one zone called right / equidistant / wrong, boats in a wrong zone (apart:
 those whose crossing refcam called too close to call, weighed on both zones),
-pairs warned that placement limits them; and for the close-call pair of each table (two boats
-in one zone 0.3-3 mm apart) confident / equidistant / wrong. Kang boards and Kayak rivers of
+pairs warned that placement limits them, the share of pairs whose measured difference is within 2
+sigma of the true one (and the largest, in sigma: the call's band is 2 sigma, so a pair past it
+would be called wrong when the true gap is small); and for the close-call pair of each table (two
+boats in one zone 0.3-3 mm apart) confident / equidistant / wrong. Kang boards and Kayak rivers of
 hand-stuck copies: square and space errors against the truth. Then how many line-up photos bring
 the boats' measured sigma below 0.15 mm. Targets: 0 wrong everywhere; measured close calls as
 confident as clean ones.
@@ -78,6 +80,11 @@ def score_tornado(obs, truth, tally: Counter, close: tuple | None, label: str = 
         if by[c.ahead].zone_index != ta.zone or by[c.behind].zone_index != tb_.zone:
             continue
         margin = oracle.margin_mm(ta, tb_)
+        if c.sigma > 0:  # how far the measured difference is off the true one, in the call's own sigma
+            off = abs((by[c.ahead].measure.value - by[c.behind].measure.value) - (ta.measure - tb_.measure))
+            tally["pairs_sigma_n"] += 1
+            tally["pairs_within_2sigma"] += off <= 2 * c.sigma
+            tally["pairs_worst_sigma_x100"] = max(tally["pairs_worst_sigma_x100"], round(100 * off / c.sigma))
         if margin < oracle.TIE_RESOLUTION_MM:
             verdict = "tie"
         elif c.verdict == EQUIDISTANT:
@@ -243,14 +250,16 @@ def _report(tallies: dict, n: int) -> None:
     print(f"== Tornado Splash, {n} close-call tables: pairs in one zone (ties < "
           f"{oracle.TIE_RESOLUTION_MM} mm apart left out) ==")
     print(f"  {'condition':<19} {'right':>6} {'equi':>5} {'WRONG':>6} | close pair {CLOSE_MM[0]}-{CLOSE_MM[1]} mm: "
-          f"{'conf':>5} {'equi':>5} {'WRONG':>6} | zone err (too close) | warned | refused")
+          f"{'conf':>5} {'equi':>5} {'WRONG':>6} | zone err (too close) | warned | refused | pair error within 2 sigma, "
+          f"largest")
     for cond in CONDITIONS:
         t = tallies[cond]
         close_n = t["close_right"] + t["close_equidistant"] + t["close_wrong"]
         rate = f"{100 * t['close_right'] / close_n:5.1f}%" if close_n else "   - "
         print(f"  {cond:<19} {t['pairs_right']:6d} {t['pairs_equidistant']:5d} {t['pairs_wrong']:6d} | "
               f"{'':>22}{t['close_right']:5d} {t['close_equidistant']:5d} {t['close_wrong']:6d} ({rate} confident) | "
-              f"{t['zone_errors']:8d} ({t['zone_doubted']:2d} too close) | {t['placement_warnings']:6d} | {t['refused']:3d}")
+              f"{t['zone_errors']:8d} ({t['zone_doubted']:2d} too close) | {t['placement_warnings']:6d} | {t['refused']:3d} | "
+              f"{100 * t['pairs_within_2sigma'] / max(t['pairs_sigma_n'], 1):5.1f} %, {t['pairs_worst_sigma_x100'] / 100:.1f} sigma")
 
 
 def main(argv=None) -> int:
