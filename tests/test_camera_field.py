@@ -101,22 +101,11 @@ def test_a_missing_or_malformed_field_is_none(bad):
 def hand_stuck_measured_straight():
     """Tuning table 1023 with its boats measured from one line-up photo: the hand-stuck course pieces
     leave the camera uncertain by about 0.9 mm at each boat, the same way at all of them."""
-    from referee.catalog import Catalog, default_catalog
-    from referee.tornado.boat_lineup import measure_boats
     from referee.tornado.standings import TornadoGame, assess
-    from synth.handstuck import hand_stuck_catalog, lineup_scene
-    from synth.render import render_scene
-    from synth.scenes import build_scene
     from tests import tornado_oracle as oracle
-    from tests.bench.accuracy import camera_of
-    from vision.pipeline import observe
+    from tests.bench.handstuck import measured_close_call
 
-    copy, nominal = hand_stuck_catalog(1023), default_catalog()
-    lineup, lineup_truth = render_scene(lineup_scene(1023 + 500_000, resolution="1080p"), True, catalog=copy)
-    measured = Catalog(measure_boats([("line-up", observe(lineup, camera_of(lineup_truth), game="tornado"))],
-                                     nominal)["catalog"], "measured")
-    image, truth = render_scene(build_scene("tornado", 1023, "1080p", close_call=True), True, catalog=copy)
-    obs = observe(image, camera_of(truth), game="tornado", catalog=measured)
+    obs, truth = measured_close_call(1023)
     return assess(TornadoGame.make(truth["course"]), obs, nominal_fallback=True), oracle.true_boats(truth)[1]
 
 

@@ -145,20 +145,9 @@ def test_camera_share_counts_only_as_far_as_it_differs_between_two_boats():
 def hand_stuck_measured_curve():
     """Tuning table 1017 with its boats measured from one line-up photo: the hand-stuck course pieces
     tilt the plane fit, so every boat is 1.5-2 mm off in the game frame, all about the same way."""
-    from referee.catalog import Catalog, default_catalog
-    from referee.tornado.boat_lineup import measure_boats
-    from synth.handstuck import hand_stuck_catalog, lineup_scene
-    from synth.render import render_scene
-    from synth.scenes import build_scene
-    from tests.bench.accuracy import camera_of
-    from vision.pipeline import observe
+    from tests.bench.handstuck import measured_close_call
 
-    copy, nominal = hand_stuck_catalog(1017), default_catalog()
-    lineup, lineup_truth = render_scene(lineup_scene(1017 + 500_000, resolution="1080p"), True, catalog=copy)
-    measured = Catalog(measure_boats([("line-up", observe(lineup, camera_of(lineup_truth), game="tornado"))],
-                                     nominal)["catalog"], "measured")
-    image, truth = render_scene(build_scene("tornado", 1017, "1080p", close_call=True), True, catalog=copy)
-    obs = observe(image, camera_of(truth), game="tornado", catalog=measured)
+    obs, truth = measured_close_call(1017)
     return obs, {p["name"]: p for p in truth["pieces"]}
 
 

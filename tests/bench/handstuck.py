@@ -117,8 +117,32 @@ def true_lineup_offset(copy: Catalog, boat: str, y_mm: float) -> float:
     return copy.piece(boat).sticker("main").x_mm - gate_x
 
 
+def boats_measured(seed: int, copy: Catalog, nominal: Catalog, resolution: str = "1080p") -> Catalog:
+    """The catalog `refcam measure tornado-boats` writes from one line-up photo of the copy (the photo
+    of table seed); RefcamError when the line-up is refused."""
+    from synth.handstuck import lineup_scene
+    from synth.render import render_scene
+
+    lineup, lineup_truth = render_scene(lineup_scene(seed + 500_000, resolution=resolution), True, catalog=copy)
+    return Catalog(measure_boats([("line-up", _observe(lineup, lineup_truth, nominal, "tornado"))],
+                                 nominal)["catalog"], "measured")
+
+
+def measured_close_call(seed: int, resolution: str = "1080p"):
+    """(observation, truth) of the close-call table seed, on its hand-stuck copy, read with the catalog
+    one line-up photo of that copy measured (the bench's "measured" condition)."""
+    from synth.handstuck import hand_stuck_catalog
+    from synth.render import render_scene
+    from synth.scenes import build_scene
+
+    copy = hand_stuck_catalog(seed)
+    measured = boats_measured(seed, copy, default_catalog(), resolution)
+    image, truth = render_scene(build_scene("tornado", seed, resolution, close_call=True), True, catalog=copy)
+    return _observe(image, truth, measured, "tornado"), truth
+
+
 def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool = False) -> None:
-    from synth.handstuck import hand_stuck_catalog, lineup_scene
+    from synth.handstuck import hand_stuck_catalog
     from synth.render import render_scene
     from synth.scenes import build_scene
 
@@ -126,10 +150,8 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
     copy = hand_stuck_catalog(seed, single_only=single_only)
     scene = build_scene("tornado", seed, resolution, close_call=True)
     close = tuple(scene["tags"]["close_call"]["boats"]) if scene["tags"].get("close_call") else None
-    lineup, lineup_truth = render_scene(lineup_scene(seed + 500_000, resolution=resolution), True, catalog=copy)
     try:
-        measured = Catalog(measure_boats([("line-up", _observe(lineup, lineup_truth, nominal, "tornado"))],
-                                         nominal)["catalog"], "measured")
+        measured = boats_measured(seed, copy, nominal, resolution)
     except RefcamError as exc:
         tallies["measured"]["lineup_refused"] += 1
         print(f"  seed {seed}: line-up refused: {exc}", flush=True)
