@@ -209,3 +209,28 @@ def test_wrong_or_poor_camera_file_is_reported():
     poor = CameraModel.from_intrinsics(cam.image_size, K[0, 0], K[1, 1], K[0, 2], K[1, 2], tuple(cam.dist), rms_px=1.6)
     obs = observe(np.zeros((1080, 1920, 3), np.uint8), poor, catalog=CAT, detections=dets)
     assert any("calibration is poor" in w for w in obs.warnings)
+
+
+def test_any_piece_resting_on_a_support_is_read_at_its_height_there():
+    """vision names no game: the rule is the catalog's top_z_mm_on. Give Tornado boats one (a boat
+    standing on a racing card sits 0.3 mm higher) and the boat on the card is read at that height,
+    the one beside it at its own."""
+    import copy
+
+    from referee.catalog import Catalog
+
+    data = copy.deepcopy(CAT.data)
+    next(f for f in data["families"] if f["family"] == "tornado/boat")["top_z_mm_on"] = {"tornado/racing-card": 5.3}
+    catalog = Catalog(data, "boats rest on cards")
+    pieces = [synth.SynthPiece("tornado/start-gate", 0, 0, 0, ("left", "right")),
+              synth.SynthPiece("tornado/card-1-01", 150.0, 40.0, 0.0, ("rear", "front")),
+              synth.SynthPiece("tornado/boat-1", 150.0, 40.0, 5.0, ("main",)),
+              synth.SynthPiece("tornado/boat-2", 150.0, -60.0, -5.0, ("main",))]
+    pieces[2].z_mm = {catalog.piece("tornado/boat-1").stickers[0].marker_id: 5.3}
+    cam = synth.look_at_camera(target=(100, 0, 0), distance_mm=700, elevation_deg=55, hfov_deg=70)
+    obs = observe(np.zeros((1080, 1920, 3), np.uint8), cam.camera_model(), catalog=catalog, game="tornado",
+                  detections=detections_for(cam, pieces))
+    on, beside = obs.piece("tornado/boat-1"), obs.piece("tornado/boat-2")
+    assert on.z_mm == pytest.approx(5.3) and beside.z_mm == pytest.approx(5.0)
+    for p, ex, ey, _ in errors(obs, pieces):
+        assert math.hypot(ex, ey) < 0.05, p.name

@@ -82,7 +82,7 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
     spread = _plane_spread(plane)
-    fits = _piece_fits(obs_by_piece, plane, frame_pose, catalog)
+    fits = _piece_fits(obs_by_piece, plane, catalog)
     gauge = frame_gauge_cov(plane)
     frame_info["camera_field_gradient"] = _camera_gradient(plane, fits)
     frame_info["camera_field"] = camera_field(plane.tp, frame_pose)
@@ -301,25 +301,48 @@ def _frame(plane: Plane, camera, w: int, h: int):
     return frame_pose, frame_cov, frame_info
 
 
-def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane, frame_pose,
+def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
                 catalog: Catalog) -> dict[str, tuple[PieceFit, float]]:
     """Stage 5a: name -> (pose fit, sticker height used) of every piece the plane fit does not
-    place, all fitted at once (vision.pieces.fit_pieces); a Kang token on the board is fitted
-    again on the board's top."""
+    place, all fitted at once (vision.pieces.fit_pieces); a piece resting on a support the plane
+    fit placed (the catalog's top_z_mm_on: a Kang token on its board) is fitted again at the
+    height its sticker has there."""
     tp = plane.tp
     names = [n for n in sorted(obs_by_piece) if n not in plane.mismatched and not (
         n in tp.piece_poses and n not in tp.outliers and not plane.plane_from_tops)]
     fits = {n: (f, obs_by_piece[n][0].z_mm) for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], tp))}
-    on_board = {}
+    resting = {}
     for n in names:
-        if catalog.piece(n).family == "kang/kangaroo":
-            # on the board the token sits on the 2 mm board (catalog top_z_mm_on)
-            z_on = catalog.sticker_top_z(catalog.sticker(obs_by_piece[n][0].marker_id), "kang/board")
-            if z_on != fits[n][1] and _on_kang_board(fits[n][0].pose, tp, frame_pose, plane.frame_kind, catalog):
-                on_board[n] = z_on
-    refits = fit_pieces([obs_by_piece[n] for n in on_board], tp, list(on_board.values()))
-    fits.update({n: (f, z) for (n, z), f in zip(on_board.items(), refits)})
+        z_on = _resting_height(n, fits[n][0].pose, obs_by_piece[n], tp, catalog)
+        if z_on is not None and z_on != fits[n][1]:
+            resting[n] = z_on
+    refits = fit_pieces([obs_by_piece[n] for n in resting], tp, list(resting.values()))
+    fits.update({n: (f, z) for (n, z), f in zip(resting.items(), refits)})
     return fits
+
+
+def _resting_height(name: str, pose, sts: list[StickerObs], tp, catalog: Catalog) -> float | None:
+    """The height of the piece's sticker when the piece (pose: reference frame) lies within the
+    footprint of a support the plane fit placed, from the catalog's top_z_mm_on; None on none."""
+    sticker = catalog.sticker(sts[0].marker_id)
+    for support_family in catalog.family(catalog.piece(name).family).get("top_z_mm_on", {}):
+        for support in catalog.pieces(family=support_family):
+            at = (0.0, 0.0, 0.0) if tp.reference == support.name else tp.piece_poses.get(support.name)
+            if at is not None and _within(support.footprint_polygon(), at, pose):
+                return catalog.sticker_top_z(sticker, support_family)
+    return None
+
+
+def _within(outline: list[tuple[float, float]], at, pose) -> bool:
+    """Whether pose's point lies inside outline (a piece frame's polygon) of a piece at `at` (x, y, theta)."""
+    c, s = math.cos(-at[2]), math.sin(-at[2])
+    dx, dy = pose[0] - at[0], pose[1] - at[1]
+    x, y = c * dx - s * dy, s * dx + c * dy
+    inside = False
+    for (x1, y1), (x2, y2) in zip(outline, outline[1:] + outline[:1]):
+        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
+            inside = not inside
+    return inside
 
 
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
@@ -335,7 +358,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
     else:
-        fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, frame_pose, catalog)[name]
+        fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, catalog)[name]
         fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)
         if name in tp.outliers:
             fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
@@ -618,18 +641,6 @@ def _camera_plane_frame(tp, w, h):
     pts = intersect_plane(np.array([[K[0, 2], K[1, 2]], [K[0, 2] + 100.0, K[1, 2]]]), 0.0, tp.rvec, tp.tvec, K)
     d = pts[1] - pts[0]
     return float(pts[0, 0]), float(pts[0, 1]), math.atan2(d[1], d[0])
-
-
-def _on_kang_board(pose_ref, tp, frame_pose, frame_kind, catalog) -> bool:
-    """Is a token inside the Kang board's outline (board frame)?"""
-    if tp.reference != "kang/board" and "kang/board" not in tp.piece_poses:
-        return False
-    bx, by, bth = tp.piece_poses.get("kang/board", (0.0, 0.0, 0.0))
-    c, s = math.cos(-bth), math.sin(-bth)
-    dx, dy = pose_ref[0] - bx, pose_ref[1] - by
-    lx, ly = c * dx - s * dy, s * dx + c * dy
-    half = float(catalog.game("kang").get("board_half_extent_mm", 170))
-    return abs(lx) < half and abs(ly) < half
 
 
 def _face_of(catalog: Catalog, marker_id: int) -> str | None:
