@@ -127,3 +127,28 @@ def test_measured_boats_are_called_where_the_default_tolerance_could_not():
     (call,) = got.calls
     assert call.verdict == "ahead" and call.ahead == "tornado/boat-4"
     assert not any("placement alone" in w for w in got.warnings)
+
+
+def test_a_piece_seen_by_fewer_stickers_carries_what_they_leave_unmeasured():
+    """A gate's 0.35 mm and 0.15 degree average its two end stickers, 300 mm apart. Seen by one end,
+    its pose is that sticker's (0.35 x sqrt 2 = 0.49 mm, and the one-sticker turn of 2 degrees per mm
+    of it, 0.99 degree), and that turn swings the gate's centre 150 mm away by 2.59 mm across its
+    line (along the gate's +x, the way boats travel); a river tile likewise; a boat has one sticker
+    and a measured piece its measured term whatever shows."""
+    from types import SimpleNamespace
+
+    from vision.pipeline import placement_seen
+
+    cat = default_catalog()
+    gate = cat.piece("tornado/finish-line")
+    left, right = (gate.sticker(s).marker_id for s in ("left", "right"))
+    both = placement_seen(gate, [SimpleNamespace(marker_id=left), SimpleNamespace(marker_id=right)])
+    assert both == gate.placement
+    one = placement_seen(gate, [SimpleNamespace(marker_id=right)])
+    one_mm = 0.35 * math.sqrt(2)
+    swing = 150.0 * math.radians(2.0 * one_mm)
+    assert one.sigma_deg == pytest.approx(2.0 * one_mm)
+    assert one.sigma_along_mm == pytest.approx(math.hypot(one_mm, swing), rel=1e-3)
+    assert one.sigma_mm == pytest.approx(one_mm, rel=0.02)  # the sticker sits on the gate's line
+    boat = cat.piece("tornado/boat-1")
+    assert placement_seen(boat, [SimpleNamespace(marker_id=boat.stickers[0].marker_id)]) == boat.placement
