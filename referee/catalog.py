@@ -64,6 +64,9 @@ class Placement:
     sigma_along_mm: float
     sigma_deg: float
     measured: bool = False
+    # the part of sigma_along_mm that every piece measured in one line-up shares: where the start
+    # gate's own hand-stuck stickers put the line they were all measured against
+    shared_mm: float = 0.0
 
     @property
     def bound_mm(self) -> float:
@@ -72,6 +75,17 @@ class Placement:
 
 
 NO_PLACEMENT = Placement(0.0, 0.0, 0.0)
+
+
+def _shared_lineup_sigma(piece: dict) -> float:
+    """A measured piece's shared line-up term (its "measured" record, `refcam measure`); 0 without one."""
+    record = piece.get("measured")
+    if not isinstance(record, dict):
+        return 0.0
+    try:
+        return float(record.get("shared_gate_sigma_mm", 0.0))
+    except (TypeError, ValueError):
+        return float("nan")
 PLACEMENT_KEYS = ("placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg")
 # piece-entry keys that are no game attribute: its ids, its stickers' own places and its placement tolerance
 PIECE_OWN_KEYS = ("name", "ids", "slots", "measured") + PLACEMENT_KEYS
@@ -200,7 +214,13 @@ class Catalog:
             if not math.isfinite(value) or value < 0:
                 raise CatalogError(f"catalog {self.source}: {piece['name']} {what} must be a number of 0 or more, "
                                    f"not {value!r}")
-        return Placement(mm, along, deg, measured="placement_sigma_along_mm" in piece)
+        shared = _shared_lineup_sigma(piece)
+        if not math.isfinite(shared) or shared < 0:
+            raise CatalogError(f"catalog {self.source}: {piece['name']} measured shared_gate_sigma_mm must be a "
+                               f"number of 0 or more, not {shared!r}")
+        # the measured term is each piece's own reading; the line-up's shared part counts for it too
+        return Placement(mm, math.hypot(along, shared), deg, measured="placement_sigma_along_mm" in piece,
+                         shared_mm=shared)
 
     # --- loading -----------------------------------------------------------------
     @classmethod

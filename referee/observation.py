@@ -63,6 +63,9 @@ class PiecePose:
     sigma_frame_mm: float = 0.0
     sigma_frame_theta_deg: float = 0.0
     sigma_camera_mm: float = 0.0
+    # the part of placement_sigma_along_mm that every boat measured in one line-up shares (the start
+    # gate's own stickers): it cancels between two such boats as far as their measures move alike
+    placement_shared_mm: float = 0.0
     # where the pose came from when not from one frame: "fused(8)" is a piece read only in the
     # average of 8 registered frames of a still table (vision/fusion.py); None: seen in a frame
     source: str | None = None
@@ -100,6 +103,8 @@ class PiecePose:
         d["marker_ids"] = list(self.marker_ids)
         if self.source is None:  # one frame's piece: the document stays as it always was
             del d["source"]
+        if not self.placement_shared_mm:
+            del d["placement_shared_mm"]
         # which term limits a call: the picture's (measure) or how the stickers were stuck (placement)
         d["sigma_measure_mm"] = self.measure_sigma_mm
         d["sigma_measure_theta_deg"] = self.measure_sigma_theta_deg
@@ -119,7 +124,8 @@ class PiecePose:
                        placement_sigma_deg=float(d.get("placement_sigma_deg", 0.0)),
                        sigma_frame_mm=float(d.get("sigma_frame_mm", 0.0)),
                        sigma_frame_theta_deg=float(d.get("sigma_frame_theta_deg", 0.0)),
-                       sigma_camera_mm=float(d.get("sigma_camera_mm", 0.0)))
+                       sigma_camera_mm=float(d.get("sigma_camera_mm", 0.0)),
+                       placement_shared_mm=float(d.get("placement_shared_mm", 0.0)))
         except KeyError as exc:
             raise InvalidInputError(f"piece entry {json.dumps(d)[:80]} has no {exc.args[0]!r}") from None
         except (TypeError, ValueError, AttributeError) as exc:
@@ -127,7 +133,7 @@ class PiecePose:
         # a NaN position would silently fall outside every zone; a negative sigma would narrow every band
         for key in ("x_mm", "y_mm", "theta_deg", "z_mm", "sigma_mm", "sigma_theta_deg", "size_px",
                     "placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg", "sigma_frame_mm",
-                    "sigma_frame_theta_deg", "sigma_camera_mm"):
+                    "sigma_frame_theta_deg", "sigma_camera_mm", "placement_shared_mm"):
             value = getattr(pose, key)
             is_sigma = "sigma" in key
             if not math.isfinite(value) or (is_sigma and value < 0):

@@ -93,7 +93,9 @@ def test_the_measured_catalog_moves_the_sticker_and_keeps_everything_else(tmp_pa
     mine = load_user_catalog(path)
     assert mine.sticker(201).x_mm == pytest.approx(0.8, abs=0.01) and mine.sticker(200).x_mm == 0.0
     placed = mine.piece("tornado/boat-2").placement
-    assert placed.measured and placed.sigma_along_mm == pytest.approx(0.1, abs=1e-3) and placed.sigma_mm == 0.5
+    # its own reading's 0.1 mm, and the gate's own 0.35 mm that every boat of the line-up shares
+    assert placed.measured and placed.shared_mm == 0.35 and placed.sigma_mm == 0.5
+    assert placed.sigma_along_mm == pytest.approx(math.hypot(0.1, 0.35), abs=1e-3)
     assert mine.piece("tornado/boat-1").placement.measured is False
 
 
@@ -126,7 +128,10 @@ def test_refcam_measure_on_a_rendered_line_up(lineup_photo, tmp_path):
     observed = _refcam("observe", str(image), "--camera-file", str(camera), "--catalog", str(out), "--json")
     assert observed.returncode == 0, observed.stderr
     boat = next(p for p in json.loads(observed.stdout)["pieces"] if p["name"] == "tornado/boat-1")
-    assert boat["placement_sigma_along_mm"] == pytest.approx(doc["boats"]["tornado/boat-1"]["sigma_mm"], abs=1e-3)
+    # the boat's own reading and, beside it, the gate's share (0.35 mm) that cancels only between boats
+    assert boat["placement_shared_mm"] == 0.35
+    assert boat["placement_sigma_along_mm"] == pytest.approx(
+        math.hypot(doc["boats"]["tornado/boat-1"]["sigma_mm"], 0.35), abs=2e-3)
     text = _refcam("measure", "tornado-boats", str(image), "--camera-file", str(camera), "--out", str(out))
     assert "correction" in text.stdout and "boat-3" in text.stdout and f"wrote {out}" in text.stdout
 
@@ -145,3 +150,32 @@ def test_bad_inputs_are_one_line_and_exit_2(args, message, tmp_path):
     run = _refcam(*args, cwd=tmp_path)
     assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+def test_the_line_ups_shared_term_counts_as_far_as_it_moves_two_boats_differently():
+    """Both boats were measured against one gate whose stickers sit 0.35 mm (sigma) off its straight
+    side: each boat alone carries it (a crossing), a pair heading alike in a straight does not (the
+    one shift moves both measures alike), and in a curve it counts by 0.35 x (1/rho_a - 1/rho_b)."""
+    from types import SimpleNamespace
+
+    from referee.tornado.course import BoundaryLine
+    from referee.tornado.ranking import Measure, Racer, _difference_sigma
+
+    def boat(name, x, y, shared):
+        return Racer(name, 4.0, 0, Measure("distance_mm", 0.0, 0.2), (x, y), math.hypot(0.2, shared),
+                     math.hypot(0.1, shared), lineup_shared_mm=shared)
+
+    line = BoundaryLine(name="finish line", kind="gate", origin=(500.0, 0.0), along=(0.0, 1.0), forward=(1.0, 0.0),
+                        half_length=150.0, sigma0=0.0, s2=150.0, sigma2=0.0, sigma_dir=0.0)
+    straight = SimpleNamespace(zones=(SimpleNamespace(kind="straight", exit=line),), finished_zone=1, camera_field=None)
+    a, b = boat("a", 400.0, 20.0, 0.35), boat("b", 402.0, -20.0, 0.35)
+    assert _difference_sigma(straight, 0, a, b) == pytest.approx(math.hypot(0.2, 0.2))
+    # measured in different ways (one not by a line-up): nothing is taken as shared
+    assert _difference_sigma(straight, 0, a, boat("b", 402.0, -20.0, 0.0)) == pytest.approx(
+        math.hypot(math.hypot(0.2, 0.35), 0.2))
+    curve = SimpleNamespace(zones=(SimpleNamespace(kind="curve", vertex=(0.0, 0.0), sigma_vertex=0.0),),
+                            finished_zone=1, camera_field=None)
+    near, far = boat("a", 100.0, 0.0, 0.35), boat("b", 0.0, 300.0, 0.35)
+    own = math.hypot(0.2 / 100.0, 0.2 / 300.0)
+    assert _difference_sigma(curve, 0, near, far) == pytest.approx(
+        math.degrees(math.hypot(own, 0.35 / 100.0 - 0.35 / 300.0)))

@@ -410,7 +410,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
                      placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg,
                      sigma_frame_mm=frame_term[0], sigma_frame_theta_deg=frame_term[1],
-                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, lever))
+                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, lever), placement_shared_mm=placed.shared_mm)
 
 
 def _camera_gradient(plane: Plane, fits: dict) -> float:

@@ -170,6 +170,9 @@ class Racer:
     camera_mm: float = 0.0
     camera_gradient: float = 0.0
     z_mm: float = 0.0  # the height its sticker was read at, where the camera's field moves it
+    # the line-up's shared term of its placement (PiecePose.placement_shared_mm) toward its measure,
+    # signed: one shift of every boat measured in that line-up, each along its own heading
+    lineup_shared_mm: float = 0.0
 
     def readings(self) -> list[tuple[int, Measure]]:
         """(zone, measure) on each reading of its crossing: counted where its reference point
@@ -180,7 +183,7 @@ class Racer:
     def measurement_only(self) -> "Racer":
         """The same boat as if its stickers sat exactly where the catalog says."""
         return replace(self, sigma_mm=math.sqrt(max(0.0, self.sigma_mm ** 2 - self.placement_mm ** 2)),
-                       placement_mm=0.0)
+                       placement_mm=0.0, lineup_shared_mm=0.0)
 
 
 def compare(course: Course, a: Racer, b: Racer) -> Call:
@@ -247,18 +250,33 @@ def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
     """Uncertainty of the difference of a's and b's measures, both in ``zone``; the camera's share
     of the two boats' sigmas counts only as far as it differs between their places, and never more
     than if the two shares were independent, as every other term is."""
-    own_a, own_b, apart_mm = camera_shared(a, b)
     field_apart = camera_field_difference(course, zone, a, b)
+    a, b, lineup = _lineup_shared(a, b)
+    own_a, own_b, apart_mm = camera_shared(a, b)
     if zone != course.finished_zone and course.zones[zone].kind == "curve":
         z = course.zones[zone]
         own = curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, own_a, b.position, own_b)
         rho_a, rho_b = (max(g.dist(r.position, z.vertex), 1.0) for r in (a, b))
         apart = apart_mm / min(rho_a, rho_b) if field_apart is None else field_apart
-        return math.hypot(own, math.degrees(min(apart, math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b))))
+        shift = lineup[0] / rho_a - lineup[1] / rho_b
+        return math.hypot(own, math.degrees(min(apart, math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b))),
+                          math.degrees(shift))
     line = course.finish if zone == course.finished_zone else course.zones[zone].exit
     own = straight_difference_sigma(line, a.position, own_a, b.position, own_b)
     apart = apart_mm if field_apart is None else field_apart
-    return math.hypot(own, min(apart, math.hypot(a.camera_mm, b.camera_mm)))
+    return math.hypot(own, min(apart, math.hypot(a.camera_mm, b.camera_mm)), lineup[0] - lineup[1])
+
+
+def _lineup_shared(a: Racer, b: Racer) -> tuple[Racer, Racer, tuple[float, float]]:
+    """Two boats measured in one line-up share its term (Racer.lineup_shared_mm): taken out of each
+    boat's sigma and returned apart, as each boat's signed part, so that the call counts only how
+    differently the one shift moves their measures. Boats without it keep their sigma whole."""
+    if not (a.lineup_shared_mm and b.lineup_shared_mm):
+        return a, b, (0.0, 0.0)
+    out = tuple(replace(r, sigma_mm=math.sqrt(max(0.0, r.sigma_mm ** 2 - r.lineup_shared_mm ** 2)),
+                        placement_mm=math.sqrt(max(0.0, r.placement_mm ** 2 - r.lineup_shared_mm ** 2)))
+                for r in (a, b))
+    return out[0], out[1], (a.lineup_shared_mm, b.lineup_shared_mm)
 
 
 def camera_field_difference(course: Course, zone: int, a: Racer, b: Racer) -> float | None:

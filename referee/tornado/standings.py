@@ -287,7 +287,9 @@ def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose, camer
     sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
     racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement,
                   camera_mm=min(b.sigma_camera_mm, sigma) if camera_gradient > 0 else 0.0,
-                  camera_gradient=camera_gradient, z_mm=b.z_mm)
+                  camera_gradient=camera_gradient, z_mm=b.z_mm,
+                  lineup_shared_mm=b.placement_shared_mm * math.cos(math.radians(
+                      b.theta_deg - measure_direction_deg(course, r.zone_index, (b.x_mm, b.y_mm)))))
     x = r.exit_crossing
     if x is None:
         return racer
