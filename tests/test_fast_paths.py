@@ -60,8 +60,8 @@ def test_batched_piece_fits_are_the_one_by_one_fits(monkeypatch):
     compared = []
     real = pipeline._piece_fits
 
-    def checked(obs_by_piece, plane, frame_pose, catalog):
-        fits = real(obs_by_piece, plane, frame_pose, catalog)
+    def checked(obs_by_piece, plane, catalog):
+        fits = real(obs_by_piece, plane, catalog)
         for name, (fit, z) in fits.items():
             alone = pieces.fit_pieces([obs_by_piece[name]], plane.tp, [z])[0]
             compared.append(name)

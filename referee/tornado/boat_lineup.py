@@ -9,8 +9,10 @@ whose nose touches the gate's straight long side has its deck centre exactly hal
 heading is where the sticker says the deck centre is, less where it must be.
 
 What is shared: every boat of a photo is measured against the same gate, whose own
-stickers were stuck by hand too. Their offset along the gate's +x is the same for all boats,
-so it cancels between boats (pair calls) and is reported apart, not in each boat's sigma.
+stickers were stuck by hand too. Their offset along the gate's +x is the same for all boats:
+the catalog records it apart (shared_gate_sigma_mm), and the catalog loader adds it to each
+boat's along-heading tolerance (a boat against a line feels it whole), while a pair's call
+counts only how differently it moves the two measures (referee.tornado.ranking).
 Their tilt (the gate's heading tolerance) is not: it moves a boat by its distance from the
 gate's middle times the tilt, so that term is in each boat's sigma, and it does not average
 over photos of the same gate. Boats close together at the middle of the gate keep it small.
