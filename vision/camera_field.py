@@ -44,12 +44,18 @@ def _moved_camera(tp: TablePose, delta: np.ndarray):
     return rvec, tvec, K
 
 
+def _principal_moves(tp: TablePose) -> list[np.ndarray]:
+    """The camera's one-standard-deviation moves along each principal direction of camera_cov
+    (independent of one another, so what they do adds in squares)."""
+    cov = np.asarray(tp.camera_cov, dtype=np.float64)
+    vals, vecs = np.linalg.eigh((cov + cov.T) / 2.0)
+    return [math.sqrt(v) * vecs[:, k] for k, v in enumerate(vals) if v > 0]
+
+
 def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
     """Standard size (mm per mm) by which the camera's error at two table places differs, per mm
     between them: the largest over the area spanned by xy (reference frame, mm) at each height."""
-    cov = np.asarray(tp.camera_cov, dtype=np.float64)
-    vals, vecs = np.linalg.eigh((cov + cov.T) / 2.0)
-    directions = [math.sqrt(v) * vecs[:, k] for k, v in enumerate(vals) if v > 0]
+    directions = _principal_moves(tp)
     if not directions or len(xy) == 0:
         return 0.0
     lo, hi = xy.min(axis=0), xy.max(axis=0)
@@ -69,15 +75,20 @@ def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
     return math.sqrt(worst)
 
 
+def in_game_frame(R: np.ndarray, tvec, frame_pose) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t) of a camera at (R, tvec) in the reference frame, as seen from the reported frame,
+    which stands at frame_pose (x0, y0, phi) in it."""
+    x0, y0, phi = frame_pose
+    Rz = np.eye(3)
+    Rz[:2, :2] = [[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]]
+    return R @ Rz, R @ np.array([x0, y0, 0.0]) + np.asarray(tvec, dtype=np.float64).ravel()
+
+
 def _game_camera(rvec, tvec, K: np.ndarray, frame_pose) -> np.ndarray:
     """The 3x4 projection game-frame mm -> ideal pixels of a camera at (rvec, tvec) in the
-    reference frame, the reported frame being at frame_pose (x0, y0, phi) in it."""
-    x0, y0, phi = frame_pose
-    to_reference = np.eye(4)
-    to_reference[:2, :2] = [[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]]
-    to_reference[:2, 3] = (x0, y0)
-    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))[0]
-    return K @ np.column_stack([R, np.asarray(tvec, dtype=np.float64).ravel()]) @ to_reference
+    reference frame (in_game_frame)."""
+    R, t = in_game_frame(cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))[0], tvec, frame_pose)
+    return K @ np.column_stack([R, t])
 
 
 def camera_field(tp: TablePose, frame_pose) -> dict:
@@ -86,13 +97,7 @@ def camera_field(tp: TablePose, frame_pose) -> dict:
     direction of camera_cov. A table point at height z is read through the moved camera where its
     pixel meets that height: the difference is the camera's error there, one direction at a time
     (referee.camera_field evaluates it; the directions are independent, so their squares add)."""
-    cov = np.asarray(tp.camera_cov, dtype=np.float64)
-    vals, vecs = np.linalg.eigh((cov + cov.T) / 2.0)
-    moved = []
-    for k, v in enumerate(vals):
-        if v > 0:
-            rvec, tvec, K = _moved_camera(tp, math.sqrt(v) * vecs[:, k])
-            moved.append(_game_camera(rvec, tvec, K, frame_pose))
+    moved = [_game_camera(*_moved_camera(tp, delta), frame_pose) for delta in _principal_moves(tp)]
     here = _game_camera(tp.rvec, tp.tvec, tp.K(), frame_pose)
     scale = 1.0 / here[2, 3] if abs(here[2, 3]) > 1e-12 else 1.0  # keep numbers of a printable size
 

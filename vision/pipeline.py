@@ -23,7 +23,7 @@ from referee.errors import RefcamError
 from referee.observation import ImageFromGame, Observation, PiecePose
 
 from . import detect
-from .camera_field import camera_field, camera_field_gradient
+from .camera_field import camera_field, camera_field_gradient, in_game_frame
 from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_pieces, sigma_from_cov,
                      transform_pose, with_frame_uncertainty, wrap_deg)
 from .table_pose import (JACKKNIFE_MAX_STICKERS, Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
@@ -140,16 +140,21 @@ def _detect(result: detect.DetectionResult, catalog: Catalog, game: str | None, 
 STICKER_TURN_DEG_PER_MM = 2.0
 
 
+def _places_on_a_face(spec) -> int:
+    """How many distinct sticker places the piece's fullest face has (1: one sticker a face)."""
+    places: dict = defaultdict(set)
+    for st in spec.stickers:
+        places[st.face].add((st.x_mm, st.y_mm))
+    return max(map(len, places.values()), default=0)
+
+
 def sticker_placement(spec) -> tuple[float, float]:
     """(mm per axis, deg): how far each of the piece's stickers may sit off its catalog place. The
     catalog gives the piece's term, which averages its n stickers on a face (0.5 / sqrt(n) mm): one
     sticker's is sqrt(n) times it. Only pieces with several stickers on a face need it (the plane fit
     weighs their disagreement with the catalog layout by it); a single sticker's own error is
     its piece's term and moves nothing else."""
-    places: dict = defaultdict(set)
-    for st in spec.stickers:
-        places[st.face].add((st.x_mm, st.y_mm))
-    n = max(map(len, places.values()), default=0)
+    n = _places_on_a_face(spec)
     if n < 2:
         return 0.0, 0.0
     mm = spec.placement.sigma_mm * math.sqrt(n)
@@ -164,17 +169,15 @@ def placement_seen(spec, sts: list[StickerObs]) -> Placement:
     distance from it (a finish line seen by one end: 1 degree over 150 mm, 2.6 mm). A measured
     piece keeps its measured term."""
     placed = spec.placement
-    places: dict = defaultdict(set)
-    for st in spec.stickers:
-        places[st.face].add((st.x_mm, st.y_mm))
-    seen = {(st.x_mm, st.y_mm) for st in spec.stickers if st.marker_id in {s.marker_id for s in sts}}
-    n = max(map(len, places.values()), default=0)
+    ids = {s.marker_id for s in sts}
+    seen = {(st.x_mm, st.y_mm) for st in spec.stickers if st.marker_id in ids}
+    n = _places_on_a_face(spec)
     if placed.measured or n < 2 or len(seen) >= n:
         return placed
     one_mm, one_deg = sticker_placement(spec)
     if len(seen) > 1:
         mm = one_mm / math.sqrt(len(seen))
-        return Placement(mm, mm, max(placed.sigma_deg, placed.sigma_deg * n / len(seen)))
+        return Placement(mm, mm, placed.sigma_deg * n / len(seen))  # seen < n: a shorter spacing
     (x, y), turn = next(iter(seen)), math.radians(one_deg)
     # turned about the seen sticker, the reference point moves square to the lever (x, y) to it
     return Placement(math.hypot(one_mm, x * turn), math.hypot(one_mm, y * turn), one_deg)
@@ -644,11 +647,7 @@ def _solve(flat, reference, intr: Intrinsics, focal_free: bool, w: int, h: int):
 
 def _camera_in_frame(tp, frame_pose, camera) -> dict:
     """The camera pose in the reported frame and the table-plane homography (game mm -> ideal px)."""
-    x0, y0, phi = frame_pose
-    Rz = np.eye(3)
-    Rz[:2, :2] = [[math.cos(phi), -math.sin(phi)], [math.sin(phi), math.cos(phi)]]
-    R = tp.R @ Rz
-    t = tp.R @ np.array([x0, y0, 0.0]) + tp.tvec
+    R, t = in_game_frame(tp.R, tp.tvec, frame_pose)
     K = tp.K()
     H = K @ np.column_stack([R[:, 0], R[:, 1], t])
     H = H / H[2, 2]

@@ -218,6 +218,7 @@ class _CurveCard:
     sticker: g.Point
     sigma: float
     face: str | None
+    z_mm: float = 0.0  # the height its sticker was read at
 
 
 def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = None,
@@ -266,7 +267,7 @@ def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = N
         vertex = (markers[c.marker].x_mm, markers[c.marker].y_mm)
         a, b = cards_at[c.marker]
         entry_card, exit_card = _choose_entry(spec, c, vertex, a, b, anchors[k], anchors[k + 2])
-        lines = [_curve_line(spec, c, markers[c.marker], role, card, nominal, warnings, obs)
+        lines = [_curve_line(spec, c, markers[c.marker], role, card, nominal, warnings)
                  for role, card in (("entry", entry_card), ("exit", exit_card))]
         sweep = g.wrap360(c.sign * (g.angle_deg(lines[1].along) - g.angle_deg(lines[0].along)))
         curve_lines.append((lines[0], lines[1], sweep))
@@ -302,12 +303,12 @@ def _curve_cards_at_markers(spec: CourseSpec, obs: Observation, markers: dict[in
         # what tilts the line is the point's sigma across the card's edge (a measured copy knows it better
         # than along the edge); with the catalog's default, the same in every direction
         cards_at[best[0]].append(_CurveCard(pose.name, sticker, pose.sigma_toward_mm(pose.theta_deg + 90.0),
-                                            pose.face))
+                                            pose.face, pose.z_mm))
     return cards_at
 
 
 def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, card: "_CurveCard", nominal: set,
-                warnings: list[str], obs: Observation) -> BoundaryLine:
+                warnings: list[str]) -> BoundaryLine:
     """A curve's entry or exit boundary: the ray from the marker through the card's sticker."""
     vertex = (mpose.x_mm, mpose.y_mm)
     s2 = g.dist(card.sticker, vertex)
@@ -324,7 +325,7 @@ def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, car
                         forward=g.rotate(along, 90.0 * c.sign), half_length=math.inf,
                         sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
                         sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None,
-                        heights_mm=None if nominal & {mpose.name, card.name} else (mpose.z_mm, obs.piece(card.name).z_mm))
+                        heights_mm=None if nominal & {mpose.name, card.name} else (mpose.z_mm, card.z_mm))
 
 
 

@@ -166,7 +166,8 @@ class Racer:
     next_zone: Measure | None = None
     doubt: str = ""
     # the part of sigma_mm the camera's pose gives it (PiecePose.sigma_camera_mm): one smooth field
-    # over the table, differing between two places by at most camera_gradient (mm per mm) apart
+    # over the table (Course.camera_field), or, without it, differing between two places by at most
+    # camera_gradient (mm per mm) apart
     camera_mm: float = 0.0
     camera_gradient: float = 0.0
     z_mm: float = 0.0  # the height its sticker was read at, where the camera's field moves it

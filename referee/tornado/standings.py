@@ -284,12 +284,10 @@ def assess(game: TornadoGame, obs: Observation, memory: RaceMemory | None = None
 def _racer(game: TornadoGame, course: Course, r: BoatResult, b: PiecePose, camera_gradient: float) -> Racer:
     """What the ordering needs of a racing boat; with its measure one zone on when its
     crossing of its zone's exit line is too close to call (Judging Line Crossings)."""
-    sigma, placement = _sigma_toward_measure(course, r.zone_index, b)
+    sigma, placement, shared = _sigma_toward_measure(course, r.zone_index, b)
     racer = Racer(r.name, game.weight(r.name), r.zone_index, r.measure, r.position, sigma, placement,
                   camera_mm=min(b.sigma_camera_mm, sigma) if camera_gradient > 0 else 0.0,
-                  camera_gradient=camera_gradient, z_mm=b.z_mm,
-                  lineup_shared_mm=b.placement_shared_mm * math.cos(math.radians(
-                      b.theta_deg - measure_direction_deg(course, r.zone_index, (b.x_mm, b.y_mm)))))
+                  camera_gradient=camera_gradient, z_mm=b.z_mm, lineup_shared_mm=shared)
     x = r.exit_crossing
     if x is None:
         return racer
@@ -365,11 +363,13 @@ def _boat_result(game: TornadoGame, course: Course, b: PiecePose, loc: Location,
                       exit_crossing=crossing if doubtful else None, **base)
 
 
-def _sigma_toward_measure(course: Course, zone: int, b: PiecePose) -> tuple[float, float]:
-    """(sigma, its placement term) of a boat's position in the direction its measure moves:
-    a sticker stuck off along the boat counts there in full, one stuck off sideways hardly."""
+def _sigma_toward_measure(course: Course, zone: int, b: PiecePose) -> tuple[float, float, float]:
+    """(sigma, its placement term, the line-up's shared part of it, signed) of a boat's position in
+    the direction its measure moves: a sticker stuck off along the boat counts there in full, one
+    stuck off sideways hardly; the shared part is a shift along the boat's heading."""
     direction = measure_direction_deg(course, zone, (b.x_mm, b.y_mm))
-    return b.sigma_toward_mm(direction), b.placement_toward_mm(direction)
+    shared = b.placement_shared_mm * math.cos(math.radians(b.theta_deg - direction))
+    return b.sigma_toward_mm(direction), b.placement_toward_mm(direction), shared
 
 
 def _crossing_order(crossing_now: list[tuple[str, float]], memory: RaceMemory, warnings: list[str]) -> list[str]:
