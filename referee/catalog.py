@@ -75,20 +75,10 @@ class Placement:
 
 
 NO_PLACEMENT = Placement(0.0, 0.0, 0.0)
-
-
-def _shared_lineup_sigma(piece: dict) -> float:
-    """A measured piece's shared line-up term (its "measured" record, `refcam measure`); 0 without one."""
-    record = piece.get("measured")
-    if not isinstance(record, dict):
-        return 0.0
-    try:
-        return float(record.get("shared_gate_sigma_mm", 0.0))
-    except (TypeError, ValueError):
-        return float("nan")
 PLACEMENT_KEYS = ("placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg")
 # piece-entry keys that are no game attribute: its ids, its stickers' own places and its placement tolerance
 PIECE_OWN_KEYS = ("name", "ids", "slots", "measured") + PLACEMENT_KEYS
+
 
 
 @dataclass(frozen=True)
@@ -209,18 +199,28 @@ class Catalog:
         mm = float(piece.get("placement_sigma_mm", fam.get("placement_sigma_mm", 0.0)))
         deg = float(piece.get("placement_sigma_deg", fam.get("placement_sigma_deg", 0.0)))
         along = float(piece.get("placement_sigma_along_mm", mm))
+        shared = self._shared_lineup_sigma(piece)
         for what, value in (("placement_sigma_mm", mm), ("placement_sigma_deg", deg),
-                            ("placement_sigma_along_mm", along)):
+                            ("placement_sigma_along_mm", along), ("measured shared_gate_sigma_mm", shared)):
             if not math.isfinite(value) or value < 0:
                 raise CatalogError(f"catalog {self.source}: {piece['name']} {what} must be a number of 0 or more, "
                                    f"not {value!r}")
-        shared = _shared_lineup_sigma(piece)
-        if not math.isfinite(shared) or shared < 0:
-            raise CatalogError(f"catalog {self.source}: {piece['name']} measured shared_gate_sigma_mm must be a "
-                               f"number of 0 or more, not {shared!r}")
         # the measured term is each piece's own reading; the line-up's shared part counts for it too
         return Placement(mm, math.hypot(along, shared), deg, measured="placement_sigma_along_mm" in piece,
                          shared_mm=shared)
+
+    def _shared_lineup_sigma(self, piece: dict) -> float:
+        """A measured piece's shared line-up term (its "measured" record, `refcam measure`); 0 without
+        one. Its sign and finiteness are checked with the other tolerances."""
+        record = piece.get("measured")
+        if not isinstance(record, dict):
+            return 0.0
+        value = record.get("shared_gate_sigma_mm", 0.0)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise CatalogError(f"catalog {self.source}: {piece['name']} measured shared_gate_sigma_mm must be a "
+                               f"number of 0 or more, not {value!r}") from None
 
     # --- loading -----------------------------------------------------------------
     @classmethod

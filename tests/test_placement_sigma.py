@@ -43,6 +43,19 @@ def test_a_bad_tolerance_is_refused_naming_its_field(tmp_path, value, shown):
         load_user_catalog(path)
 
 
+@pytest.mark.parametrize("value, shown", [("lots", "'lots'"), (-1, "-1.0"), (None, "None"), ([0.3], r"\[0.3\]")])
+def test_a_bad_shared_line_up_term_is_refused_quoting_it(tmp_path, value, shown):
+    data = json.loads(DEFAULT_CATALOG_PATH.read_text())
+    boat = next(f for f in data["families"] if f["family"] == "tornado/boat")["pieces"][0]
+    boat.update(placement_sigma_along_mm=0.1, measured={"by": "refcam measure tornado-boats",
+                                                        "shared_gate_sigma_mm": value})
+    path = tmp_path / "my.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CatalogError, match=r"tornado/boat-1 measured shared_gate_sigma_mm must be a number of 0 or "
+                                           r"more, not " + shown):
+        load_user_catalog(path)
+
+
 def test_a_copy_without_tolerances_gets_the_packaged_ones_not_zero(tmp_path):
     data = json.loads(DEFAULT_CATALOG_PATH.read_text())
     for fam in data["families"]:
