@@ -72,7 +72,13 @@ def test_a_turned_frame_is_in_the_frame_term_and_cancels_between_pieces(hand_stu
         for axis in ("x_mm", "y_mm"):
             diff = (getattr(a, axis) - ta[axis]) - (getattr(b, axis) - tb[axis])
             worst = max(worst, abs(diff) / sigma)
-    assert 0.0 < worst < 3.0
+    # 3 sigma, widened by how much more loosely this copy was stuck (synth/handstuck.py: 0.6 mm per
+    # sticker) than the catalog's default tolerance it is read with says (boats 0.5 mm): a pair of
+    # boats is mostly its two stickers' placement (boat-5 and boat-6 here, 2.8 mm apart in x)
+    from referee.catalog import default_catalog
+    from synth.handstuck import HAND_SIGMA_MM
+
+    assert 0.0 < worst < 3.0 * HAND_SIGMA_MM / default_catalog().piece("tornado/boat-1").placement.sigma_mm
     assert max(p.within_frame().sigma_mm for p in far) < 0.5 * min(p.sigma_mm for p in far)
 
 

@@ -211,6 +211,7 @@ def _undistort(by_piece: dict[str, list], catalog: Catalog, camera, w: int, h: i
                                   sigma_px=math.hypot(corner_sigma_px(d.side_px, d.edge_rms_px, d.source, d.blur_px),
                                                       calib_px), size_mm=st.size_mm,
                                   side_px=d.side_px, blur_px=d.blur_px, streak_px=sticker_streak(d),
+                                  edge_blur_px=tuple(d.extra.get("edge_blur_px", ())),
                                   placement_mm=sticker_mm, placement_deg=sticker_deg))
         obs_by_piece[name] = lst
     return intr, obs_by_piece
