@@ -22,8 +22,8 @@ from tests.bench.accuracy import camera_of
 from tests.bench.robust import degrade
 from tests.bench.vision_scenes import BUILDERS
 from vision import detect, pipeline
-from vision.table_pose import (EDGE_BIAS_THIN, StickerObs, _edge_normals, bias_outward, bias_share,
-                               corner_outward)
+from vision.table_pose import (EDGE_BIAS_THIN, StickerObs, bias_outward, bias_share, corner_outward,
+                               edge_normals)
 
 W, H = 1920, 1080
 TONES = {"gamma 2.2 dark": -1, "tone sRGB-like": +1}  # sign of the bias (> 0: squares read small)
@@ -97,7 +97,7 @@ def test_corrected_corners_are_closer_to_the_truth(stages, game, tone):
 
 def _edge_offsets(corners: np.ndarray, true: np.ndarray) -> np.ndarray:
     """(4,) each edge's outward displacement from the true one (px): its two corners' mean along its normal."""
-    n, d = _edge_normals(true), corners - true
+    n, d = edge_normals(true), corners - true
     return np.array([(d[k] + d[(k + 1) % 4]) / 2 @ n[k] for k in range(4)])
 
 

@@ -162,14 +162,20 @@ EDGE_BIAS_SHARP_PX = 1.0
 EDGE_BIAS_HELD_PX = 1e-4
 
 
-def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
-    """(4, 2): how each corner of a square moves when all four edges move out by 1 px
-    (the sum of the two adjacent edges' outward unit normals); (k, 4, 2) for k squares at once."""
+def edge_normals(ideal_px: np.ndarray) -> np.ndarray:
+    """(4, 2): the outward unit normal of each edge k (corner k to k+1) of a square seen at ideal_px;
+    (k, 4, 2) for k squares at once."""
     c = np.asarray(ideal_px, dtype=np.float64)
     e = np.roll(c, -1, axis=-2) - c
     n = np.stack([e[..., 1], -e[..., 0]], axis=-1) / np.maximum(np.linalg.norm(e, axis=-1), 1e-9)[..., None]
     mids = c + e / 2
-    n *= np.where((n * (mids - c.mean(axis=-2, keepdims=True))).sum(axis=-1) < 0, -1.0, 1.0)[..., None]
+    return n * np.where((n * (mids - c.mean(axis=-2, keepdims=True))).sum(axis=-1) < 0, -1.0, 1.0)[..., None]
+
+
+def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
+    """(4, 2): how each corner of a square moves when all four edges move out by 1 px
+    (the sum of the two adjacent edges' outward unit normals); (k, 4, 2) for k squares at once."""
+    n = edge_normals(ideal_px)
     return n + np.roll(n, 1, axis=-2)  # corner k: edge k-1 (into it) and edge k (out of it)
 
 
@@ -217,21 +223,13 @@ EDGE_BIAS_THIN = 0.7
 EDGE_BIAS_THIN_MIN = 0.2
 
 
-def _edge_normals(ideal_px: np.ndarray) -> np.ndarray:
-    """(4, 2) outward unit normal of each edge k (corner k to k+1) of a square seen at ideal_px."""
-    c = np.asarray(ideal_px, dtype=np.float64)
-    e = np.roll(c, -1, axis=0) - c
-    n = np.stack([e[:, 1], -e[:, 0]], axis=1) / np.maximum(np.linalg.norm(e, axis=1), 1e-9)[:, None]
-    return n * np.where((n * (c + e / 2 - c.mean(axis=0))).sum(axis=1) < 0, -1.0, 1.0)[:, None]
-
-
 def _edge_shares(s: StickerObs, blur_ref_px: float) -> np.ndarray | None:
     """(4,) each edge's share of the image's edge bias (its blur and the cell across it, above), or
     None when its edges' blurs were not measured."""
     if len(s.edge_blur_px) != 4 or blur_ref_px <= 0 or min(s.edge_blur_px) <= 0:
         return None
     c = np.asarray(s.ideal_px, dtype=np.float64)
-    n = _edge_normals(c)
+    n = edge_normals(c)
     cells = np.abs(((c[None, :, :] - c[:, None, :]) * n[:, None, :]).sum(axis=2)).max(axis=1) / 7.0
     blur = np.asarray(s.edge_blur_px, dtype=np.float64)
     thin = np.maximum(EDGE_BIAS_THIN_MIN, 1.0 - EDGE_BIAS_THIN * blur / np.maximum(cells, 0.5))
@@ -244,7 +242,7 @@ def bias_outward(s: StickerObs, blur_ref_px: float) -> np.ndarray:
     shares = _edge_shares(s, blur_ref_px)
     if shares is None:
         return corner_outward(s.ideal_px) * bias_share(s, blur_ref_px)
-    moved = _edge_normals(s.ideal_px) * shares[:, None]
+    moved = edge_normals(s.ideal_px) * shares[:, None]
     return moved + np.roll(moved, 1, axis=0)  # corner k: edge k-1 (into it) and edge k (out of it)
 
 
