@@ -174,10 +174,13 @@ def edge_normals(ideal_px: np.ndarray) -> np.ndarray:
     return n * np.where((n * (mids - c.mean(axis=-2, keepdims=True))).sum(axis=-1) < 0, -1.0, 1.0)[..., None]
 
 
-def corner_outward(ideal_px: np.ndarray) -> np.ndarray:
-    """(4, 2): how each corner of a square moves when all four edges move out by 1 px
-    (the sum of the two adjacent edges' outward unit normals); (k, 4, 2) for k squares at once."""
+def corner_outward(ideal_px: np.ndarray, edge_moves: np.ndarray | None = None) -> np.ndarray:
+    """(4, 2): how each corner of a square moves when all four edges move out by 1 px (the sum of
+    the two adjacent edges' outward unit normals), or each edge k by edge_moves[k] px; (k, 4, 2) for k
+    squares at once (edge_moves (k, 4))."""
     n = edge_normals(ideal_px)
+    if edge_moves is not None:
+        n = n * np.asarray(edge_moves, dtype=np.float64)[..., None]
     return n + np.roll(n, 1, axis=-2)  # corner k: edge k-1 (into it) and edge k (out of it)
 
 
@@ -189,14 +192,8 @@ EDGE_BIAS_NEGLIGIBLE_PX = 0.03
 
 def bias_share(s: StickerObs, blur_ref_px: float) -> float:
     """How much of the image's edge bias (given at blur blur_ref_px) this sticker carries: its edges'
-    mean share where they were measured one by one (_edge_shares)."""
-    if s.blur_px <= 0 or blur_ref_px <= 0:
-        return 1.0
-    per_edge = _edge_shares(s, blur_ref_px)
-    if per_edge is not None:
-        return float(per_edge.mean())
-    # blurs read from a matched drawing (strongly blurred stickers) are coarse: bounded share
-    return float(np.clip(s.blur_px / blur_ref_px, 0.5, 1.5))
+    mean share where they were measured one by one (bias_shares)."""
+    return float(bias_shares([s], blur_ref_px)[0][0])
 
 
 def unbias_sticker(s: StickerObs, bias_px: float, blur_ref_px: float = 0.0) -> StickerObs:
@@ -204,9 +201,10 @@ def unbias_sticker(s: StickerObs, bias_px: float, blur_ref_px: float = 0.0) -> S
     sigma widened by the bias's sticker-to-sticker spread."""
     if abs(bias_px) < EDGE_BIAS_NEGLIGIBLE_PX:
         return s
-    bias = bias_px * bias_share(s, blur_ref_px)
-    return replace(s, ideal_px=s.ideal_px + bias_px * bias_outward(s, blur_ref_px),
-                   sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * bias))
+    shares = bias_shares([s], blur_ref_px)
+    moved = bias_outwards(np.asarray(s.ideal_px, dtype=np.float64)[None], shares)[0]
+    return replace(s, ideal_px=s.ideal_px + bias_px * moved,
+                   sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * (bias_px * float(shares[0][0]))))
 
 
 # A tone curve moves each edge by an amount that grows with the blur across it, and shrinks where
@@ -225,27 +223,42 @@ EDGE_BIAS_THIN = 0.7
 EDGE_BIAS_THIN_MIN = 0.2
 
 
-def _edge_shares(s: StickerObs, blur_ref_px: float) -> np.ndarray | None:
-    """(4,) each edge's share of the image's edge bias (its blur and the cell across it, above), or
-    None when its edges' blurs were not measured."""
-    if len(s.edge_blur_px) != 4 or blur_ref_px <= 0 or min(s.edge_blur_px) <= 0:
-        return None
-    c = np.asarray(s.ideal_px, dtype=np.float64)
-    n = edge_normals(c)
-    cells = np.abs(((c[None, :, :] - c[:, None, :]) * n[:, None, :]).sum(axis=2)).max(axis=1) / 7.0
-    blur = np.asarray(s.edge_blur_px, dtype=np.float64)
-    thin = np.maximum(EDGE_BIAS_THIN_MIN, 1.0 - EDGE_BIAS_THIN * blur / np.maximum(cells, 0.5))
-    return np.clip(blur * thin / blur_ref_px, 0.5 * EDGE_BIAS_THIN_MIN, 1.5)
+def bias_shares(stickers: list[StickerObs], blur_ref_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every sticker's share of the image's edge bias at once (one pass over their squares): (k,) its
+    one share (bias_share), (k, 4) each edge's (its blur and the cell across it, above), and (k,)
+    whether its edges' blurs were measured (where not, its edges take its one share)."""
+    blur = np.array([s.blur_px for s in stickers], dtype=np.float64)
+    # blurs read from a matched drawing (strongly blurred stickers) are coarse: bounded share
+    one = np.where(blur > 0, np.clip(blur / blur_ref_px, 0.5, 1.5), 1.0) if blur_ref_px > 0 else np.ones(len(blur))
+    measured = np.array([blur_ref_px > 0 and len(s.edge_blur_px) == 4 and min(s.edge_blur_px) > 0 for s in stickers],
+                        dtype=bool)
+    per_edge = np.zeros((len(stickers), 4))
+    if measured.any():
+        seen = [s for s, m in zip(stickers, measured) if m]
+        c = np.array([s.ideal_px for s in seen], dtype=np.float64)
+        n = edge_normals(c)
+        cells = np.abs(((c[:, None, :, :] - c[:, :, None, :]) * n[:, :, None, :]).sum(axis=-1)).max(axis=-1) / 7.0
+        edge_blur = np.array([s.edge_blur_px for s in seen], dtype=np.float64)
+        thin = np.maximum(EDGE_BIAS_THIN_MIN, 1.0 - EDGE_BIAS_THIN * edge_blur / np.maximum(cells, 0.5))
+        per_edge[measured] = np.clip(edge_blur * thin / blur_ref_px, 0.5 * EDGE_BIAS_THIN_MIN, 1.5)
+        one = np.where(measured & (blur > 0), per_edge.mean(axis=1), one)
+    return one, per_edge, measured
+
+
+def bias_outwards(ideal_px: np.ndarray, shares: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    """(k, 4, 2): how each corner of k stickers (ideal_px (k, 4, 2)) moves per px of the image's edge
+    bias, given their bias_shares: each edge by its own share, or all by the sticker's one share
+    where its edges' blurs were not measured."""
+    one, per_edge, measured = shares
+    out = corner_outward(ideal_px) * one[:, None, None]
+    if measured.any():
+        out[measured] = corner_outward(ideal_px[measured], per_edge[measured])
+    return out
 
 
 def bias_outward(s: StickerObs, blur_ref_px: float) -> np.ndarray:
-    """(4, 2): how each corner of the sticker moves per px of the image's edge bias, each edge by its
-    own share; the sticker's one share where its edges' blurs were not measured."""
-    shares = _edge_shares(s, blur_ref_px)
-    if shares is None:
-        return corner_outward(s.ideal_px) * bias_share(s, blur_ref_px)
-    moved = edge_normals(s.ideal_px) * shares[:, None]
-    return moved + np.roll(moved, 1, axis=0)  # corner k: edge k-1 (into it) and edge k (out of it)
+    """(4, 2): bias_outwards of one sticker."""
+    return bias_outwards(np.asarray(s.ideal_px, dtype=np.float64)[None], bias_shares([s], blur_ref_px))[0]
 
 
 def rot_z(theta: float) -> np.ndarray:
@@ -376,7 +389,8 @@ def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrin
     # a tone curve moved the edges: solve again with every corner's sigma widened by the
     # bias's spread (the corners stay where they were seen: the fit removes the bias itself)
     ref = tp.edge_bias_blur_px
-    wider = {n: [replace(s, sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * tp.edge_bias_px * bias_share(s, ref)))
+    shares = iter(bias_shares([s for sts in groups.values() for s in sts], ref)[0])
+    wider = {n: [replace(s, sigma_px=math.hypot(s.sigma_px, EDGE_BIAS_SPREAD * tp.edge_bias_px * float(next(shares))))
                  for s in sts] for n, sts in groups.items()}
     # the bias's spread is systematic per sticker and hides in the piece poses more than in the
     # residuals: here sigma is scaled down less (measured in tests/bench/robust.py)
@@ -439,12 +453,11 @@ class _Solve:
 def _flatten(groups, names):
     """Every corner of the pieces' stickers in order (piece index k of names): local mm, height,
     ideal px, sigma px, owner, edge-bias direction (its share of the bias), and the median blur."""
-    loc, zs, obs, sig, owner, out_dirs = [], [], [], [], [], []
+    loc, zs, obs, sig, owner = [], [], [], [], []
     blurs = [s.blur_px for n in names for s in groups[n] if s.blur_px > 0]
     blur_ref = float(np.median(blurs)) if blurs else 0.0
     for k, n in enumerate(names):
         for s in groups[n]:
-            out_dirs.append(bias_outward(s, blur_ref))
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
@@ -452,7 +465,8 @@ def _flatten(groups, names):
             owner.append(np.full(4, k))
     loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
     sig, owner = np.concatenate(sig), np.concatenate(owner)
-    out_dirs = np.concatenate(out_dirs)
+    squares = obs.reshape(-1, 4, 2)
+    out_dirs = bias_outwards(squares, bias_shares([s for n in names for s in groups[n]], blur_ref)).reshape(-1, 2)
     return loc, zs, obs, sig, owner, out_dirs, blur_ref
 
 
@@ -703,9 +717,9 @@ EDGE_OFFSET_ONSET = 0.22  # blur sigma / cell (sharp Tornado renders: 0.24-0.29,
 def _edge_offset_sd(stickers: list[StickerObs], bias_px: float, blur_ref_px: float) -> np.ndarray:
     """Standard size (px) of each sticker's own edge offset."""
     out = []
-    for s in stickers:
+    for s, share in zip(stickers, bias_shares(stickers, blur_ref_px)[0]):
         blur_cells = s.blur_px / max(s.side_px / 7.0, 0.5)
-        out.append(math.hypot(EDGE_OFFSET_BIAS * abs(bias_px) * bias_share(s, blur_ref_px),
+        out.append(math.hypot(EDGE_OFFSET_BIAS * abs(bias_px) * float(share),
                               EDGE_OFFSET_DEFOCUS * max(0.0, blur_cells - EDGE_OFFSET_ONSET)))
     return np.array(out)
 
