@@ -76,9 +76,9 @@ class Placement:
 
 NO_PLACEMENT = Placement(0.0, 0.0, 0.0)
 PLACEMENT_KEYS = ("placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg")
+SHARED_LINEUP_KEY = "shared_gate_sigma_mm"  # in a measured piece's "measured" record
 # piece-entry keys that are no game attribute: its ids, its stickers' own places and its placement tolerance
 PIECE_OWN_KEYS = ("name", "ids", "slots", "measured") + PLACEMENT_KEYS
-
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ class Catalog:
         along = float(piece.get("placement_sigma_along_mm", mm))
         shared = self._shared_lineup_sigma(piece)
         for what, value in (("placement_sigma_mm", mm), ("placement_sigma_deg", deg),
-                            ("placement_sigma_along_mm", along), ("measured shared_gate_sigma_mm", shared)):
+                            ("placement_sigma_along_mm", along), (f"measured {SHARED_LINEUP_KEY}", shared)):
             if not math.isfinite(value) or value < 0:
                 raise CatalogError(f"catalog {self.source}: {piece['name']} {what} must be a number of 0 or more, "
                                    f"not {value!r}")
@@ -209,18 +209,12 @@ class Catalog:
         return Placement(mm, math.hypot(along, shared), deg, measured="placement_sigma_along_mm" in piece,
                          shared_mm=shared)
 
-    def _shared_lineup_sigma(self, piece: dict) -> float:
+    @staticmethod
+    def _shared_lineup_sigma(piece: dict) -> float:
         """A measured piece's shared line-up term (its "measured" record, `refcam measure`); 0 without
-        one. Its sign and finiteness are checked with the other tolerances."""
+        one. A user's copy has it checked on loading (_check_placement), with the other tolerances."""
         record = piece.get("measured")
-        if not isinstance(record, dict):
-            return 0.0
-        value = record.get("shared_gate_sigma_mm", 0.0)
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise CatalogError(f"catalog {self.source}: {piece['name']} measured shared_gate_sigma_mm must be a "
-                               f"number of 0 or more, not {value!r}") from None
+        return float(record.get(SHARED_LINEUP_KEY, 0.0)) if isinstance(record, dict) else 0.0
 
     # --- loading -----------------------------------------------------------------
     @classmethod
@@ -459,6 +453,9 @@ def _check_placement(entry: dict, name: str, where: str) -> None:
     for key in PLACEMENT_KEYS:
         if key in entry:
             _number(entry[key], f"{name} {key}", where)
+    record = entry.get("measured")
+    if isinstance(record, dict) and SHARED_LINEUP_KEY in record:
+        _number(record[SHARED_LINEUP_KEY], f"{name} measured {SHARED_LINEUP_KEY}", where)
 
 
 def _check_kayak_layouts(catalog: Catalog, where: str) -> None:

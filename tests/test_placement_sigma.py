@@ -43,7 +43,8 @@ def test_a_bad_tolerance_is_refused_naming_its_field(tmp_path, value, shown):
         load_user_catalog(path)
 
 
-@pytest.mark.parametrize("value, shown", [("lots", "'lots'"), (-1, "-1.0"), (None, "None"), ([0.3], r"\[0.3\]")])
+@pytest.mark.parametrize("value, shown", [("lots", "'lots'"), (-1, "-1$"), (None, "None"), ([0.3], r"\[0.3\]"),
+                                          (True, "True")])
 def test_a_bad_shared_line_up_term_is_refused_quoting_it(tmp_path, value, shown):
     data = json.loads(DEFAULT_CATALOG_PATH.read_text())
     boat = next(f for f in data["families"] if f["family"] == "tornado/boat")["pieces"][0]

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from referee.catalog import Catalog
+from referee.catalog import SHARED_LINEUP_KEY, Catalog
 from referee.errors import InvalidInputError
 from referee.observation import Observation, PiecePose
 
@@ -182,7 +182,7 @@ def measured_catalog(base: Catalog, measures: Sequence[BoatMeasure]) -> dict:
                                     "rot_deg": st.rot_deg} for st in base.piece(m.name).stickers}
         entry["placement_sigma_along_mm"] = round(max(m.sigma_mm, 0.001), 3)
         entry["measured"] = {"by": MEASURED_BY, "offset_mm": round(m.offset_mm, 3), "photos": m.photos,
-                             "shared_gate_sigma_mm": shared,
+                             SHARED_LINEUP_KEY: shared,
                              "note": "offset along the boat's heading, added to its sticker's place; the gate's "
                                      "own placement error is shared by every boat measured against it"}
     return data
