@@ -145,7 +145,7 @@ NOISE_FACTOR_FLOOR = 0.1
 # The same when a tone curve's edge bias was removed. It was 0.6 while every edge of a sticker took
 # one share of the bias: the share's error between edges tilted the plane (edges facing a tilt are
 # thinner, bias_outward), which a wider sigma had to hold. With each edge's own share, varied tuning
-# tables (synth/variety.py, 4 per game) had errors p95 / max under gamma 2.2 2.26 / 3.15 -> 1.78 /
+# tables (synth/variety.py, 4 per game) had errors p95 / max under gamma 2.2 2.26 / 3.15 -> 1.81 /
 # 2.80 mm and 0.5 sigma 70.7 -> 66.9 % at 0.45, 2 sigma >= 96 % in every condition, no piece newly
 # confidently wrong there, on the default bench seeds or the webcam chain's tuning seeds. The lowest
 # floor keeping 2 sigma >= 95 % wherever 0.6 did: at 0.35 the default bench seeds (tests/bench/
