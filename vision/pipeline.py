@@ -363,14 +363,8 @@ def _resting_height(name: str, pose, sts: list[StickerObs], tp, catalog: Catalog
 
 def _within(outline: list[tuple[float, float]], at, pose) -> bool:
     """Whether pose's point lies inside outline (a piece frame's polygon) of a piece at `at` (x, y, theta)."""
-    c, s = math.cos(-at[2]), math.sin(-at[2])
-    dx, dy = pose[0] - at[0], pose[1] - at[1]
-    x, y = c * dx - s * dy, s * dx + c * dy
-    inside = False
-    for (x1, y1), (x2, y2) in zip(outline, outline[1:] + outline[:1]):
-        if (y1 > y) != (y2 > y) and x < x1 + (y - y1) * (x2 - x1) / (y2 - y1):
-            inside = not inside
-    return inside
+    (x, y, _), _ = transform_pose(pose, np.zeros((3, 3)), at)
+    return cv2.pointPolygonTest(np.asarray(outline, dtype=np.float32).reshape(-1, 1, 2), (float(x), float(y)), False) > 0
 
 
 def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, frame_cov, camera, catalog: Catalog,
