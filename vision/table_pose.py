@@ -454,7 +454,8 @@ class _Solve:
 
 def _flatten(groups, names):
     """Every corner of the pieces' stickers in order (piece index k of names): local mm, height,
-    ideal px, sigma px, owner, edge-bias direction (its share of the bias), and the median blur."""
+    ideal px, sigma px, owner, edge-bias direction (its share of the bias), the median blur, and
+    each sticker's one share of the bias (bias_shares)."""
     loc, zs, obs, sig, owner = [], [], [], [], []
     blurs = [s.blur_px for n in names for s in groups[n] if s.blur_px > 0]
     blur_ref = float(np.median(blurs)) if blurs else 0.0
@@ -467,9 +468,9 @@ def _flatten(groups, names):
             owner.append(np.full(4, k))
     loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
     sig, owner = np.concatenate(sig), np.concatenate(owner)
-    squares = obs.reshape(-1, 4, 2)
-    out_dirs = bias_outwards(squares, bias_shares([s for n in names for s in groups[n]], blur_ref)).reshape(-1, 2)
-    return loc, zs, obs, sig, owner, out_dirs, blur_ref
+    shares = bias_shares([s for n in names for s in groups[n]], blur_ref)
+    out_dirs = bias_outwards(obs.reshape(-1, 4, 2), shares).reshape(-1, 2)
+    return loc, zs, obs, sig, owner, out_dirs, blur_ref, shares[0]
 
 
 def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: float = NOISE_FACTOR_FLOOR,
@@ -488,7 +489,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
         poses[n] = fit_rigid_2d(loc, wor)
     nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
-    loc, zs, obs, sig, owner, out_dirs, blur_ref = _flatten(groups, names)
+    loc, zs, obs, sig, owner, out_dirs, blur_ref, bias_one = _flatten(groups, names)
     model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, out_dirs, bias_prior_px)
     R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
     state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
@@ -519,7 +520,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     noise_factor = math.sqrt(max(noise_floor ** 2, chi2))
     bias_var = float(cov[-1, -1]) * noise_factor ** 2  # from corner noise alone (the hold test's scale)
     seen_sd = _seen_edge_offset_sd(rw, Jw, owner)
-    offset_sd = np.maximum(_edge_offset_sd([s for n in names for s in groups[n]], float(state.bias), blur_ref), seen_sd)
+    offset_sd = np.maximum(_edge_offset_sd(all_st, float(state.bias), bias_one), seen_sd)
     fit_cov = cov
     cov = (_scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad) + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
            + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
@@ -716,10 +717,11 @@ EDGE_OFFSET_DEFOCUS = 2.5
 EDGE_OFFSET_ONSET = 0.22  # blur sigma / cell (sharp Tornado renders: 0.24-0.29, so a little there too)
 
 
-def _edge_offset_sd(stickers: list[StickerObs], bias_px: float, blur_ref_px: float) -> np.ndarray:
-    """Standard size (px) of each sticker's own edge offset."""
+def _edge_offset_sd(stickers: list[StickerObs], bias_px: float, shares: np.ndarray) -> np.ndarray:
+    """Standard size (px) of each sticker's own edge offset (shares: each one's share of the bias,
+    bias_shares)."""
     out = []
-    for s, share in zip(stickers, bias_shares(stickers, blur_ref_px)[0]):
+    for s, share in zip(stickers, shares):
         blur_cells = s.blur_px / max(s.side_px / 7.0, 0.5)
         out.append(math.hypot(EDGE_OFFSET_BIAS * abs(bias_px) * float(share),
                               EDGE_OFFSET_DEFOCUS * max(0.0, blur_cells - EDGE_OFFSET_ONSET)))
