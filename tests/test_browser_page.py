@@ -257,6 +257,8 @@ def test_an_offer_of_the_view_is_one_button_that_applies_its_settings(browser, l
     """A view's offer (e.g. the next Grand Prix race) is a button; pressing it posts the
     offer's settings for the game being played (intercepted here: the server keeps its game)."""
     page, errors = _open(browser, lan_server, "phone")
+    # the game being played comes with the page's config event, which may follow the connection
+    page.wait_for_function("window.refcam.config && window.refcam.config.game", timeout=15000)
     posted: list[dict] = []
 
     def answer(route):
