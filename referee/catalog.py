@@ -77,6 +77,10 @@ class Placement:
 NO_PLACEMENT = Placement(0.0, 0.0, 0.0)
 PLACEMENT_KEYS = ("placement_sigma_mm", "placement_sigma_along_mm", "placement_sigma_deg")
 SHARED_LINEUP_KEY = "shared_gate_sigma_mm"  # in a measured piece's "measured" record
+# in the start gate's "measured" record (`refcam measure tornado-course`): its own stickers' offset across
+# it and turn, measured, with their sigmas (what every line-up reading against it carries)
+GATE_TERMS_KEY = "gate_terms"
+GATE_TERMS = ("offset_mm", "offset_sigma_mm", "turn_deg", "turn_sigma_deg")
 # piece-entry keys that are no game attribute: its ids, its stickers' own places and its placement tolerance
 PIECE_OWN_KEYS = ("name", "ids", "slots", "measured") + PLACEMENT_KEYS
 
@@ -456,6 +460,14 @@ def _check_placement(entry: dict, name: str, where: str) -> None:
     record = entry.get("measured")
     if isinstance(record, dict) and SHARED_LINEUP_KEY in record:
         _number(record[SHARED_LINEUP_KEY], f"{name} measured {SHARED_LINEUP_KEY}", where)
+    terms = record.get(GATE_TERMS_KEY) if isinstance(record, dict) else None
+    if terms is not None:
+        for key in GATE_TERMS:  # an offset or a turn may be negative, a sigma not
+            value = terms.get(key) if isinstance(terms, dict) else None
+            if key.endswith("sigma_mm") or key.endswith("sigma_deg"):
+                _number(value, f"{name} measured {GATE_TERMS_KEY} {key}", where)
+            elif not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+                raise CatalogError(f"{where}: {name} measured {GATE_TERMS_KEY} {key} must be a number, not {value!r}")
 
 
 def _check_kayak_layouts(catalog: Catalog, where: str) -> None:

@@ -8,12 +8,14 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from referee.catalog import default_catalog, load_user_catalog
 from referee.observation import Observation, PiecePose
-from referee.tornado.boat_lineup import BoatReading, LineupError, combine, measure_boats, read_lineup
+from referee.tornado.boat_lineup import (BoatReading, LineupError, combine, measure_boats, read_lineup,
+                                         sigma_against_gate_mm)
 
 # SPEC section 2: gate 40 mm deep, its line through its centre; boat 34 mm long around its deck
 # centre. A square boat touching the gate's straight back side has its deck centre here:
@@ -179,3 +181,28 @@ def test_the_line_ups_shared_term_counts_as_far_as_it_moves_two_boats_differentl
     own = math.hypot(0.2 / 100.0, 0.2 / 300.0)
     assert _difference_sigma(curve, 0, near, far) == pytest.approx(
         math.degrees(math.hypot(own, 0.35 / 100.0 - 0.35 / 300.0)))
+
+
+def _looking_down(height_mm: float) -> list[list[float]]:
+    """A camera straight above the gate's middle at height_mm, focal length 1000 px: game mm -> pixels."""
+    return [[1000.0, 0.0, 0.0, 0.0], [0.0, 1000.0, 0.0, 0.0], [0.0, 0.0, -1.0, height_mm]]
+
+
+@pytest.mark.parametrize("moved_height, expected_camera_mm", [
+    (1000.0, 0.0),  # a camera moved nowhere (any shift or turn of it moves the gate and the boat alike)
+    # 10 mm higher: a point at height z, x mm out, reads x (1010 - z) / (1000 - z); the boat's sticker at
+    # z = 5, 37 mm behind the gate's line, moves 37 * 10 / 995 mm against it; the gate's stickers, on its line, not
+    (1010.0, 37 * 10 / 995),
+])
+def test_a_boats_reading_counts_the_cameras_error_against_the_gate_not_its_own_share(moved_height,
+                                                                                     expected_camera_mm):
+    boat = replace(_boat(1, -37.0, -50.0, sigma=0.1), sigma_camera_mm=0.08)
+    obs = _lineup(boat)
+    obs = replace(obs, frame={"anchor": "tornado/start-gate",
+                              "camera_field": {"camera": _looking_down(1000.0), "moved": [_looking_down(moved_height)]}})
+    got = sigma_against_gate_mm(obs, boat, obs.piece("tornado/start-gate"), default_catalog(), (-37.0, -50.0))
+    own = math.sqrt(0.1 ** 2 - 0.08 ** 2)  # the boat's measurement without its camera share
+    assert got == pytest.approx(math.hypot(own, expected_camera_mm), abs=1e-4)
+    # without a field (an older observation), the whole measurement sigma, as before
+    assert sigma_against_gate_mm(_lineup(boat), boat, obs.piece("tornado/start-gate"), default_catalog(),
+                                 (-37.0, -50.0)) == pytest.approx(0.1, abs=1e-6)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from referee.catalog import Catalog, default_catalog, load_user_catalog
-from referee.errors import InvalidInputError
+from referee.errors import CatalogError, InvalidInputError
 from referee.observation import Observation, PiecePose
 from referee.tornado.boat_lineup import LineupError, measure_boats
 from referee.tornado.course_lineup import measure_course
@@ -253,3 +254,62 @@ def test_a_boat_line_up_is_no_course_line_up(tmp_path):
     run = _refcam("measure", "tornado-course", image, "--out", str(tmp_path / "x.json"))
     assert run.returncode == 2 and "boats-1.jpg: no curve marker or curve card in view" in run.stderr
     assert run.stderr.count("\n") == 1 and issubclass(LineupError, InvalidInputError)
+
+
+def test_the_course_line_up_takes_the_gates_own_offset_and_turn_off_the_boats_measured_against_it():
+    # The gate's stickers sit so that every reading against it is 0.3 mm + 0.002 rad times its place along
+    # the gate further +x. Worked by hand: boat-2 (sticker 0.8 mm forward) stands at y = -50 and reads
+    # 0.8 + 0.3 - 0.1 = 1.0; boat-4 (0.3 mm back) at y = +50 reads -0.3 + 0.3 + 0.1 = 0.1.
+    gate_offset, gate_turn = 0.3, 0.002
+    touching = -20 - 34 / 2
+
+    def boat(k: int, reads: float, y: float) -> PiecePose:
+        return PiecePose(f"tornado/boat-{k}", (199 + k,), touching + reads, y, 0.0, 5.0, math.hypot(0.05, 0.5), 1.0,
+                         placement_sigma_mm=0.5, placement_sigma_along_mm=0.5, placement_sigma_deg=1.0)
+
+    boats = Catalog(measure_boats([("l.jpg", _photo(boat(2, 1.0, -50.0), boat(4, 0.1, 50.0)))],
+                                  default_catalog())["catalog"], "boats")
+    assert boats.sticker(201).x_mm == pytest.approx(1.0, abs=0.01)  # the gate's terms are still in it
+    before = boats.piece("tornado/boat-2").placement
+    # three markers at y = -55, 0, 55, each seen at four quarter turns, every reading with the gate's terms
+    offsets = {1: (0.6, -0.4), 2: (-0.2, 0.3), 3: (0.1, 0.5)}
+    photos = []
+    for turn in (0, 90, 180, 270):
+        c, s = math.cos(math.radians(turn)), math.sin(math.radians(turn))
+        photos.append((f"c{turn}.jpg", _photo(*(
+            _marker(k, -40 + c * sx - s * sy + gate_offset + gate_turn * y, y, turn)
+            for k, (sx, sy), y in ((k, offsets[k], y) for k, y in zip((1, 2, 3), (-55.0, 0.0, 55.0)))))))
+    got = measure_course(photos, boats)
+    assert got["gate"]["offset_mm"] == pytest.approx(gate_offset, abs=0.02)
+    assert math.radians(got["gate"]["turn_deg"]) == pytest.approx(gate_turn, abs=2e-4)
+    both = Catalog(got["catalog"], "boats and course")
+    assert both.sticker(201).x_mm == pytest.approx(0.8, abs=0.03)
+    assert both.sticker(203).x_mm == pytest.approx(-0.3, abs=0.03)
+    after = both.piece("tornado/boat-2").placement
+    # the gate's catalog tolerance (0.35 mm shared, 0.15 degrees over 50 mm) gives way to what was measured
+    assert after.shared_mm < 0.1 < before.shared_mm and after.sigma_along_mm < before.sigma_along_mm
+    # measured once: the course measured again does not take the gate's terms off a second time
+    again = Catalog(measure_course(photos, both)["catalog"], "again")
+    assert again.sticker(201).x_mm == both.sticker(201).x_mm
+    # the other order: the course first, then the boats on its catalog, corrected at once
+    course_first = Catalog(measure_course(photos, default_catalog())["catalog"], "course")
+    boats_after = Catalog(measure_boats([("l.jpg", _photo(boat(2, 1.0, -50.0), boat(4, 0.1, 50.0)))],
+                                        course_first)["catalog"], "boats after")
+    assert boats_after.sticker(201).x_mm == pytest.approx(both.sticker(201).x_mm, abs=1e-3)
+
+
+@pytest.mark.parametrize("terms, message", [
+    ({"offset_mm": "0.3", "offset_sigma_mm": 0.02, "turn_deg": 0.1, "turn_sigma_deg": 0.01},
+     "tornado/start-gate measured gate_terms offset_mm must be a number, not '0.3'"),
+    ({"offset_mm": 0.3, "offset_sigma_mm": -0.02, "turn_deg": 0.1, "turn_sigma_deg": 0.01},
+     "tornado/start-gate measured gate_terms offset_sigma_mm must be a number of 0 or more, not -0.02"),
+    ({"offset_mm": 0.3, "offset_sigma_mm": 0.02, "turn_deg": 0.1}, "turn_sigma_deg must be a number of 0 or more, not None"),
+])
+def test_a_hand_edited_gate_measure_is_refused_naming_the_field(terms, message, tmp_path):
+    data = measure_course(_three_turns(), default_catalog())["catalog"]
+    gate = next(p for fam in data["families"] for p in fam["pieces"] if p["name"] == "tornado/start-gate")
+    gate["measured"]["gate_terms"] = terms
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CatalogError, match=re.escape(message)):
+        load_user_catalog(path)

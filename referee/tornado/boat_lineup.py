@@ -27,7 +27,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from referee.catalog import SHARED_LINEUP_KEY, Catalog
+from referee.camera_field import CameraField
+from referee.catalog import GATE_TERMS_KEY, SHARED_LINEUP_KEY, Catalog
 from referee.errors import InvalidInputError
 from referee.observation import Observation, PiecePose
 
@@ -40,6 +41,9 @@ from .course_spec import START_GATE
 LINEUP_LIMIT_MM = 5.0
 LINEUP_LIMIT_DEG = 5.0
 MEASURED_BY = "refcam measure tornado-boats"
+# a measured boat's record: where it stood along the gate, its photos' own sigma, and, once the gate's own
+# offset and turn are measured too (refcam measure tornado-course), what was taken off for them
+ALONG_GATE_KEY, READING_SIGMA_KEY, GATE_MEASURED_KEY = "along_gate_mm", "sigma_reading_mm", "gate_taken_off"
 
 
 class LineupError(InvalidInputError):
@@ -68,6 +72,8 @@ class BoatMeasure:
     sigma_mm: float
     turn_deg: float
     photos: int
+    along_gate_mm: float = 0.0  # its mean place along the gate, from the gate's middle
+    reading_sigma_mm: float = 0.0  # sigma_mm without the gate's tilt term (the photos' own)
 
     def to_json(self) -> dict:
         return {"offset_mm": round(self.offset_mm, 3), "sigma_mm": round(self.sigma_mm, 3),
@@ -108,6 +114,31 @@ def gate_in_view(obs: Observation, label: str, lay_out: str) -> PiecePose:
     return gate
 
 
+def sigma_against_gate_mm(obs: Observation, pose: PiecePose, gate: PiecePose, catalog: Catalog,
+                          point: g.Point) -> float:
+    """The measurement's sigma of a reading of pose against the gate's line, across the gate, at point
+    (game frame mm, where pose's sticker was read). The camera's error moves the piece and the gate's
+    stickers as one smooth field (referee.camera_field), so what it does to the reading is the field at
+    the piece less the field on the gate's line there (the line through the gate's stickers in view),
+    one direction at a time; the piece's own camera share (sigma_camera_mm) is replaced by that. The
+    frame's term stays: the gate is the frame's anchor, so its own noise is the reading's. Without a
+    field, a camera share, or two gate stickers apart in view, the piece's whole measurement sigma."""
+    field = CameraField.from_frame(obs.frame)
+    ends = {(st.x_mm, st.y_mm) for st in map(catalog.sticker, gate.marker_ids) if st is not None}
+    if field is None or not pose.sigma_camera_mm or len(ends) < 2:
+        return pose.measure_sigma_mm
+    (ax, ay), (bx, by) = min(ends, key=lambda e: e[1]), max(ends, key=lambda e: e[1])
+    a, b = (g.to_world((gate.x_mm, gate.y_mm), gate.theta_deg, e) for e in ((ax, ay), (bx, by)))
+    along = g.sub(b, a)
+    t = g.dot(g.sub(point, a), along) / g.dot(along, along)  # where the piece falls along the gate's line
+    across = g.direction(gate.theta_deg)
+    moved = zip(field.shifts(*point, pose.z_mm), field.shifts(*a, gate.z_mm), field.shifts(*b, gate.z_mm))
+    relative = math.sqrt(sum(g.dot(across, g.sub(fp, g.add(g.scale(fa, 1 - t), g.scale(fb, t)))) ** 2
+                             for fp, fa, fb in moved))
+    own = math.sqrt(max(0.0, pose.measure_sigma_mm ** 2 - pose.sigma_camera_mm ** 2))
+    return math.hypot(own, relative)
+
+
 def read_lineup(obs: Observation, catalog: Catalog, label: str) -> tuple[list[BoatReading], list[str]]:
     """The boats of one line-up photo: (readings, refusals). Raises LineupError when the photo
     shows no start gate or no boat."""
@@ -118,7 +149,8 @@ def read_lineup(obs: Observation, catalog: Catalog, label: str) -> tuple[list[Bo
     back_x, half_length = gate_back_side(catalog)
     readings, refusals = [], []
     for b in boats:
-        reading, why = _read_boat(b, gate, catalog, back_x, half_length)
+        sigma = sigma_against_gate_mm(obs, b, gate, catalog, (b.x_mm, b.y_mm))
+        reading, why = _read_boat(b, gate, catalog, back_x, half_length, sigma)
         if why:
             refusals.append(f"{label}: {b.name.split('/')[-1]} {why}")
         else:
@@ -127,8 +159,9 @@ def read_lineup(obs: Observation, catalog: Catalog, label: str) -> tuple[list[Bo
 
 
 def _read_boat(b: PiecePose, gate: PiecePose, catalog: Catalog, back_x: float,
-               half_length: float) -> tuple[BoatReading | None, str]:
-    """One boat against the gate: its reading, or why it is refused (SPEC section 4 limits)."""
+               half_length: float, measure_sigma_mm: float) -> tuple[BoatReading | None, str]:
+    """One boat against the gate: its reading, or why it is refused (SPEC section 4 limits);
+    measure_sigma_mm: its pose's sigma against the gate (sigma_against_gate_mm)."""
     x, y = g.to_local((gate.x_mm, gate.y_mm), gate.theta_deg, (b.x_mm, b.y_mm))
     turn = g.wrap180(b.theta_deg - gate.theta_deg)
     if abs(turn) > LINEUP_LIMIT_DEG:
@@ -142,7 +175,7 @@ def _read_boat(b: PiecePose, gate: PiecePose, catalog: Catalog, back_x: float,
     if why:
         return None, why
     # a sticker stuck off sideways reads along the gate when the boat is turned
-    sigma = math.hypot(b.measure_sigma_mm, b.placement_sigma_mm * abs(math.tan(math.radians(turn))))
+    sigma = math.hypot(measure_sigma_mm, b.placement_sigma_mm * abs(math.tan(math.radians(turn))))
     return BoatReading(b.name, offset, sigma, turn, y, math.radians(gate.placement_sigma_deg)), ""
 
 
@@ -166,7 +199,7 @@ def combine(readings: Sequence[BoatReading]) -> list[BoatMeasure]:
         along = sum(wi * r.along_gate_mm for wi, r in zip(w, rs)) / sum(w)
         tilt = max(r.gate_tilt_rad for r in rs)
         out.append(BoatMeasure(name, mean, math.hypot(sigma, along * tilt), sum(r.turn_deg for r in rs) / len(rs),
-                               len(rs)))
+                               len(rs), along, sigma))
     return out
 
 
@@ -182,10 +215,45 @@ def measured_catalog(base: Catalog, measures: Sequence[BoatMeasure]) -> dict:
                                     "rot_deg": st.rot_deg} for st in base.piece(m.name).stickers}
         entry["placement_sigma_along_mm"] = round(max(m.sigma_mm, 0.001), 3)
         entry["measured"] = {"by": MEASURED_BY, "offset_mm": round(m.offset_mm, 3), "photos": m.photos,
-                             SHARED_LINEUP_KEY: shared,
+                             SHARED_LINEUP_KEY: shared, ALONG_GATE_KEY: round(m.along_gate_mm, 1),
+                             READING_SIGMA_KEY: round(max(m.reading_sigma_mm, 0.001), 3),
                              "note": "offset along the boat's heading, added to its sticker's place; the gate's "
                                      "own placement error is shared by every boat measured against it"}
+    boats_on_measured_gate(data)  # the course measured first: its gate's terms come off at once
     return data
+
+
+def boats_on_measured_gate(data: dict) -> None:
+    """Correct, in catalog data, every boat measured against the start gate by the gate's own offset and
+    turn once those are measured (`refcam measure tornado-course` solves them and records them in the
+    gate's entry, GATE_TERMS_KEY), whichever of the two was measured first. Each boat read its offset
+    plus the gate's offset plus the gate's turn times its place along the gate: both come off, and its
+    tolerance keeps its photos' own sigma and the measured turn's over its place, in place of the
+    gate's catalog tolerance; the shared term becomes the measured offset's sigma. A boat corrected
+    before (the course measured again) trades the terms taken off then for these; a boat measured by an
+    older refcam (no place along the gate recorded) is left as it is."""
+    entries = [p for fam in data["families"] for p in fam["pieces"]]
+    gate = next((p.get("measured") for p in entries if p["name"] == START_GATE), None)
+    terms = gate.get(GATE_TERMS_KEY) if isinstance(gate, dict) else None
+    if not isinstance(terms, dict):
+        return
+    offset, turn = float(terms["offset_mm"]), math.radians(float(terms["turn_deg"]))
+    for entry in entries:
+        record = entry.get("measured")
+        if not (isinstance(record, dict) and record.get("by") == MEASURED_BY and ALONG_GATE_KEY in record
+                and READING_SIGMA_KEY in record):
+            continue
+        along = float(record[ALONG_GATE_KEY])
+        before = record.get(GATE_MEASURED_KEY) or {"offset_mm": 0.0, "turn_deg": 0.0}
+        shift = offset + turn * along - (before["offset_mm"] + math.radians(before["turn_deg"]) * along)
+        for slot in entry["slots"].values():
+            slot["xy_mm"][0] = round(slot["xy_mm"][0] - shift, 3)
+        turn_term = along * math.radians(float(terms["turn_sigma_deg"]))
+        entry["placement_sigma_along_mm"] = round(max(math.hypot(float(record[READING_SIGMA_KEY]), turn_term),
+                                                      0.001), 3)
+        record["offset_mm"] = round(float(record["offset_mm"]) - shift, 3)
+        record[SHARED_LINEUP_KEY] = round(float(terms["offset_sigma_mm"]), 3)
+        record[GATE_MEASURED_KEY] = {"offset_mm": float(terms["offset_mm"]), "turn_deg": float(terms["turn_deg"])}
 
 
 def measure_boats(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:

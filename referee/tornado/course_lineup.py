@@ -31,12 +31,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from referee.catalog import Catalog, StickerSpec
+from referee.catalog import GATE_TERMS, GATE_TERMS_KEY, Catalog, StickerSpec
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
-from .boat_lineup import LINEUP_LIMIT_DEG, LineupError, gate_back_side, gate_in_view, off_touching
-from .course_spec import CURVE_CARD_PREFIX
+from .boat_lineup import (LINEUP_LIMIT_DEG, LineupError, boats_on_measured_gate, gate_back_side, gate_in_view,
+                          off_touching, sigma_against_gate_mm)
+from .course_spec import CURVE_CARD_PREFIX, START_GATE
 
 MARKER_PREFIX = "tornado/curve-marker-"
 MEASURED_BY = "refcam measure tornado-course"
@@ -100,17 +101,24 @@ class _Readings:
     refusals: list = field(default_factory=list)
 
 
+def _sticker_seen(pose: PiecePose, catalog: Catalog) -> tuple[StickerSpec, g.Point]:
+    """The piece's (single, showing) sticker and its centre in the game frame."""
+    st = next(catalog.sticker(m) for m in pose.marker_ids if catalog.sticker(m) is not None)
+    return st, g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, (st.x_mm, st.y_mm))
+
+
 def _sticker_in_gate(pose: PiecePose, gate: PiecePose, catalog: Catalog) -> tuple[StickerSpec, g.Point, float]:
     """The piece's (single, showing) sticker, and its centre and heading in the gate's frame: what the
     photo saw, whatever the catalog in use says about where the sticker sits on the piece."""
-    st = next(catalog.sticker(m) for m in pose.marker_ids if catalog.sticker(m) is not None)
-    centre = g.to_world((pose.x_mm, pose.y_mm), pose.theta_deg, (st.x_mm, st.y_mm))
+    st, centre = _sticker_seen(pose, catalog)
     return (st, g.to_local((gate.x_mm, gate.y_mm), gate.theta_deg, centre),
             g.wrap180(pose.theta_deg + st.rot_deg - gate.theta_deg))
 
 
-def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str) -> None:
-    """A curve marker touching the gate: sticker x - touching x = cos(t) sx - sin(t) sy (+ the gate's terms)."""
+def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str,
+                 sigma_mm: float) -> None:
+    """A curve marker touching the gate: sticker x - touching x = cos(t) sx - sin(t) sy (+ the gate's terms);
+    sigma_mm: the reading's (boat_lineup.sigma_against_gate_mm)."""
     back_x, half_length = gate_back_side(catalog)
     _, (x, y), _ = _sticker_in_gate(pose, gate, catalog)
     radius = float(catalog.piece(pose.name).footprint["diameter_mm"]) / 2
@@ -125,13 +133,15 @@ def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Read
     # the marker's frame is its sticker's, less the catalog's turn of it: the pose's heading
     t = math.radians(g.wrap180(pose.theta_deg - gate.theta_deg))
     into.rows.append(Row({(pose.name, "x"): math.cos(t), (pose.name, "y"): -math.sin(t), GATE_OFFSET: 1.0,
-                          GATE_TURN: y}, b, max(pose.measure_sigma_mm, 1e-3)))
+                          GATE_TURN: y}, b, max(sigma_mm, 1e-3)))
     into.marker_turns.setdefault(pose.name, []).append(math.degrees(t))
 
 
-def _read_card(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str) -> None:
+def _read_card(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str,
+               sigma_mm: float) -> None:
     """A curve card flush along the gate, its edge along the gate's +y (side +1) or -y (side -1):
-    sticker x - the side's x = -side * (offset across the edge); sticker turn - side * 90 = its turn on the card."""
+    sticker x - the side's x = -side * (offset across the edge); sticker turn - side * 90 = its turn on the
+    card. sigma_mm: the reading's across the gate (boat_lineup.sigma_against_gate_mm)."""
     back_x, half_length = gate_back_side(catalog)
     st, (x, y), heading = _sticker_in_gate(pose, gate, catalog)
     side = 1.0 if heading > 0 else -1.0
@@ -148,8 +158,7 @@ def _read_card(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readin
         into.refusals.append(f"{label}: {short} {why}")
         return
     key = (pose.name, st.slot)
-    into.rows.append(Row({key + ("across",): -side, GATE_OFFSET: 1.0, GATE_TURN: y}, b,
-                         max(pose.measure_sigma_mm, 1e-3)))
+    into.rows.append(Row({key + ("across",): -side, GATE_OFFSET: 1.0, GATE_TURN: y}, b, max(sigma_mm, 1e-3)))
     # the photo's frame turned by the gate's turn turns every heading back by it
     into.rows.append(Row({key + ("turn",): 1.0, GATE_TURN: -1.0}, math.radians(turn),
                          math.radians(max(pose.measure_sigma_theta_deg, 1e-3))))
@@ -165,7 +174,8 @@ def read_course_lineup(obs: Observation, catalog: Catalog, label: str, into: _Re
         raise LineupError(f"{label}: no curve marker or curve card in view: lay them against the start gate, "
                           + LAY_OUT.split(" (")[0].replace("each ", "", 1))
     for p in pieces:
-        (_read_marker if p.name.startswith(MARKER_PREFIX) else _read_card)(p, gate, catalog, into, label)
+        sigma = sigma_against_gate_mm(obs, p, gate, catalog, _sticker_seen(p, catalog)[1])
+        (_read_marker if p.name.startswith(MARKER_PREFIX) else _read_card)(p, gate, catalog, into, label, sigma)
 
 
 def _turns_apart_deg(turns: Sequence[float]) -> float:
@@ -240,7 +250,8 @@ def combine(readings: _Readings, catalog: Catalog) -> tuple[list[MarkerMeasure],
     faces = [CardFaceMeasure(name, slot, value[(name, slot, "across")], sigma[(name, slot, "across")],
                              math.degrees(value[(name, slot, "turn")]), math.degrees(sigma[(name, slot, "turn")]), n)
              for (name, slot), n in sorted(readings.card_photos.items())]
-    return markers, faces, {"offset_mm": value[GATE_OFFSET], "turn_deg": math.degrees(value[GATE_TURN])}
+    return markers, faces, {"offset_mm": value[GATE_OFFSET], "turn_deg": math.degrees(value[GATE_TURN]),
+                            "offset_sigma_mm": sigma[GATE_OFFSET], "turn_sigma_deg": math.degrees(sigma[GATE_TURN])}
 
 
 def _measured_note(entry: dict) -> dict:
@@ -292,11 +303,18 @@ def _write_card(entry: dict, base: Catalog, name: str, faces: Sequence[CardFaceM
                                   "and its turn on the card; the offset along the edge is not measured")
 
 
-def measured_course_catalog(base: Catalog, markers: Sequence[MarkerMeasure], faces: Sequence[CardFaceMeasure]) -> dict:
+def measured_course_catalog(base: Catalog, markers: Sequence[MarkerMeasure], faces: Sequence[CardFaceMeasure],
+                            gate: dict | None = None) -> dict:
     """The base catalog's data with each measured marker's and card face's sticker where it was measured
-    to sit, and the measurement's sigma as the piece's placement tolerance (SPEC section 2)."""
+    to sit, and the measurement's sigma as the piece's placement tolerance (SPEC section 2); with the
+    gate's own terms (combine), the boats the base measured against the same gate corrected by them."""
     data = copy.deepcopy(base.data)
     entries = {p["name"]: p for fam in data["families"] for p in fam["pieces"]}
+    if gate is not None:
+        entries[START_GATE]["measured"] = {
+            "by": MEASURED_BY, GATE_TERMS_KEY: {k: round(gate[k], 4) for k in GATE_TERMS},
+            "note": "its own stickers' offset across it and turn, as every line-up reading against it carries them"}
+        boats_on_measured_gate(data)
     for m in markers:
         _write_marker(entries[m.name], base, m)
     by_card: dict[str, list[CardFaceMeasure]] = {}
@@ -318,4 +336,4 @@ def measure_course(observations: Sequence[tuple[str, Observation]], catalog: Cat
         raise LineupError("no curve marker or curve card could be measured: " + "; ".join(readings.refusals))
     markers, faces, gate = combine(readings, catalog)
     return {"markers": markers, "cards": faces, "gate": gate, "refusals": readings.refusals,
-            "catalog": measured_course_catalog(catalog, markers, faces)}
+            "catalog": measured_course_catalog(catalog, markers, faces, gate)}
