@@ -157,6 +157,8 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
         print(f"  seed {seed}: line-up refused: {exc}", flush=True)
         measured = nominal
     course_too = _course_measured(seed, copy, measured, resolution, tallies["measured, course too"])
+    for cond, catalog in (("measured", measured), ("measured, course too", course_too)):
+        score_boat_measures(copy, catalog, tallies[cond])
     bare = without_placement_term(nominal)
     images = {}
     for cond, render_with, observe_with in (("clean", nominal, bare), ("hand-stuck, no term", copy, bare),
@@ -172,6 +174,22 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
         except RefcamError as exc:
             tallies[cond]["refused"] += 1
             print(f"  seed {seed} [{cond}]: refused: {exc}", flush=True)
+
+
+def score_boat_measures(copy: Catalog, measured: Catalog, tally: Counter) -> None:
+    """Each measured boat's sticker place along the boat against the copy's true one, in its own
+    along-the-boat sigma (the catalog's, the line-up's shared term in it): what a boat against a line
+    (a crossing) is called with."""
+    for spec in measured.pieces("tornado", "tornado/boat"):
+        if not spec.placement.measured:
+            continue
+        sigma = spec.placement.sigma_along_mm
+        error = abs(spec.sticker("main").x_mm - copy.piece(spec.name).sticker("main").x_mm)
+        tally["boats_n"] += 1
+        tally["boats_within_1sigma"] += error <= sigma
+        tally["boats_within_2sigma"] += error <= 2 * sigma
+        tally["boats_sigma_um"] += round(1000 * sigma)
+        tally["boats_worst_sigma_x100"] = max(tally["boats_worst_sigma_x100"], round(100 * error / sigma))
 
 
 def _course_measured(seed: int, copy: Catalog, base: Catalog, resolution: str, tally: Counter) -> Catalog:
@@ -282,6 +300,12 @@ def _report(tallies: dict, n: int) -> None:
               f"{'':>22}{t['close_right']:5d} {t['close_equidistant']:5d} {t['close_wrong']:6d} ({rate} confident) | "
               f"{t['zone_errors']:8d} ({t['zone_doubted']:2d} too close) | {t['placement_warnings']:6d} | {t['refused']:3d} | "
               f"{100 * t['pairs_within_2sigma'] / max(t['pairs_sigma_n'], 1):5.1f} %, {t['pairs_worst_sigma_x100'] / 100:.1f} sigma")
+    print("  measured boats' sticker place along the boat against the copy's true one (a boat against a line):")
+    for cond in ("measured", "measured, course too"):
+        t, n = tallies[cond], max(tallies[cond]["boats_n"], 1)
+        print(f"    {cond:<21} {t['boats_n']} boats, mean sigma {t['boats_sigma_um'] / n / 1000:.3f} mm, within 1 sigma "
+              f"{100 * t['boats_within_1sigma'] / n:.1f} %, within 2 sigma {100 * t['boats_within_2sigma'] / n:.1f} %, "
+              f"largest {t['boats_worst_sigma_x100'] / 100:.1f} sigma")
 
 
 def main(argv=None) -> int:
