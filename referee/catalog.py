@@ -81,6 +81,9 @@ SHARED_LINEUP_KEY = "shared_gate_sigma_mm"  # in a measured piece's "measured" r
 # it and turn, measured, with their sigmas (what every line-up reading against it carries)
 GATE_TERMS_KEY = "gate_terms"
 GATE_TERMS = ("offset_mm", "offset_sigma_mm", "turn_deg", "turn_sigma_deg")
+# in a boat's "measured" record (`refcam measure tornado-boats`): where it stood along the gate, its photos'
+# own sigma, and the gate's terms already taken off it (offset_mm, turn_deg)
+ALONG_GATE_KEY, READING_SIGMA_KEY, GATE_TAKEN_OFF_KEY = "along_gate_mm", "sigma_reading_mm", "gate_taken_off"
 # piece-entry keys that are no game attribute: its ids, its stickers' own places and its placement tolerance
 PIECE_OWN_KEYS = ("name", "ids", "slots", "measured") + PLACEMENT_KEYS
 
@@ -460,14 +463,25 @@ def _check_placement(entry: dict, name: str, where: str) -> None:
     record = entry.get("measured")
     if isinstance(record, dict) and SHARED_LINEUP_KEY in record:
         _number(record[SHARED_LINEUP_KEY], f"{name} measured {SHARED_LINEUP_KEY}", where)
-    terms = record.get(GATE_TERMS_KEY) if isinstance(record, dict) else None
-    if terms is not None:
-        for key in GATE_TERMS:  # an offset or a turn may be negative, a sigma not
-            value = terms.get(key) if isinstance(terms, dict) else None
-            if key.endswith("sigma_mm") or key.endswith("sigma_deg"):
-                _number(value, f"{name} measured {GATE_TERMS_KEY} {key}", where)
-            elif not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
-                raise CatalogError(f"{where}: {name} measured {GATE_TERMS_KEY} {key} must be a number, not {value!r}")
+    if not isinstance(record, dict):
+        return
+    # the line-up's terms: an offset, a turn or a place may be negative, a sigma not
+    for group, keys in ((GATE_TERMS_KEY, GATE_TERMS), (GATE_TAKEN_OFF_KEY, ("offset_mm", "turn_deg"))):
+        if record.get(group) is not None:
+            terms = record[group] if isinstance(record[group], dict) else {}
+            for key in keys:
+                _measured_number(terms.get(key), f"{name} measured {group} {key}", where, "sigma" in key)
+    for key in (ALONG_GATE_KEY, READING_SIGMA_KEY):
+        if key in record:
+            _measured_number(record[key], f"{name} measured {key}", where, "sigma" in key)
+
+
+def _measured_number(value, what: str, where: str, sigma: bool) -> None:
+    """A measured record's number: a sigma of 0 or more, any other a finite number."""
+    if sigma:
+        _number(value, what, where)
+    elif not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+        raise CatalogError(f"{where}: {what} must be a number, not {value!r}")
 
 
 def _check_kayak_layouts(catalog: Catalog, where: str) -> None:

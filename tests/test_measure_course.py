@@ -304,11 +304,30 @@ def test_the_course_line_up_takes_the_gates_own_offset_and_turn_off_the_boats_me
     ({"offset_mm": 0.3, "offset_sigma_mm": -0.02, "turn_deg": 0.1, "turn_sigma_deg": 0.01},
      "tornado/start-gate measured gate_terms offset_sigma_mm must be a number of 0 or more, not -0.02"),
     ({"offset_mm": 0.3, "offset_sigma_mm": 0.02, "turn_deg": 0.1}, "turn_sigma_deg must be a number of 0 or more, not None"),
+    (["0.3"], "tornado/start-gate measured gate_terms offset_mm must be a number, not None"),
 ])
 def test_a_hand_edited_gate_measure_is_refused_naming_the_field(terms, message, tmp_path):
     data = measure_course(_three_turns(), default_catalog())["catalog"]
     gate = next(p for fam in data["families"] for p in fam["pieces"] if p["name"] == "tornado/start-gate")
     gate["measured"]["gate_terms"] = terms
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CatalogError, match=re.escape(message)):
+        load_user_catalog(path)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("along_gate_mm", "left", "tornado/boat-2 measured along_gate_mm must be a number, not 'left'"),
+    ("sigma_reading_mm", -0.1, "tornado/boat-2 measured sigma_reading_mm must be a number of 0 or more, not -0.1"),
+    ("gate_taken_off", {"offset_mm": 0.3}, "tornado/boat-2 measured gate_taken_off turn_deg must be a number, not None"),
+])
+def test_a_hand_edited_boat_measure_is_refused_naming_the_field(key, value, message, tmp_path):
+    touching = -20 - 34 / 2
+    boat = PiecePose("tornado/boat-2", (201,), touching + 0.8, 0.0, 0.0, 5.0, math.hypot(0.1, 0.5), 1.0,
+                     placement_sigma_mm=0.5, placement_sigma_along_mm=0.5, placement_sigma_deg=1.0)
+    data = measure_boats([("l.jpg", _photo(boat))], default_catalog())["catalog"]
+    entry = next(p for fam in data["families"] for p in fam["pieces"] if p["name"] == "tornado/boat-2")
+    entry["measured"][key] = value
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(data))
     with pytest.raises(CatalogError, match=re.escape(message)):

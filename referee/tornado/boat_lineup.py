@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from referee.camera_field import CameraField
-from referee.catalog import GATE_TERMS_KEY, SHARED_LINEUP_KEY, Catalog
+from referee.catalog import (ALONG_GATE_KEY, GATE_TAKEN_OFF_KEY, GATE_TERMS_KEY, READING_SIGMA_KEY,
+                             SHARED_LINEUP_KEY, Catalog)
 from referee.errors import InvalidInputError
 from referee.observation import Observation, PiecePose
 
@@ -41,9 +42,6 @@ from .course_spec import START_GATE
 LINEUP_LIMIT_MM = 5.0
 LINEUP_LIMIT_DEG = 5.0
 MEASURED_BY = "refcam measure tornado-boats"
-# a measured boat's record: where it stood along the gate, its photos' own sigma, and, once the gate's own
-# offset and turn are measured too (refcam measure tornado-course), what was taken off for them
-ALONG_GATE_KEY, READING_SIGMA_KEY, GATE_MEASURED_KEY = "along_gate_mm", "sigma_reading_mm", "gate_taken_off"
 # How far the start gate's frame may stand differently in the boats' line-up photo and in the course
 # line-up's photos, beyond what the course fit's sigma says: the plane fit places a gate whose stickers were
 # stuck by hand against them a little differently with other pieces in view. Set on the hand-stuck tuning
@@ -194,9 +192,9 @@ def _read_boat(b: PiecePose, gate: PiecePose, catalog: Catalog, back_x: float,
 def combine(readings: Sequence[BoatReading]) -> list[BoatMeasure]:
     """Per boat, the inverse-variance mean over photos; where photos disagree by more than
     their sigmas say, sigma grows with their scatter (a Birge ratio), never shrinks. The boat's
-    sticker's turn on it is the same in every photo, and so is the gate's
-    tilt: their terms (the sticker's, and the boat's mean place along the gate times the
-    tilt tolerance) are added after averaging."""
+    sticker's turn on it is the same in every photo, and so is the gate's tilt: their terms (the
+    sticker's, and the boat's mean place along the gate times the tilt tolerance) are added after
+    averaging."""
     by_boat: dict[str, list[BoatReading]] = {}
     for r in readings:
         by_boat.setdefault(r.name, []).append(r)
@@ -259,7 +257,7 @@ def boats_on_measured_gate(data: dict) -> None:
                 and READING_SIGMA_KEY in record):
             continue
         along = float(record[ALONG_GATE_KEY])
-        before = record.get(GATE_MEASURED_KEY) or {"offset_mm": 0.0, "turn_deg": 0.0}
+        before = record.get(GATE_TAKEN_OFF_KEY) or {"offset_mm": 0.0, "turn_deg": 0.0}
         shift = offset + turn * along - (before["offset_mm"] + math.radians(before["turn_deg"]) * along)
         for slot in entry["slots"].values():
             slot["xy_mm"][0] = round(slot["xy_mm"][0] - shift, 3)
@@ -268,7 +266,7 @@ def boats_on_measured_gate(data: dict) -> None:
                                                       0.001), 3)
         record["offset_mm"] = round(float(record["offset_mm"]) - shift, 3)
         record[SHARED_LINEUP_KEY] = round(math.hypot(float(terms["offset_sigma_mm"]), LINEUPS_APART_MM), 3)
-        record[GATE_MEASURED_KEY] = {"offset_mm": float(terms["offset_mm"]), "turn_deg": float(terms["turn_deg"])}
+        record[GATE_TAKEN_OFF_KEY] = {"offset_mm": float(terms["offset_mm"]), "turn_deg": float(terms["turn_deg"])}
 
 
 def measure_boats(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
