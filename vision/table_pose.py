@@ -495,9 +495,8 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
                    np.array([poses[n] for n in names], dtype=np.float64))
     state, r, J, wts = model.levenberg_marquardt(state)
-    stickers = [s for n in names for s in groups[n]]
-    placed_mm = np.array([s.placement_mm for s in stickers])
-    placed_rad = np.radians([s.placement_deg for s in stickers])
+    placed_mm = np.array([s.placement_mm for s in all_st])
+    placed_rad = np.radians([s.placement_deg for s in all_st])
     if placed_mm.any() and np.all(np.isfinite(r)):
         # hand-stuck stickers: refit with each one's placement as a known prior, when the residuals
         # show it (_placement_free_noise, PLACEMENT_SHOWN)
@@ -524,7 +523,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     fit_cov = cov
     cov = (_scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad) + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
            + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
-                               np.array([centre_shift_px(s) for s in stickers]))
+                               np.array([centre_shift_px(s) for s in all_st]))
            + _twist_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2), obs,
                         TWIST_EXCESS * noise_factor * sig[::4]))
     rr = r[:2 * len(obs)].reshape(-1, 2)
