@@ -461,19 +461,17 @@ def _check_placement(entry: dict, name: str, where: str) -> None:
         if key in entry:
             _number(entry[key], f"{name} {key}", where)
     record = entry.get("measured")
-    if isinstance(record, dict) and SHARED_LINEUP_KEY in record:
-        _number(record[SHARED_LINEUP_KEY], f"{name} measured {SHARED_LINEUP_KEY}", where)
     if not isinstance(record, dict):
         return
     # the line-up's terms: an offset, a turn or a place may be negative, a sigma not
+    for key in (SHARED_LINEUP_KEY, ALONG_GATE_KEY, READING_SIGMA_KEY):
+        if key in record:
+            _measured_number(record[key], f"{name} measured {key}", where, "sigma" in key)
     for group, keys in ((GATE_TERMS_KEY, GATE_TERMS), (GATE_TAKEN_OFF_KEY, ("offset_mm", "turn_deg"))):
         if record.get(group) is not None:
             terms = record[group] if isinstance(record[group], dict) else {}
             for key in keys:
                 _measured_number(terms.get(key), f"{name} measured {group} {key}", where, "sigma" in key)
-    for key in (ALONG_GATE_KEY, READING_SIGMA_KEY):
-        if key in record:
-            _measured_number(record[key], f"{name} measured {key}", where, "sigma" in key)
 
 
 def _measured_number(value, what: str, where: str, sigma: bool) -> None:
