@@ -40,7 +40,8 @@ class PiecePose:
     truth in the game frame). within_frame() is the pose without it.
 
     sigma_camera_mm: the part of the measurement's term, beyond the frame's, that the camera's
-    own pose gives the piece. The camera's error is one smooth field over the table, so two pieces
+    own pose gives the piece and that moves with it (a piece fitted on its own: all of it; one the
+    plane fit places: what a hand-stuck copy's placement adds, 0 with exact stickers). The camera's error is one smooth field over the table, so two pieces
     near each other carry nearly the same share of it: Observation.frame['camera_field'] holds that
     field (referee.camera_field: evaluated where a ruling compares two places, and the line between
     them), and Observation.frame['camera_field_gradient'] bounds how much it differs between two

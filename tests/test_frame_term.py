@@ -177,3 +177,49 @@ def test_boats_share_the_camera_term_and_their_differences_stay_within_it(hand_s
         for axis in ("x_mm", "y_mm"):
             diff = (getattr(a, axis) - truth[a.name][axis]) - (getattr(b, axis) - truth[b.name][axis])
             assert abs(diff) < 3 * sigma
+
+
+def test_course_pieces_the_plane_fit_places_share_the_camera_term_too(hand_stuck_measured_curve):
+    """The curve markers are read by the plane fit, through the same camera as the boats: on this
+    hand-stuck copy most of their measurement's sigma is the camera's (the other stickers' placement
+    widens it), and a boat's error against a marker's (the vertex its angle is measured at) stays
+    within the pair's sigma with that share counted once, as far as it can differ between them.
+    (A curve card's apex is not compared: its line is drawn through its sticker, not its apex.)"""
+    from referee.tornado.ranking import Measure, Racer, camera_shared
+
+    obs, truth = hand_stuck_measured_curve
+    gradient = obs.frame["camera_field_gradient"]
+    pieces = [p.within_frame() for p in obs.pieces]
+    markers = [p for p in pieces if p.name.startswith("tornado/curve-marker")]
+    boats = [p for p in pieces if p.name.startswith("tornado/boat-")]
+    assert markers and len(boats) >= 3
+    for p in markers + [p for p in pieces if p.name.startswith("tornado/curve-card")]:
+        assert 0.5 * p.measure_sigma_mm < p.sigma_camera_mm <= p.measure_sigma_mm + 1e-9, p.name
+    for boat, marker in itertools.product(boats, markers):
+        ra, rb = (Racer(p.name, 4.0, 1, Measure("distance_mm", 0.0, p.sigma_mm), (p.x_mm, p.y_mm), p.sigma_mm,
+                        camera_mm=p.sigma_camera_mm, camera_gradient=gradient) for p in (boat, marker))
+        own_a, own_b, shared = camera_shared(ra, rb)
+        sigma = math.sqrt(own_a ** 2 + own_b ** 2 + shared ** 2)
+        for axis in ("x_mm", "y_mm"):
+            diff = (getattr(boat, axis) - truth[boat.name][axis]) - (getattr(marker, axis) - truth[marker.name][axis])
+            assert abs(diff) < 3 * sigma, f"{boat.name} / {marker.name} {axis}: off {diff:.2f} mm, sigma {sigma:.2f}"
+
+
+def test_with_exact_stickers_the_plane_fits_pieces_claim_no_camera_share():
+    """Only what a hand-stuck copy adds to the camera moves a course piece through the field: with
+    every sticker in place the plane fit uses no placement prior, so each piece it places keeps its
+    whole sigma as its own (the camera's share with it: counted once more, as refcam always did),
+    while the boats, fitted on their own, still carry theirs."""
+    from referee.catalog import default_catalog
+    from synth.render import render_scene
+    from synth.scenes import build_scene
+    from tests.bench.handstuck import _observe, without_placement_term
+
+    image, truth = render_scene(build_scene("tornado", 1017, "1080p", close_call=True), True,
+                                catalog=default_catalog())
+    obs = _observe(image, truth, without_placement_term(default_catalog()), "tornado")
+    course = [p for p in obs.pieces if p.name.startswith(("tornado/curve-", "tornado/finish", "tornado/card-"))]
+    boats = [p for p in obs.pieces if p.name.startswith("tornado/boat-")]
+    assert course and boats
+    assert all(p.sigma_camera_mm == 0.0 for p in course)
+    assert all(p.sigma_camera_mm > 0.0 for p in boats)

@@ -86,8 +86,9 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     gauge = frame_gauge_cov(plane)
     frame_info["camera_field_gradient"] = _camera_gradient(plane, fits)
     frame_info["camera_field"] = camera_field(plane.tp, frame_pose)
+    held = _plane_pieces_held(obs_by_piece, plane)
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
-                         fits.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
+                         fits.get(name) or held.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog, (w, h)))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
@@ -336,8 +337,7 @@ def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
     fit placed (the catalog's top_z_mm_on: a Kang token on its board) is fitted again at the
     height its sticker has there."""
     tp = plane.tp
-    names = [n for n in sorted(obs_by_piece) if n not in plane.mismatched and not (
-        n in tp.piece_poses and n not in tp.outliers and not plane.plane_from_tops)]
+    names = [n for n in sorted(obs_by_piece) if n not in plane.mismatched and not _placed_by_plane(n, plane)]
     fits = {n: (f, obs_by_piece[n][0].z_mm) for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], tp))}
     resting = {}
     for n in names:
@@ -347,6 +347,22 @@ def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
     refits = fit_pieces([obs_by_piece[n] for n in resting], tp, list(resting.values()))
     fits.update({n: (f, z) for (n, z), f in zip(resting.items(), refits)})
     return fits
+
+
+def _placed_by_plane(name: str, plane: Plane) -> bool:
+    """Whether the plane fit's own pose of the piece is the one reported (stage 5)."""
+    tp = plane.tp
+    return name in tp.piece_poses and name not in tp.outliers and not plane.plane_from_tops
+
+
+def _plane_pieces_held(obs_by_piece: dict[str, list[StickerObs]],
+                       plane: Plane) -> dict[str, tuple[PieceFit, float]]:
+    """name -> (its fit with the camera held at the plane fit's, sticker height) of every piece the
+    plane fit places, the frame's own piece left out. Only its sensitivity to the camera is used
+    (_camera_term): the reported pose stays the plane fit's."""
+    names = [n for n in sorted(obs_by_piece) if _placed_by_plane(n, plane) and n != plane.solve_ref]
+    return {n: (f, obs_by_piece[n][0].z_mm)
+            for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], plane.tp))}
 
 
 def _resting_height(name: str, pose, sts: list[StickerObs], tp, catalog: Catalog) -> float | None:
@@ -371,19 +387,20 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                 warnings: list[str], fitted: tuple[PieceFit, float] | None = None,
                 spread: tuple[float, float] | None = None, gauge: np.ndarray | None = None) -> PiecePose:
     """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (fitted: its
-    _piece_fits entry, when the plane fit does not place it; gauge: frame_gauge_cov; spread: the plane's leave-one-out
-    variances for this piece, when it was refitted)."""
+    _piece_fits entry, when the plane fit does not place it, else its _plane_pieces_held entry; gauge:
+    frame_gauge_cov; spread: the plane's leave-one-out variances for this piece, when it was refitted)."""
     tp = plane.tp
     z_used = sts[0].z_mm
-    if name in tp.piece_poses and name not in tp.outliers and not plane.plane_from_tops:
+    camera_fit = fitted[0] if fitted is not None else None  # what its camera term is worked out from
+    if _placed_by_plane(name, plane):
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
     else:
         fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, catalog)[name]
-        fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)
+        fit = camera_fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)
         if name in tp.outliers:
-            fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
+            fit = camera_fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
             warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
                             f"bent, restuck, or two copies? its sigma is widened to match")
@@ -408,7 +425,8 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
                      placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg,
                      sigma_frame_mm=frame_term[0], sigma_frame_theta_deg=frame_term[1],
-                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, lever), placement_shared_mm=placed.shared_mm)
+                     sigma_camera_mm=_camera_term(name, camera_fit, plane, own_mm, lever),
+                     placement_shared_mm=placed.shared_mm)
 
 
 def _camera_gradient(plane: Plane, fits: dict) -> float:
@@ -433,14 +451,23 @@ def frame_gauge_cov(plane: Plane) -> np.ndarray:
     return S @ plane.tp.camera_cov @ S.T
 
 
-def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, lever: np.ndarray) -> float:
+def _camera_term(name: str, fit: PieceFit | None, plane: Plane, own_mm: float, lever: np.ndarray) -> float:
     """PiecePose.sigma_camera_mm: the part of a piece's own sigma (own_mm, the frame's term left out)
-    that the camera's pose gives it beyond moving the frame: S C S^T of a piece fitted with the camera
-    held, less the frame's rigid move through its lever arm (lever). The plane fit's pieces have no
-    such split, so 0: nothing is claimed shared. What its own corners give (its fit less the
-    camera's) never is."""
-    S = fit.camera_sensitivity
-    if S is None or name == plane.solve_ref:
+    that moves with the camera's field (referee.camera_field). A piece fitted on its own: S C S^T of
+    its fit with the camera held (fit), less the frame's rigid move through its lever arm (lever).
+    A piece the plane fit places claims only what a hand-stuck copy adds to its camera share
+    (TablePose.camera_share_added): misplaced stickers loosen the fitted camera, which moves every
+    piece alike. Its share with exact stickers stays counted as its own: on some exact-sticker tables
+    the camera's true error bends the table more than its covariance says (README, "the plane fit's
+    covariance"), and counting that share twice is what covers it. What its own corners give (its
+    fit less the camera's) is never claimed shared."""
+    if name == plane.solve_ref:
+        return 0.0
+    if _placed_by_plane(name, plane):
+        added = plane.tp.camera_share_added.get(name)
+        return 0.0 if added is None else math.sqrt(min(max(0.0, float(np.trace(added[:2, :2])) / 2.0), own_mm ** 2))
+    S = None if fit is None else fit.camera_sensitivity
+    if S is None:
         return 0.0
     from_camera = S @ plane.tp.camera_cov @ S.T
     camera_var = max(0.0, float(np.trace((from_camera - lever)[:2, :2])) / 2.0)

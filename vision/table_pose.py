@@ -107,6 +107,9 @@ class TablePose:
     piece_poses: dict  # flat piece name -> (x, y, theta_rad) in the reference frame
     piece_cov: dict  # flat piece name -> (3, 3) covariance of (x, y, theta_rad)
     camera_cov: np.ndarray  # (6 or 7, 6 or 7) covariance of (rvec, tvec[, f])
+    # flat piece name -> (3, 3): the part of piece_cov that moves with the camera beyond what it would be
+    # with every sticker exactly in place (_camera_share_added); empty without the placement prior
+    camera_share_added: dict = field(default_factory=dict)
     outliers: list = field(default_factory=list)  # pieces left out of the plane fit
     rms_sigma: float = 0.0  # rms whitened residual of the plane fit
     cost: float = 0.0  # robust cost at the solution
@@ -497,9 +500,11 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     state, r, J, wts = model.levenberg_marquardt(state)
     placed_mm = np.array([s.placement_mm for s in all_st])
     placed_rad = np.radians([s.placement_deg for s in all_st])
+    exact_normal = None  # the normal equations with every sticker taken as exactly in place
     if placed_mm.any() and np.all(np.isfinite(r)):
         # hand-stuck stickers: refit with each one's placement as a known prior, when the residuals
         # show it (_placement_free_noise, PLACEMENT_SHOWN)
+        exact_normal = model.normal.copy()
         state, r, J, wts = _placement_refit(model, (state, r, J, wts), placed_mm, placed_rad, noise_floor)
     if nf and (not np.isfinite(state.f) or state.f <= 0):
         raise TablePoseError("could not estimate the focal length from the stickers in view")
@@ -521,18 +526,16 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     seen_sd = _seen_edge_offset_sd(rw, Jw, owner)
     offset_sd = np.maximum(_edge_offset_sd(all_st, float(state.bias), bias_one), seen_sd)
     fit_cov = cov
-    cov = (_scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad) + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
+    scaled = _scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad)
+    share_added = _camera_share_added(scaled, exact_normal if model.mix is not None else None, noise_factor,
+                                      names, ncam)
+    cov = (scaled + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
            + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
                                np.array([centre_shift_px(s) for s in all_st]))
            + _twist_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2), obs,
                         TWIST_EXCESS * noise_factor * sig[::4]))
     rr = r[:2 * len(obs)].reshape(-1, 2)
-    per_piece_rms = {}
-    placed_off = _placement_misfit(model, r, noise_factor)
-    for k, n in enumerate(names):
-        m = owner == k
-        per_piece_rms[n] = max(float(np.sqrt((rr[m] ** 2).sum(axis=1).mean() / 2.0)),
-                               float(placed_off[owner[::4] == k].max(initial=0.0)))
+    per_piece_rms = _per_piece_rms(model, r, rr, noise_factor, names)
     own_placement = _own_placement_cov(model, Jw, wts, fit_cov, ncam)
     piece_poses, piece_cov = {reference: (0.0, 0.0, 0.0)}, {reference: np.zeros((3, 3))}
     for k, n in enumerate(names[1:], start=1):
@@ -545,10 +548,20 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
                    intrinsics=intrinsics,
                    reference=reference,
                    piece_poses=piece_poses, piece_cov=piece_cov, camera_cov=_rvec_cov(state.R, cov[:ncam, :ncam]),
+                   camera_share_added=share_added,
                    rms_sigma=float(np.sqrt(np.mean(rr ** 2))), cost=_robust_cost(r), used_pieces=list(names),
                    noise_factor=noise_factor, noise_floor=noise_floor, edge_bias_px=float(state.bias), edge_bias_blur_px=blur_ref, edge_bias_sigma_px=math.sqrt(max(bias_var, 0.0)))
     tp._ncam = ncam
     return _Solve(tp, per_piece_rms)
+
+
+def _per_piece_rms(model: "_PlaneModel", r: np.ndarray, rr: np.ndarray, noise: float, names: list[str]) -> dict:
+    """Piece name -> its corners' rms residual (rr: per corner), or its stickers' worst placement
+    misfit when larger (_placement_misfit): what _solve_with_outliers weighs to leave a piece out."""
+    owner = model.owner
+    placed_off = _placement_misfit(model, r, noise)
+    return {n: max(float(np.sqrt((rr[owner == k] ** 2).sum(axis=1).mean() / 2.0)),
+                   float(placed_off[owner[::4] == k].max(initial=0.0))) for k, n in enumerate(names)}
 
 
 # Stickers stuck by hand (SPEC section 2): a piece with several stickers (the start gate, the finish
@@ -672,6 +685,32 @@ def _scaled_cov(model: "_PlaneModel", Jw: np.ndarray, wts: np.ndarray, cov: np.n
     moved = _placement_moves(model, Jw, wts, cov, others)
     placed = np.einsum("sqk,srk->qr", moved, moved)
     return noise ** 2 * cov @ B @ cov + placed + _reference_gauge_cov(model, Jw, wts, cov, sd_mm, sd_rad)
+
+
+def _camera_share_added(scaled: np.ndarray, exact_normal: np.ndarray | None, noise: float, names: list[str],
+                        ncam: int) -> dict:
+    """Piece name -> (3, 3): how much more of the piece's pose covariance moves with the camera on a
+    hand-stuck copy than it would with every sticker exactly in place (exact_normal: the same fit's
+    normal equations without the placement prior; None: the prior is off, nothing added). Each is
+    the piece's regression on the camera's parameters in the joint covariance (scaled: the fit's,
+    corner noise and placement; the exact fit's at the same noise). Stickers free to sit a little
+    off their layout fix the camera's scale and tilt less well, and that looser camera moves every
+    piece read through it alike (TablePose.camera_share_added)."""
+    if exact_normal is None:
+        return {}
+    exact = np.linalg.pinv(exact_normal) * noise ** 2
+    added = {}
+    for k, name in enumerate(names[1:], start=1):
+        c0 = ncam + 3 * (k - 1)
+        added[name] = psd(_camera_regression(scaled, c0, ncam) - _camera_regression(exact, c0, ncam))
+    return added
+
+
+def _camera_regression(cov: np.ndarray, c0: int, ncam: int) -> np.ndarray:
+    """The part of the (3, 3) pose covariance at rows c0.. that the camera's parameters (the first
+    ncam) explain in the joint covariance cov: B C^+ B^T."""
+    B = cov[c0:c0 + 3, :ncam]
+    return B @ np.linalg.pinv(cov[:ncam, :ncam]) @ B.T
 
 
 def _reference_gauge_cov(model: "_PlaneModel", Jw: np.ndarray, wts: np.ndarray, cov: np.ndarray,
