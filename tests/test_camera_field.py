@@ -123,3 +123,56 @@ def test_pairs_read_through_one_camera_are_called_within_the_field_difference(ha
     close = next(c for c in pairs if {c.ahead, c.behind} == {"tornado/boat-1", "tornado/boat-2"})
     assert close.verdict == "ahead" and true[close.ahead].measure < true[close.behind].measure
     assert all(abs(by[n].measure.value - true[n].measure) > 1.0 for n in (close.ahead, close.behind))
+
+
+def _straight_course(field, camera_share: float):
+    """One straight zone whose exit line's two points (sigma 0.3 and 0.5 mm) carry camera_share of
+    their sigma as the camera's; boats at y = 40 and -60 are 100 mm apart along it."""
+    from types import SimpleNamespace
+
+    line = BoundaryLine(name="curve 1 entry", kind="ray", origin=(300.0, 0.0), along=(0.0, 1.0), forward=(1.0, 0.0),
+                        half_length=math.inf, sigma0=0.3, s2=100.0, sigma2=0.5, heights_mm=(2.0, 0.3),
+                        camera0=0.3 * camera_share, camera2=0.5 * camera_share)
+    return SimpleNamespace(zones=(SimpleNamespace(kind="straight", exit=line),), finished_zone=1, camera_field=field)
+
+
+def test_a_lines_camera_share_turns_it_with_the_field_not_on_its_own():
+    from referee.tornado.ranking import _difference_sigma
+
+    # by hand: sigma0 0.3 of which 0.18 the camera's leaves 0.24; sigma2 0.5 of which 0.3 leaves 0.4
+    line = _straight_course(None, 0.6).zones[0].exit
+    own, cam = line.direction_sigma_split()
+    assert own == pytest.approx(math.hypot(0.24, 0.4) / 100.0) and cam == pytest.approx(math.hypot(0.18, 0.3) / 100.0)
+    assert line.sigma_direction_rad == pytest.approx(math.hypot(0.3, 0.5) / 100.0)
+    # a rigid turn and shift of the whole table moves boats and line alike: with the line's sigma all
+    # the camera's, what is left of the pair is the boats' own sigma (1.0 less their 0.5 camera share)
+    rigid = CameraField(_camera(), (_camera(turn_deg=0.1), _camera(shift=(3.0, 1.0))))
+    a, b = _boat("a", 200.0, 40.0), _boat("b", 150.0, -60.0)
+    assert _difference_sigma(_straight_course(rigid, 1.0), 0, a, b) == pytest.approx(math.sqrt(0.75 + 0.75), abs=1e-3)
+    # the same line with no camera share tilts on its own: 100 mm times hypot(0.3, 0.5) / 100 mm
+    assert _difference_sigma(_straight_course(rigid, 0.0), 0, a, b) == pytest.approx(
+        math.sqrt(1.5 + math.hypot(0.3, 0.5) ** 2), abs=1e-3)
+    # without a field the share cannot be told from the rest: the line's whole sigma stays
+    assert _difference_sigma(_straight_course(None, 1.0), 0, a, b) == pytest.approx(
+        _difference_sigma(_straight_course(None, 0.0), 0, a, b))
+
+
+def test_a_markers_camera_share_moves_with_the_field_not_on_its_own():
+    from types import SimpleNamespace
+
+    from referee.tornado.ranking import _difference_sigma
+
+    rigid = CameraField(_camera(), (_camera(turn_deg=0.1), _camera(shift=(3.0, 1.0))))
+    a, b = _boat("a", 300.0, 100.0), _boat("b", 300.0, 200.0)  # 100 and 200 mm out from the marker
+
+    def curve(share):
+        return SimpleNamespace(zones=(SimpleNamespace(kind="curve", vertex=(300.0, 0.0), vertex_z_mm=2.0,
+                                                      sigma_vertex=0.4, vertex_camera_mm=0.4 * share),),
+                               finished_zone=1, camera_field=rigid)
+    # by hand: the boats' own 0.866 mm turn them by 0.866/100 and 0.866/200 rad; the marker's whole 0.4 mm
+    # is the camera's and moves with them
+    own = math.degrees(math.hypot(math.sqrt(0.75) / 100.0, math.sqrt(0.75) / 200.0))
+    assert _difference_sigma(curve(1.0), 0, a, b) == pytest.approx(own, rel=1e-3)
+    # as its own, a shift across the rays turns them by 0.4 * (1/100 - 1/200)
+    assert _difference_sigma(curve(0.0), 0, a, b) == pytest.approx(
+        math.hypot(own, math.degrees(0.4 * (1 / 100.0 - 1 / 200.0))), rel=1e-3)

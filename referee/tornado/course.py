@@ -55,6 +55,10 @@ class BoundaryLine:
     # the heights (mm) its two points were read at, for the camera's field (referee.camera_field);
     # None when a point was not read by the camera (a nominal piece): no field moves it
     heights_mm: tuple[float, float] | None = None
+    # the camera's share of sigma0 and sigma2 (PiecePose.sigma_camera_mm of the pieces read there): it
+    # moves with the camera's field, which a comparison that uses the field counts on its own
+    camera0: float = 0.0
+    camera2: float = 0.0
 
     def signed(self, p: g.Point) -> float:
         """How far p lies past the line in the direction of travel (mm, + = past)."""
@@ -82,6 +86,15 @@ class BoundaryLine:
         if self.sigma_dir is not None:
             return self.sigma_dir
         return math.hypot(self.sigma0, self.sigma2) / abs(self.s2)
+
+    def direction_sigma_split(self) -> tuple[float, float]:
+        """(the direction's sigma without the camera's share, the camera's share alone), rad: the
+        camera's share turns the line as its field moves the two points, the rest independently."""
+        if self.sigma_dir is not None or self.heights_mm is None:
+            return self.sigma_direction_rad, 0.0
+        cam0, cam2 = min(self.camera0, self.sigma0), min(self.camera2, self.sigma2)
+        own = math.hypot(math.sqrt(self.sigma0 ** 2 - cam0 ** 2), math.sqrt(self.sigma2 ** 2 - cam2 ** 2))
+        return own / abs(self.s2), math.hypot(cam0, cam2) / abs(self.s2)
 
     def on_track_side(self, p: g.Point, track_width: float) -> bool:
         """Whether p lies beside the physical part of the line rather than its extension."""
@@ -120,6 +133,7 @@ class Zone:
     marker: int | None = None
     path_radius: float = 0.0
     vertex_z_mm: float | None = None  # the marker's height as read (None: a nominal marker), for the camera's field
+    vertex_camera_mm: float = 0.0  # the camera's share of sigma_vertex (BoundaryLine.camera0)
 
     def sector_offset_deg(self, p: g.Point) -> float:
         """Curve only: how far p has turned past the entry ray, in [0, 360)."""
@@ -193,7 +207,8 @@ def _gate_line(pose: PiecePose, name: str, catalog: Catalog, nominal: set) -> Bo
     return BoundaryLine(name=name, kind="gate", origin=(pose.x_mm, pose.y_mm),
                         along=g.direction(pose.theta_deg + 90.0), forward=g.direction(pose.theta_deg),
                         half_length=half, sigma0=pose.sigma_mm, s2=half, sigma2=sigma2, piece=pose.name,
-                        heights_mm=None if pose.name in nominal else (pose.z_mm, pose.z_mm))
+                        heights_mm=None if pose.name in nominal else (pose.z_mm, pose.z_mm),
+                        camera0=pose.sigma_camera_mm, camera2=pose.sigma_camera_mm)
 
 
 def _card_sticker_point(pose: PiecePose, catalog: Catalog) -> g.Point:
@@ -219,6 +234,7 @@ class _CurveCard:
     sigma: float
     face: str | None
     z_mm: float = 0.0  # the height its sticker was read at
+    camera: float = 0.0  # the camera's share of sigma (PiecePose.sigma_camera_mm)
 
 
 def build_course(spec: CourseSpec, obs: Observation, catalog: Catalog | None = None,
@@ -303,7 +319,7 @@ def _curve_cards_at_markers(spec: CourseSpec, obs: Observation, markers: dict[in
         # what tilts the line is the point's sigma across the card's edge (a measured copy knows it better
         # than along the edge); with the catalog's default, the same in every direction
         cards_at[best[0]].append(_CurveCard(pose.name, sticker, pose.sigma_toward_mm(pose.theta_deg + 90.0),
-                                            pose.face, pose.z_mm))
+                                            pose.face, pose.z_mm, pose.sigma_camera_mm))
     return cards_at
 
 
@@ -325,7 +341,8 @@ def _curve_line(spec: CourseSpec, c: CurveSpec, mpose: PiecePose, role: str, car
                         forward=g.rotate(along, 90.0 * c.sign), half_length=math.inf,
                         sigma0=mpose.sigma_mm, s2=s2, sigma2=card.sigma, piece=card.name,
                         sigma_dir=math.radians(NOMINAL_SIGMA_DEG) if card.name in nominal else None,
-                        heights_mm=None if nominal & {mpose.name, card.name} else (mpose.z_mm, card.z_mm))
+                        heights_mm=None if nominal & {mpose.name, card.name} else (mpose.z_mm, card.z_mm),
+                        camera0=mpose.sigma_camera_mm, camera2=card.camera)
 
 
 
@@ -397,7 +414,8 @@ def _make_zones(spec: CourseSpec, start: BoundaryLine, finish: BoundaryLine, mar
         zones.append(Zone(index=len(zones), name=f"curve {c.marker}", kind="curve", entry=entry, exit=exit_,
                           path=tuple(arc), vertex=vertex, sigma_vertex=mpose.sigma_mm, turn=c.sign,
                           sweep_deg=sweep, marker=c.marker, path_radius=(r_in + r_out) / 2,
-                          vertex_z_mm=None if mpose.name in nominal else mpose.z_mm))
+                          vertex_z_mm=None if mpose.name in nominal else mpose.z_mm,
+                          vertex_camera_mm=min(mpose.sigma_camera_mm, mpose.sigma_mm)))
         pos, heading, prev_line = arc[-1], exit_.forward, exit_
     name = "final straight" if n else "straight to the finish"
     zones.append(Zone(index=len(zones), name=name, kind="straight", entry=prev_line, exit=finish,

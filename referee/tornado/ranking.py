@@ -53,13 +53,16 @@ def within_band(delta: float, sigma_a: float, sigma_b: float, sigma_shared: floa
     return abs(delta) < BAND_SIGMAS * math.sqrt(sigma_a ** 2 + sigma_b ** 2 + sigma_shared ** 2)
 
 
-def straight_difference_sigma(line, p: g.Point, sigma_p: float, q: g.Point, sigma_q: float) -> float:
+def straight_difference_sigma(line, p: g.Point, sigma_p: float, q: g.Point, sigma_q: float,
+                              sigma_direction_rad: float | None = None) -> float:
     """Standard uncertainty of the difference of two distances to one boundary line (mm).
 
-    The line's offset error is common and cancels; its direction error tilts the line,
-    which moves the two feet apart by (s_p - s_q) times the angle.
+    The line's offset error is common and cancels; its direction error (the line's own, or
+    sigma_direction_rad when given) tilts the line, which moves the two feet apart by
+    (s_p - s_q) times the angle.
     """
-    tilt = (line.along_coord(p) - line.along_coord(q)) * line.sigma_direction_rad
+    sd = line.sigma_direction_rad if sigma_direction_rad is None else sigma_direction_rad
+    tilt = (line.along_coord(p) - line.along_coord(q)) * sd
     return math.sqrt(sigma_p ** 2 + sigma_q ** 2 + tilt ** 2)
 
 
@@ -249,23 +252,31 @@ def placement_warning(call: Call) -> str:
 
 def _difference_sigma(course: Course, zone: int, a: Racer, b: Racer) -> float:
     """Uncertainty of the difference of a's and b's measures, both in ``zone``; the camera's share
-    of the two boats' sigmas counts only as far as it differs between their places, and never more
-    than if the two shares were independent, as every other term is."""
+    of the two boats' sigmas, and of the line or marker they are measured from, counts only as far
+    as it differs between their places, and never more than if those shares were independent, as
+    every other term is."""
     field_apart = camera_field_difference(course, zone, a, b)
     a, b, lineup = _lineup_shared(a, b)
     own_a, own_b, apart_mm = camera_shared(a, b)
     if zone != course.finished_zone and course.zones[zone].kind == "curve":
         z = course.zones[zone]
-        own = curve_difference_sigma(z.vertex, z.sigma_vertex, a.position, own_a, b.position, own_b)
+        # with the field, the marker's camera share is in field_apart: the rest of its sigma moves it alone
+        cam_v = min(z.vertex_camera_mm, z.sigma_vertex) if field_apart is not None else 0.0
+        own = curve_difference_sigma(z.vertex, math.sqrt(z.sigma_vertex ** 2 - cam_v ** 2), a.position, own_a,
+                                     b.position, own_b)
         rho_a, rho_b = (max(g.dist(r.position, z.vertex), 1.0) for r in (a, b))
         apart = apart_mm / min(rho_a, rho_b) if field_apart is None else field_apart
+        independent = math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b,
+                                 math.radians(curve_difference_sigma(z.vertex, cam_v, a.position, 0.0, b.position, 0.0)))
         shift = lineup[0] / rho_a - lineup[1] / rho_b
-        return math.hypot(own, math.degrees(min(apart, math.hypot(a.camera_mm / rho_a, b.camera_mm / rho_b))),
-                          math.degrees(shift))
+        return math.hypot(own, math.degrees(min(apart, independent)), math.degrees(shift))
     line = course.finish if zone == course.finished_zone else course.zones[zone].exit
-    own = straight_difference_sigma(line, a.position, own_a, b.position, own_b)
+    own_dir, cam_dir = line.direction_sigma_split() if field_apart is not None else (None, 0.0)
+    own = straight_difference_sigma(line, a.position, own_a, b.position, own_b, own_dir)
     apart = apart_mm if field_apart is None else field_apart
-    return math.hypot(own, min(apart, math.hypot(a.camera_mm, b.camera_mm)), lineup[0] - lineup[1])
+    independent = math.hypot(a.camera_mm, b.camera_mm,
+                             (line.along_coord(a.position) - line.along_coord(b.position)) * cam_dir)
+    return math.hypot(own, min(apart, independent), lineup[0] - lineup[1])
 
 
 def _lineup_shared(a: Racer, b: Racer) -> tuple[Racer, Racer, tuple[float, float]]:
