@@ -86,9 +86,8 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     gauge = frame_gauge_cov(plane)
     frame_info["camera_field_gradient"] = _camera_gradient(plane, fits)
     frame_info["camera_field"] = camera_field(plane.tp, frame_pose)
-    held = _plane_pieces_held(obs_by_piece, plane)
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
-                         fits.get(name) or held.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
+                         fits.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog, (w, h)))
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
@@ -355,16 +354,6 @@ def _placed_by_plane(name: str, plane: Plane) -> bool:
     return name in tp.piece_poses and name not in tp.outliers and not plane.plane_from_tops
 
 
-def _plane_pieces_held(obs_by_piece: dict[str, list[StickerObs]],
-                       plane: Plane) -> dict[str, tuple[PieceFit, float]]:
-    """name -> (its fit with the camera held at the plane fit's, sticker height) of every piece the
-    plane fit places, the frame's own piece left out. Only its sensitivity to the camera is used
-    (_camera_term): the reported pose stays the plane fit's."""
-    names = [n for n in sorted(obs_by_piece) if _placed_by_plane(n, plane) and n != plane.solve_ref]
-    return {n: (f, obs_by_piece[n][0].z_mm)
-            for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], plane.tp))}
-
-
 def _resting_height(name: str, pose, sts: list[StickerObs], tp, catalog: Catalog) -> float | None:
     """The height of the piece's sticker when the piece (pose: reference frame) lies within the
     footprint of a support the plane fit placed, from the catalog's top_z_mm_on; None on none."""
@@ -387,20 +376,19 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                 warnings: list[str], fitted: tuple[PieceFit, float] | None = None,
                 spread: tuple[float, float] | None = None, gauge: np.ndarray | None = None) -> PiecePose:
     """Stage 5: one piece's parallax-correct pose and sigma in the reported frame (fitted: its
-    _piece_fits entry, when the plane fit does not place it, else its _plane_pieces_held entry; gauge:
-    frame_gauge_cov; spread: the plane's leave-one-out variances for this piece, when it was refitted)."""
+    _piece_fits entry, when the plane fit does not place it; gauge: frame_gauge_cov; spread: the plane's
+    leave-one-out variances for this piece, when it was refitted)."""
     tp = plane.tp
     z_used = sts[0].z_mm
-    camera_fit = fitted[0] if fitted is not None else None  # what its camera term is worked out from
     if _placed_by_plane(name, plane):
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
     else:
         fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, catalog)[name]
-        fit = camera_fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)
+        fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)
         if name in tp.outliers:
-            fit = camera_fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
+            fit = PieceFit(fit.pose, fit.cov * 4.0, fit.rms_sigma)
         elif len(sts) > 1 and fit.rms_sigma > DISAGREE_SIGMA:
             warnings.append(f"the stickers of {name} disagree with its catalog layout ({fit.rms_sigma:.0f} sigma): "
                             f"bent, restuck, or two copies? its sigma is widened to match")
@@ -425,8 +413,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
                      face=face, size_px=min(s.side_px for s in sts), placement_sigma_mm=placed.sigma_mm,
                      placement_sigma_along_mm=placed.sigma_along_mm, placement_sigma_deg=placed.sigma_deg,
                      sigma_frame_mm=frame_term[0], sigma_frame_theta_deg=frame_term[1],
-                     sigma_camera_mm=_camera_term(name, camera_fit, plane, own_mm, lever),
-                     placement_shared_mm=placed.shared_mm)
+                     sigma_camera_mm=_camera_term(name, fit, plane, own_mm, lever), placement_shared_mm=placed.shared_mm)
 
 
 def _camera_gradient(plane: Plane, fits: dict) -> float:
@@ -451,7 +438,7 @@ def frame_gauge_cov(plane: Plane) -> np.ndarray:
     return S @ plane.tp.camera_cov @ S.T
 
 
-def _camera_term(name: str, fit: PieceFit | None, plane: Plane, own_mm: float, lever: np.ndarray) -> float:
+def _camera_term(name: str, fit: PieceFit, plane: Plane, own_mm: float, lever: np.ndarray) -> float:
     """PiecePose.sigma_camera_mm: the part of a piece's own sigma (own_mm, the frame's term left out)
     that moves with the camera's field (referee.camera_field). A piece fitted on its own: S C S^T of
     its fit with the camera held (fit), less the frame's rigid move through its lever arm (lever).
@@ -466,7 +453,7 @@ def _camera_term(name: str, fit: PieceFit | None, plane: Plane, own_mm: float, l
     if _placed_by_plane(name, plane):
         added = plane.tp.camera_share_added.get(name)
         return 0.0 if added is None else math.sqrt(min(max(0.0, float(np.trace(added[:2, :2])) / 2.0), own_mm ** 2))
-    S = None if fit is None else fit.camera_sensitivity
+    S = fit.camera_sensitivity
     if S is None:
         return 0.0
     from_camera = S @ plane.tp.camera_cov @ S.T
