@@ -196,17 +196,22 @@ def _gate_line(pose: PiecePose, name: str, catalog: Catalog, nominal: set) -> Bo
     """The line of a start gate or finish line: through its two end stickers, square to travel.
 
     Rulebook, How to Use the Start and Goal Gates / SPEC section 2: the stickers
-    sit on the two ends of the gate's line, +x the direction of travel.
+    sit on the two ends of the gate's line, +x the direction of travel. Its uncertainty is its
+    pose's: where its middle lies across the line (along +x; a placement tolerance may be tighter
+    across it than along it) and its heading, apart (sigma_dir), since a shift of the line does
+    not turn it. (A two-point model, the middle and one end, was lopsided: wider at the far end
+    than the near one, and it turned the line by the middle's shift too.)
     """
     spec = catalog.piece(pose.name)
     half = abs(spec.sticker("left").y_mm - spec.sticker("right").y_mm) / 2
-    sigma_theta = math.radians(pose.sigma_theta_deg) if pose.sigma_theta_deg > 0 else 2 * pose.sigma_mm / (2 * half)
-    # equivalent two-point model: the centre (sigma0) and a point `half` along with
-    # the extra angular uncertainty folded in
-    sigma2 = math.hypot(pose.sigma_mm, half * sigma_theta)
+    across = pose.sigma_toward_mm(pose.theta_deg)
+    sigma_theta = math.radians(pose.sigma_theta_deg) if pose.sigma_theta_deg > 0 else 2 * across / (2 * half)
+    # the pose's own two terms: where its middle is across the line (sigma0) and its heading (sigma_dir),
+    # apart; at `half` along, both
+    sigma2 = math.hypot(across, half * sigma_theta)
     return BoundaryLine(name=name, kind="gate", origin=(pose.x_mm, pose.y_mm),
                         along=g.direction(pose.theta_deg + 90.0), forward=g.direction(pose.theta_deg),
-                        half_length=half, sigma0=pose.sigma_mm, s2=half, sigma2=sigma2, piece=pose.name,
+                        half_length=half, sigma0=across, s2=half, sigma2=sigma2, piece=pose.name, sigma_dir=sigma_theta,
                         heights_mm=None if pose.name in nominal else (pose.z_mm, pose.z_mm),
                         camera0=pose.sigma_camera_mm, camera2=pose.sigma_camera_mm)
 
