@@ -56,14 +56,16 @@ def _several_on_a_face(spec) -> bool:
     return any(len(p) > 1 for p in places.values())
 
 
-def lineup_pieces(rng: np.random.Generator, catalog: Catalog, boats: list[str]) -> list[dict]:
-    """The start gate at the origin and each boat behind it, heading along the gate's +x, turned a
-    little from square, its nose touching the gate's straight side (footprints from catalog)."""
-    gate = catalog.piece("tornado/start-gate").footprint
+def lineup_pieces(rng: np.random.Generator, catalog: Catalog, boats: list[str], line: str = "tornado/start-gate",
+                  spacing: float = 24.0) -> list[dict]:
+    """The start gate (or line: the finish line) at the origin and each boat behind it, heading along
+    its +x, turned a little from square, its nose touching its straight side (footprints from
+    catalog), spacing mm apart (the boats' line-up: side by side at the gate's middle, a finger's
+    width apart; the finish line-up: spread along its length; SPEC section 4)."""
+    gate = catalog.piece(line).footprint
     depth = float(gate["size_mm"][0])
     back_x = -depth / 2
-    pieces = [{"name": "tornado/start-gate", "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}]
-    spacing = 24.0  # side by side at the gate's middle, a finger's width apart (SPEC section 4)
+    pieces = [{"name": line, "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}]
     for k, name in enumerate(boats):
         turn = float(rng.uniform(-LINEUP_TURN_DEG, LINEUP_TURN_DEG))
         c, s = math.cos(math.radians(turn)), math.sin(math.radians(turn))
@@ -93,6 +95,20 @@ def lineup_scene(seed: int, boats: list[str] | None = None, resolution: str = "1
     rng = np.random.default_rng(seed)
     boats = boats or [f"tornado/boat-{k}" for k in range(1, 7)]
     pieces = lineup_pieces(rng, catalog, boats)
+    return _scene(rng, catalog, pieces, RESOLUTIONS[resolution], {"seed": seed, "lineup": True})
+
+
+# the finish line-up (SPEC section 4, `refcam measure tornado-finish`): the six boats spread along the
+# finish line's 330 mm, 50 mm apart
+FINISH_LINEUP_SPACING_MM = 50.0
+
+
+def finish_lineup_scene(seed: int, resolution: str = "1080p", catalog: Catalog | None = None) -> dict:
+    """The measuring photo of `refcam measure tornado-finish` as a scene: the boats behind the finish line."""
+    catalog = catalog or default_catalog()
+    rng = np.random.default_rng(seed)
+    boats = [f"tornado/boat-{k}" for k in range(1, 7)]
+    pieces = lineup_pieces(rng, catalog, boats, "tornado/finish-line", FINISH_LINEUP_SPACING_MM)
     return _scene(rng, catalog, pieces, RESOLUTIONS[resolution], {"seed": seed, "lineup": True})
 
 

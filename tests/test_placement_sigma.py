@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from referee.catalog import DEFAULT_CATALOG_PATH, default_catalog, load_user_catalog
+from referee.catalog import DEFAULT_CATALOG_PATH, Catalog, default_catalog, load_user_catalog
 from referee.errors import CatalogError
 from referee.observation import Observation, PiecePose
 from referee.tornado import geometry as g
@@ -148,7 +148,8 @@ def test_a_piece_seen_by_fewer_stickers_carries_what_they_leave_unmeasured():
     its pose is that sticker's (0.35 x sqrt 2 = 0.49 mm, and the one-sticker turn of 2 degrees per mm
     of it, 0.99 degree), and that turn swings the gate's centre 150 mm away by 2.59 mm across its
     line (along the gate's +x, the way boats travel); a river tile likewise; a boat has one sticker
-    and a measured piece its measured term whatever shows."""
+    and a measured piece its measured term whatever shows; a measured finish line (where its two stickers
+    sit together) keeps it only while both show."""
     from types import SimpleNamespace
 
     from vision.pipeline import placement_seen
@@ -166,3 +167,12 @@ def test_a_piece_seen_by_fewer_stickers_carries_what_they_leave_unmeasured():
     assert one.sigma_mm == pytest.approx(one_mm, rel=0.02)  # the sticker sits on the gate's line
     boat = cat.piece("tornado/boat-1")
     assert placement_seen(boat, [SimpleNamespace(marker_id=boat.stickers[0].marker_id)]) == boat.placement
+    data = json.loads(json.dumps(cat.data))
+    entry = next(p for fam in data["families"] for p in fam["pieces"] if p["name"] == "tornado/finish-line")
+    entry.update(placement_sigma_along_mm=0.05, placement_sigma_deg=0.03)
+    measured = Catalog(data, "finish measured").piece("tornado/finish-line")
+    assert measured.placement.measured
+    assert placement_seen(measured, [SimpleNamespace(marker_id=left), SimpleNamespace(marker_id=right)]) == \
+        measured.placement
+    # one end alone: its own turn, never measured, swings the line as before
+    assert placement_seen(measured, [SimpleNamespace(marker_id=right)]) == one

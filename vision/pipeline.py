@@ -167,12 +167,14 @@ def placement_seen(spec, sts: list[StickerObs]) -> Placement:
     seen with fewer, the piece's pose is its seen stickers' (0.5 / sqrt(seen) of the one-sticker
     term), and with one, that sticker's own turn (1 degree) swings the piece's reference point by its
     distance from it (a finish line seen by one end: 1 degree over 150 mm, 2.6 mm). A measured
-    piece keeps its measured term."""
+    piece keeps its measured term when all of its stickers on the face are seen: a measured finish
+    line's term (`refcam measure tornado-finish`) is where its two stickers sit together, and one
+    sticker alone still turns the line by its own unmeasured turn."""
     placed = spec.placement
     ids = {s.marker_id for s in sts}
     seen = {(st.x_mm, st.y_mm) for st in spec.stickers if st.marker_id in ids}
     n = _places_on_a_face(spec)
-    if placed.measured or n < 2 or len(seen) >= n:
+    if n < 2 or len(seen) >= n:
         return placed
     one_mm, one_deg = sticker_placement(spec)
     if len(seen) > 1:

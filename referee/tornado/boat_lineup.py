@@ -94,10 +94,10 @@ def _front_reach(catalog: Catalog, boat: str, turn_deg: float) -> float:
     return max(x * c - y * s for x, y in catalog.piece(boat).footprint_polygon(96))
 
 
-def gate_back_side(catalog: Catalog) -> tuple[float, float]:
+def gate_back_side(catalog: Catalog, line: str = START_GATE) -> tuple[float, float]:
     """(x of the gate's straight long side behind its line, half the gate's length), gate frame mm:
-    what every line-up (boats, course pieces) touches."""
-    fp = catalog.piece(START_GATE).footprint
+    what every line-up (boats, course pieces) touches; line: the start gate or the finish line."""
+    fp = catalog.piece(line).footprint
     depth, length = (float(v) for v in fp["size_mm"])
     cx = float(fp.get("centre_mm", (0.0, 0.0))[0])
     return cx - depth / 2, length / 2
@@ -113,11 +113,13 @@ def off_touching(reading_mm: float, remedy: str) -> str:
             f"off touching): {remedy}")
 
 
-def gate_in_view(obs: Observation, label: str, lay_out: str) -> PiecePose:
-    """The start gate of a line-up photo; LineupError saying how to lay out the pieces when it is not in view."""
-    gate = obs.piece(START_GATE)
+def gate_in_view(obs: Observation, label: str, lay_out: str, line: str = START_GATE) -> PiecePose:
+    """The start gate (or line: the finish line) of a line-up photo; LineupError saying how to lay out
+    the pieces when it is not in view."""
+    gate = obs.piece(line)
     if gate is None:
-        raise LineupError(f"{label}: the start gate is not in view: lay it flat on the table in the picture, {lay_out}")
+        raise LineupError(f"{label}: the {line.split('/')[-1].replace('-', ' ')} is not in view: lay it flat on "
+                          f"the table in the picture, {lay_out}")
     return gate
 
 
@@ -146,14 +148,16 @@ def sigma_against_gate_mm(obs: Observation, pose: PiecePose, gate: PiecePose, ca
     return math.hypot(own, relative)
 
 
-def read_lineup(obs: Observation, catalog: Catalog, label: str) -> tuple[list[BoatReading], list[str]]:
-    """The boats of one line-up photo: (readings, refusals). Raises LineupError when the photo
-    shows no start gate or no boat."""
-    gate = gate_in_view(obs, label, "the boats behind it with their noses touching its straight side")
+def read_lineup(obs: Observation, catalog: Catalog, label: str,
+                line: str = START_GATE) -> tuple[list[BoatReading], list[str]]:
+    """The boats of one line-up photo against the start gate (or line: the finish line): (readings,
+    refusals). Raises LineupError when the photo shows no such gate or no boat."""
+    gate = gate_in_view(obs, label, "the boats behind it with their noses touching its straight side", line)
     boats = [p for p in obs.pieces if p.name.startswith(BOAT_PREFIX)]
     if not boats:
-        raise LineupError(f"{label}: no boat in view: stand the boats behind the start gate")
-    back_x, half_length = gate_back_side(catalog)
+        raise LineupError(f"{label}: no boat in view: stand the boats behind the "
+                          f"{line.split('/')[-1].replace('-', ' ')}")
+    back_x, half_length = gate_back_side(catalog, line)
     readings, refusals = [], []
     for b in boats:
         sigma = sigma_against_gate_mm(obs, b, gate, catalog, (b.x_mm, b.y_mm))

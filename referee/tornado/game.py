@@ -131,9 +131,9 @@ class TornadoSplash:
         return (rank_command(self), CHECK)
 
     def measurements(self) -> tuple:
-        from .measure_command import BOATS, COURSE
+        from .measure_command import BOATS, COURSE, FINISH
 
-        return (BOATS, COURSE)
+        return (BOATS, COURSE, FINISH)
 
     # ------------------------------------------------------------------ what the players declare
     def declarables(self, state: TornadoState) -> tuple[Declarable, ...]:

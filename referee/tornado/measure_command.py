@@ -1,6 +1,7 @@
-"""`refcam measure tornado-boats IMAGE...` and `refcam measure tornado-course IMAGE...`: the boats'
-and the course pieces' sticker placement from line-up photos (referee/tornado/boat_lineup.py,
-course_lineup.py), as the text and JSON the command line prints."""
+"""`refcam measure tornado-boats IMAGE...`, `refcam measure tornado-course IMAGE...` and `refcam measure
+tornado-finish IMAGE...`: the boats', the course pieces' and the finish line's sticker placement from
+line-up photos (referee/tornado/boat_lineup.py, course_lineup.py, finish_lineup.py), as the text and
+JSON the command line prints."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from referee.observation import Observation
 
 from .boat_lineup import LINEUP_LIMIT_DEG, LINEUP_LIMIT_MM, measure_boats
 from .course_lineup import MIN_TURNS_APART_DEG, measure_course
+from .finish_lineup import MIN_SPREAD_MM, measure_finish
 
 
 def _measure(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
@@ -54,6 +56,21 @@ def _measure_course(observations: Sequence[tuple[str, Observation]], catalog: Ca
     return {"catalog": got["catalog"], "lines": lines, "json": doc}
 
 
+def _measure_finish(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
+    got = measure_finish(observations, catalog)
+    f = got["finish"]
+    lines = [f"finish line, from {got['boats']} boat readings: its stickers sit {f['offset_mm']:+.2f} mm "
+             f"+- {f['offset_sigma_mm']:.2f} across it (+ forward), turned {f['turn_deg']:+.3f}° +- {f['turn_sigma_deg']:.3f}°",
+             "correction: each sticker moved across the line by that offset and turn at its place; the line's "
+             "heading tolerance becomes the turn's sigma, across it the catalog's stays (one photo places the line "
+             "against its stickers only that well)"]
+    lines += [f"refused: {r}" for r in got["refusals"]]
+    doc = {"finish_line": {k: round(v, 4) for k, v in f.items()}, "boat_readings": got["boats"],
+           "refused": got["refusals"],
+           "limits": {"off_gate_mm": LINEUP_LIMIT_MM, "turn_deg": LINEUP_LIMIT_DEG, "min_spread_mm": MIN_SPREAD_MM}}
+    return {"catalog": got["catalog"], "lines": lines, "json": doc}
+
+
 BOATS = Measurement(
     name="tornado-boats",
     help="the Tornado boats' sticker placement along their heading, from photos of the boats standing behind "
@@ -70,3 +87,11 @@ COURSE = Measurement(
          "(the straight edge its sticker is on) flush along the side and its sticker past the gate's end, every "
          "card face up once (six photos in all)",
     measure=_measure_course)
+
+
+FINISH = Measurement(
+    name="tornado-finish",
+    help="where the Tornado finish line's own stickers sit across it, from photos of the boats, measured first "
+         "(--catalog: what tornado-boats, then tornado-course, wrote), standing behind the finish line with their "
+         "noses touching its straight side, spread along its whole length",
+    measure=_measure_finish)

@@ -11,6 +11,8 @@ picture of that copy). Each Tornado table is rendered three ways and ruled on ag
 * measured, course too: that catalog then given to `refcam measure tornado-course` as its base, with the
   course line-up photos of the same copy (synth.handstuck.course_lineup_scene: every curve card face
   once, the markers a quarter turn further each photo; COURSE_LINEUP_PHOTOS of them).
+* measured, finish too: that catalog then given to `refcam measure tornado-finish`, with one photo of the
+  same copy's boats behind its finish line (synth.handstuck.finish_lineup_scene).
 Per condition: boat pairs in one zone called right / equidistant / wrong, boats in a wrong zone (apart:
 those whose crossing refcam called too close to call, weighed on both zones),
 pairs warned that placement limits them, the share of pairs whose measured difference is within 2
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections import Counter
@@ -36,6 +39,8 @@ from referee.catalog import Catalog, default_catalog
 from referee.errors import RefcamError
 from referee.tornado.boat_lineup import measure_boats
 from referee.tornado.course_lineup import measure_course
+from referee.tornado.course_spec import FINISH_LINE
+from referee.tornado.finish_lineup import measure_finish
 from referee.tornado.ranking import EQUIDISTANT
 from referee.tornado.standings import TornadoGame, assess
 from tests import tornado_oracle as oracle
@@ -44,7 +49,7 @@ from .accuracy import camera_of
 
 # "clean": exact stickers, no placement term (refcam before issue 20); "hand-stuck, no term": a hand-stuck
 # copy read that way; "hand-stuck": with the catalog's default tolerance; "measured": after one line-up photo
-CONDITIONS = ("clean", "hand-stuck, no term", "hand-stuck", "measured", "measured, course too")
+CONDITIONS = ("clean", "hand-stuck, no term", "hand-stuck", "measured", "measured, course too", "measured, finish too")
 CLOSE_MM = (0.3, 3.0)  # a close call: two boats in one zone this far apart
 SIGMA_TARGET_MM = 0.15
 
@@ -157,13 +162,15 @@ def tornado_table(seed: int, tallies: dict, resolution: str, single_only: bool =
         print(f"  seed {seed}: line-up refused: {exc}", flush=True)
         measured = nominal
     course_too = _course_measured(seed, copy, measured, resolution, tallies["measured, course too"])
+    finish_too = _finish_measured(seed, copy, course_too, resolution, tallies["measured, finish too"])
     for cond, catalog in (("measured", measured), ("measured, course too", course_too)):
         score_boat_measures(copy, catalog, tallies[cond])
     bare = without_placement_term(nominal)
     images = {}
     for cond, render_with, observe_with in (("clean", nominal, bare), ("hand-stuck, no term", copy, bare),
                                             ("hand-stuck", copy, nominal), ("measured", copy, measured),
-                                            ("measured, course too", copy, course_too)):
+                                            ("measured, course too", copy, course_too),
+                                            ("measured, finish too", copy, finish_too)):
         key = render_with.source
         if key not in images:
             images[key] = render_scene(scene, True, catalog=render_with)
@@ -211,6 +218,31 @@ def _course_measured(seed: int, copy: Catalog, base: Catalog, resolution: str, t
     for why in got["refusals"]:
         print(f"  seed {seed}: course line-up: refused {why}", flush=True)
     return Catalog(got["catalog"], "measured, course too")
+
+
+def _finish_measured(seed: int, copy: Catalog, base: Catalog, resolution: str, tally: Counter) -> Catalog:
+    """The catalog `refcam measure tornado-finish` writes on base (boats and course measured) from one photo
+    of the copy's boats behind its finish line, scored against the copy's true finish stickers; base itself
+    when the line-up is refused (counted and printed)."""
+    from synth.handstuck import finish_lineup_scene
+    from synth.render import render_scene
+
+    image, truth = render_scene(finish_lineup_scene(seed + 700_000, resolution=resolution), True, catalog=copy)
+    try:
+        got = measure_finish([("finish line-up", _observe(image, truth, base, "tornado"))], base)
+    except RefcamError as exc:
+        tally["lineup_refused"] += 1
+        print(f"  seed {seed}: finish line-up refused: {exc}", flush=True)
+        return base
+    # the turn of the line through the copy's two stickers (base: the catalog's layout), against the measured one
+    left, right = (copy.piece(FINISH_LINE).sticker(s) for s in ("left", "right"))
+    true_deg = math.degrees(math.atan2(left.x_mm - right.x_mm, left.y_mm - right.y_mm))
+    error = abs(got["finish"]["turn_deg"] - true_deg) / got["finish"]["turn_sigma_deg"]
+    tally["finish_n"] += 1
+    tally["finish_within_2sigma"] += error <= 2
+    tally["finish_worst_sigma_x100"] = max(tally["finish_worst_sigma_x100"], round(100 * error))
+    tally["finish_sigma_mdeg"] += round(1000 * got["finish"]["turn_sigma_deg"])
+    return Catalog(got["catalog"], "measured, finish too")
 
 
 def board_table(game: str, seed: int, tally: Counter, resolution: str) -> None:
@@ -306,6 +338,10 @@ def _report(tallies: dict, n: int) -> None:
         print(f"    {cond:<21} {t['boats_n']} boats, mean sigma {t['boats_sigma_um'] / n / 1000:.3f} mm, within 1 sigma "
               f"{100 * t['boats_within_1sigma'] / n:.1f} %, within 2 sigma {100 * t['boats_within_2sigma'] / n:.1f} %, "
               f"largest {t['boats_worst_sigma_x100'] / 100:.1f} sigma")
+    t, n = tallies["measured, finish too"], max(tallies["measured, finish too"]["finish_n"], 1)
+    print(f"  measured finish line's turn against the copy's true stickers' line: {t['finish_n']} lines, mean sigma "
+          f"{t['finish_sigma_mdeg'] / n / 1000:.3f} deg, within 2 sigma {100 * t['finish_within_2sigma'] / n:.1f} %, "
+          f"largest {t['finish_worst_sigma_x100'] / 100:.1f} sigma")
 
 
 def main(argv=None) -> int:
