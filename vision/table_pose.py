@@ -698,19 +698,17 @@ def _camera_share_added(scaled: np.ndarray, exact_normal: np.ndarray | None, noi
     piece read through it alike (TablePose.camera_share_added)."""
     if exact_normal is None:
         return {}
-    exact = np.linalg.pinv(exact_normal) * noise ** 2
-    added = {}
-    for k, name in enumerate(names[1:], start=1):
-        c0 = ncam + 3 * (k - 1)
-        added[name] = psd(_camera_regression(scaled, c0, ncam) - _camera_regression(exact, c0, ncam))
-    return added
+    hand_stuck = _camera_regression(scaled, len(names) - 1, ncam)
+    exact = _camera_regression(np.linalg.pinv(exact_normal) * noise ** 2, len(names) - 1, ncam)
+    return {name: psd(hand_stuck[k] - exact[k]) for k, name in enumerate(names[1:])}
 
 
-def _camera_regression(cov: np.ndarray, c0: int, ncam: int) -> np.ndarray:
-    """The part of the (3, 3) pose covariance at rows c0.. that the camera's parameters (the first
-    ncam) explain in the joint covariance cov: B C^+ B^T."""
-    B = cov[c0:c0 + 3, :ncam]
-    return B @ np.linalg.pinv(cov[:ncam, :ncam]) @ B.T
+def _camera_regression(cov: np.ndarray, pieces: int, ncam: int) -> np.ndarray:
+    """(pieces, 3, 3): the part of each piece's pose covariance (rows ncam + 3k..) that the camera's
+    parameters (the first ncam) explain in the joint covariance cov: B C^+ B^T."""
+    C = np.linalg.pinv(cov[:ncam, :ncam])
+    B = cov[ncam:ncam + 3 * pieces, :ncam].reshape(pieces, 3, ncam)
+    return B @ C @ B.transpose(0, 2, 1)
 
 
 def _reference_gauge_cov(model: "_PlaneModel", Jw: np.ndarray, wts: np.ndarray, cov: np.ndarray,
