@@ -51,7 +51,8 @@ class BoundaryLine:
     s2: float
     sigma2: float
     piece: str = ""
-    sigma_dir: float | None = None  # rad; set when the direction is known apart from the two points (nominal)
+    # rad; set when the direction is known apart from the two points (a nominal card; a gate's own heading)
+    sigma_dir: float | None = None
     # the heights (mm) its two points were read at, for the camera's field (referee.camera_field);
     # None when a point was not read by the camera (a nominal piece): no field moves it
     heights_mm: tuple[float, float] | None = None
@@ -212,8 +213,7 @@ def _gate_line(pose: PiecePose, name: str, catalog: Catalog, nominal: set) -> Bo
     return BoundaryLine(name=name, kind="gate", origin=(pose.x_mm, pose.y_mm),
                         along=g.direction(pose.theta_deg + 90.0), forward=g.direction(pose.theta_deg),
                         half_length=half, sigma0=across, s2=half, sigma2=sigma2, piece=pose.name, sigma_dir=sigma_theta,
-                        heights_mm=None if pose.name in nominal else (pose.z_mm, pose.z_mm),
-                        camera0=pose.sigma_camera_mm, camera2=pose.sigma_camera_mm)
+                        heights_mm=None if pose.name in nominal else (pose.z_mm, pose.z_mm))
 
 
 def _card_sticker_point(pose: PiecePose, catalog: Catalog) -> g.Point:
@@ -420,7 +420,7 @@ def _make_zones(spec: CourseSpec, start: BoundaryLine, finish: BoundaryLine, mar
                           path=tuple(arc), vertex=vertex, sigma_vertex=mpose.sigma_mm, turn=c.sign,
                           sweep_deg=sweep, marker=c.marker, path_radius=(r_in + r_out) / 2,
                           vertex_z_mm=None if mpose.name in nominal else mpose.z_mm,
-                          vertex_camera_mm=min(mpose.sigma_camera_mm, mpose.sigma_mm)))
+                          vertex_camera_mm=mpose.sigma_camera_mm))
         pos, heading, prev_line = arc[-1], exit_.forward, exit_
     name = "final straight" if n else "straight to the finish"
     zones.append(Zone(index=len(zones), name=name, kind="straight", entry=prev_line, exit=finish,
