@@ -296,6 +296,11 @@ class Catalog:
             raise UnknownNameError(f"unknown racing-card kind {kind!r}") from None
 
 
+def piece_entries(data: dict) -> dict[str, dict]:
+    """Piece name -> its entry in catalog data (the dicts themselves: what `refcam measure` edits)."""
+    return {p["name"]: p for fam in data["families"] for p in fam["pieces"]}
+
+
 def read_catalog_json(path: Path) -> dict:
     data = safeload.load_json(path, "catalog", CatalogError)  # size, depth and number limits
     if not isinstance(data, dict):

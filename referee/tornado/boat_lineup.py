@@ -29,7 +29,7 @@ from typing import Sequence
 
 from referee.camera_field import CameraField
 from referee.catalog import (ALONG_GATE_KEY, GATE_TAKEN_OFF_KEY, GATE_TERMS_KEY, READING_SIGMA_KEY,
-                             SHARED_LINEUP_KEY, Catalog)
+                             SHARED_LINEUP_KEY, Catalog, piece_entries)
 from referee.errors import InvalidInputError
 from referee.observation import Observation, PiecePose
 
@@ -223,7 +223,7 @@ def measured_catalog(base: Catalog, measures: Sequence[BoatMeasure]) -> dict:
     """The base catalog's data with each measured boat's sticker moved by its offset along
     the boat's +x and that measurement's sigma as its along-heading placement tolerance."""
     data = copy.deepcopy(base.data)
-    entries = {p["name"]: p for fam in data["families"] for p in fam["pieces"]}
+    entries = piece_entries(data)
     shared = base.piece(START_GATE).placement.sigma_along_mm
     for m in measures:
         entry = entries[m.name]
@@ -249,13 +249,13 @@ def boats_on_measured_gate(data: dict) -> None:
     LINEUPS_APART_MM. A boat corrected before (the course measured again) trades the terms taken off
     then for these; a boat measured by an older refcam (no place along the gate recorded) is left as
     it is."""
-    entries = [p for fam in data["families"] for p in fam["pieces"]]
-    gate = next((p.get("measured") for p in entries if p["name"] == START_GATE), None)
+    entries = piece_entries(data)
+    gate = entries[START_GATE].get("measured") if START_GATE in entries else None
     terms = gate.get(GATE_TERMS_KEY) if isinstance(gate, dict) else None
     if not isinstance(terms, dict):
         return
     offset, turn = float(terms["offset_mm"]), math.radians(float(terms["turn_deg"]))
-    for entry in entries:
+    for entry in entries.values():
         record = entry.get("measured")
         if not (isinstance(record, dict) and record.get("by") == MEASURED_BY and ALONG_GATE_KEY in record
                 and READING_SIGMA_KEY in record):

@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from referee.catalog import GATE_TERMS, GATE_TERMS_KEY, Catalog, StickerSpec
+from referee.catalog import GATE_TERMS, GATE_TERMS_KEY, Catalog, StickerSpec, piece_entries
 from referee.observation import Observation, PiecePose
 
 from . import geometry as g
@@ -309,7 +309,7 @@ def measured_course_catalog(base: Catalog, markers: Sequence[MarkerMeasure], fac
     to sit, and the measurement's sigma as the piece's placement tolerance (SPEC section 2); with the
     gate's own terms (combine), the boats the base measured against the same gate corrected by them."""
     data = copy.deepcopy(base.data)
-    entries = {p["name"]: p for fam in data["families"] for p in fam["pieces"]}
+    entries = piece_entries(data)
     if gate is not None:
         entries[START_GATE]["measured"] = {
             "by": MEASURED_BY, GATE_TERMS_KEY: {k: round(gate[k], 4) for k in GATE_TERMS},

@@ -33,7 +33,7 @@ import copy
 import math
 from typing import Sequence
 
-from referee.catalog import ALONG_GATE_KEY, GATE_TERMS_KEY, READING_SIGMA_KEY, Catalog
+from referee.catalog import ALONG_GATE_KEY, GATE_TERMS_KEY, READING_SIGMA_KEY, Catalog, piece_entries
 from referee.observation import Observation, PiecePose
 
 from .boat_lineup import BoatReading, LineupError, read_lineup
@@ -50,15 +50,11 @@ START_OFFSET, START_TURN = "start gate offset", "start gate turn"
 MIN_SPREAD_MM = 60.0
 
 
-def _entries(catalog: Catalog) -> dict:
-    return {p["name"]: p for fam in catalog.data["families"] for p in fam["pieces"]}
-
-
 def _start_gate_priors(catalog: Catalog, shared_mm: float) -> list[Row]:
     """The start gate's offset and turn as every boat's measurement still carries them: the measured
     terms' sigmas once `refcam measure tornado-course` took them off, else the gate's tolerance (the
     offset's is the boats' shared term, shared_mm)."""
-    record = _entries(catalog)[START_GATE].get("measured")
+    record = piece_entries(catalog.data)[START_GATE].get("measured")
     terms = record.get(GATE_TERMS_KEY) if isinstance(record, dict) else None
     turn_deg = float(terms["turn_sigma_deg"]) if isinstance(terms, dict) else catalog.piece(START_GATE).placement.sigma_deg
     return [Row({START_OFFSET: 1.0}, 0.0, max(shared_mm, 1e-3)), Row({START_TURN: 1.0}, 0.0, math.radians(max(turn_deg, 1e-3)))]
@@ -91,7 +87,7 @@ def read_finish_lineup(observations: Sequence[tuple[str, Observation]],
                        catalog: Catalog) -> tuple[list[Row], list[float], list[str]]:
     """(fit rows, the priors of the start gate's and of each photo's reading of the line among them; each
     boat's place along the finish line; refusals) over every photo."""
-    entries = _entries(catalog)
+    entries = piece_entries(catalog.data)
     rows, places, shared, refusals = [], [], 0.0, []
     for photo, (label, obs) in enumerate(observations):
         readings, refused = read_lineup(obs, catalog, label, FINISH_LINE)
@@ -132,7 +128,7 @@ def measured_finish_catalog(base: Catalog, terms: dict, photos: int) -> dict:
     """The base catalog's data with the finish line's stickers where the fit says they sit across it,
     and the turn's sigma as its heading tolerance (across it, the base's tolerance stays)."""
     data = copy.deepcopy(base.data)
-    entry = next(p for fam in data["families"] for p in fam["pieces"] if p["name"] == FINISH_LINE)
+    entry = piece_entries(data)[FINISH_LINE]
     turn = math.radians(terms["turn_deg"])
     entry["slots"] = {st.slot: {"xy_mm": [round(st.x_mm + terms["offset_mm"] + turn * st.y_mm, 3), round(st.y_mm, 3)],
                                 "rot_deg": st.rot_deg} for st in base.piece(FINISH_LINE).stickers}
