@@ -149,6 +149,11 @@ def test_refcam_measure_on_a_rendered_line_up(lineup_photo, tmp_path):
     (["measure", "tornado-boats", "samples/kang/004.jpg", "--out", "x.json"], "no tornado stickers"),
     (["measure", "tornado-boats", "samples/tornado/001.jpg", "--out", "x.txt"], "is a .json file"),
     (["measure", "kang-boats", "samples/tornado/001.jpg", "--out", "x.json"], "invalid choice"),
+    # refcam measure tornado-finish (tests/test_measure_finish.py) takes its bad inputs the same way
+    (["measure", "tornado-finish", "missing.jpg", "--out", "x.json"], "missing.jpg"),
+    # the bundled game photo: no boat stands behind its finish line
+    (["measure", "tornado-finish", "samples/tornado/001.jpg", "--out", "x.json"],
+     "the finish line needs two measured boats touching it or more: 001.jpg: boat-2 reads 350.5 mm short of"),
 ])
 def test_bad_inputs_are_one_line_and_exit_2(args, message, tmp_path):
     from pathlib import Path

@@ -1,13 +1,11 @@
 """`refcam measure tornado-finish` (SPEC section 4, finish line-up): where the finish line's own stickers
 sit across it, from the measured boats touching its straight side; the limits it refuses beyond, the
-measured catalog, and the line it then draws."""
+measured catalog and its refusals."""
 
 from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +13,7 @@ from referee.catalog import Catalog, default_catalog, load_user_catalog
 from referee.observation import Observation, PiecePose
 from referee.tornado.boat_lineup import BoatMeasure, LineupError, measured_catalog
 from referee.tornado.finish_lineup import measure_finish
+from tests.test_measure_boats import _refcam  # its bad inputs are tested there, with tornado-boats'
 
 FINISH = "tornado/finish-line"
 # SPEC section 2: gate 40 mm deep, its line through its centre; boat 34 mm long around its deck centre
@@ -105,26 +104,6 @@ def test_a_photo_without_the_finish_line_is_no_finish_line_up():
     no_line = Observation(tuple(p for p in obs.pieces if p.name != FINISH), frame={}, game="tornado")
     with pytest.raises(LineupError, match="g.jpg: the finish line is not in view"):
         measure_finish([("g.jpg", no_line)], _measured_boats())
-
-
-def _refcam(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "webui.cli", *args], capture_output=True, text=True, cwd=cwd)
-
-
-@pytest.mark.parametrize("args, message", [
-    (["measure", "tornado-finish", "missing.jpg", "--out", "x.json"], "missing.jpg"),
-    # the bundled game photo: no boat stands behind its finish line
-    (["measure", "tornado-finish", "samples/tornado/001.jpg", "--out", "x.json"],
-     "the finish line needs two measured boats touching it or more: 001.jpg: boat-2 reads 350.5 mm short of"),
-])
-def test_bad_inputs_are_one_line_and_exit_2(args, message, tmp_path):
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[1]
-    args = [str(repo / a) if a.startswith("samples/") else a for a in args]
-    run = _refcam(*args, cwd=tmp_path)
-    assert run.returncode == 2 and message in run.stderr and run.stderr.count("\n") == 1, run.stderr
-    assert not (tmp_path / "x.json").exists()
 
 
 def test_refcam_measure_tornado_finish_on_a_rendered_line_up(tmp_path):
