@@ -368,6 +368,31 @@ class Measurement:
     measure: Callable[[Sequence[tuple[str, Observation]], Any], dict]
 
 
+@dataclass(frozen=True)
+class ExpectedPiece:
+    """Where the game's state says a piece it needs should be, for vision to look again where
+    the piece was not read (a re-read at its place, vision/reread.py). Game-frame mm, like a
+    PiecePose; ``sigma_mm``: how far from there it may stand (its last reading's sigma, grown
+    by what may have moved it since)."""
+
+    name: str
+    x_mm: float
+    y_mm: float
+    theta_deg: float = 0.0
+    sigma_mm: float = 5.0
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "x_mm": round(self.x_mm, 2), "y_mm": round(self.y_mm, 2),
+                "theta_deg": round(self.theta_deg, 2), "sigma_mm": round(self.sigma_mm, 2)}
+
+
+def expected_pieces_of(game: Any, state: Any) -> tuple[ExpectedPiece, ...]:
+    """The pieces the game needs now and where they should be (``expected_pieces(state)`` is
+    optional on the seam; a game without it expects nothing)."""
+    offer = getattr(game, "expected_pieces", None)
+    return tuple(offer(state)) if callable(offer) else ()
+
+
 def measurements_of(game: Any) -> tuple[Measurement, ...]:
     """The game's Measurements (``measurements()`` is optional on the seam)."""
     offer = getattr(game, "measurements", None)
@@ -377,7 +402,8 @@ def measurements_of(game: Any) -> tuple[Measurement, ...]:
 @runtime_checkable
 class Game(Protocol):
     """A game behind the seam. ``step`` is pure: it never changes the state it is given.
-    Optional: ``measurements()``, the game's Measurements (see measurements_of)."""
+    Optional: ``measurements()``, the game's Measurements (see measurements_of), and
+    ``expected_pieces(state)``, where the pieces it needs should be (see expected_pieces_of)."""
 
     id: str  # "tornado", "kang", "kayak", ...
     title: str  # "Tornado Splash"

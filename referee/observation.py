@@ -236,6 +236,10 @@ class Observation:
     image_size: tuple[int, int] | None = None
     image_from_game: ImageFromGame | None = field(default=None, compare=False)
     extra: dict = field(default_factory=dict, hash=False, compare=False)
+    # pieces the game expected whose place vision looked at and saw empty (in view, not under a
+    # hand, no sticker there): only these are gone. A piece merely missing from ``pieces`` was
+    # not read, and the referee keeps its last reading.
+    seen_empty: tuple[str, ...] = ()
 
     def piece(self, name: str) -> PiecePose | None:
         for p in self.pieces:
@@ -260,6 +264,8 @@ class Observation:
             "unknown_markers": list(self.unknown_markers),
             "warnings": list(self.warnings),
         }
+        if self.seen_empty:
+            d["seen_empty"] = list(self.seen_empty)
         d.update(self.extra)
         d = json_ready(d)
         if self.image_from_game is not None:  # after json_ready: 3 decimals are too few for its terms
@@ -274,7 +280,8 @@ class Observation:
             if d.get(key) is not None and not isinstance(d[key], kind):
                 raise InvalidInputError(f"observation {key!r} must be a JSON {'list' if kind is list else 'object'}, "
                                         f"got {json.dumps(d[key])[:40]}")
-        known = {"game", "image_size", "frame", "pieces", "unknown_markers", "warnings", "image_from_game"}
+        known = {"game", "image_size", "frame", "pieces", "unknown_markers", "warnings", "image_from_game",
+                 "seen_empty"}
         size = d.get("image_size")
         if size is not None:
             size = tuple(safeload.integer(v, "observation 'image_size'", lo=1, hi=100_000)
@@ -282,9 +289,13 @@ class Observation:
         markers = tuple(safeload.integer(i, "observation 'unknown_markers' entry", lo=0, hi=1_000_000)
                         for i in d.get("unknown_markers") or ())
         game = safeload.optional(d, "game", safeload.text, "observation 'game'", max_len=64)
+        empty = d.get("seen_empty") or []
+        if not isinstance(empty, list) or len(empty) > 10_000:
+            raise InvalidInputError("observation 'seen_empty' must be a list of piece names")
+        seen_empty = tuple(safeload.text(n, "observation 'seen_empty' entry", max_len=64) for n in empty)
         return cls(pieces=tuple(PiecePose.from_json(p) for p in d["pieces"]), frame=d.get("frame") or {},
                    unknown_markers=markers,
                    warnings=tuple(str(w) for w in d.get("warnings") or ()), game=game,
                    image_size=size,
-                   image_from_game=ImageFromGame.from_json(d.get("image_from_game")),
+                   image_from_game=ImageFromGame.from_json(d.get("image_from_game")), seen_empty=seen_empty,
                    extra={k: v for k, v in d.items() if k not in known})

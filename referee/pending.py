@@ -26,7 +26,7 @@ from typing import Any, Callable
 from . import motion
 from .game import ACCEPT_ILLEGAL, Declarable, Declaration, Step, declared_ruling
 from .observation import Observation
-from .rulings import Ruling
+from .rulings import Ruling, cannot_tell
 
 PENDING_KIND = "pending"
 PENDING_SUMMARY = "pending: the illegal turn must be put right"
@@ -76,7 +76,7 @@ def _is_illegal(ruling: Ruling) -> bool:
 
 def _judged(step: Step) -> bool:
     """The table was read and ruled on (not "cannot tell": a hand in view, a piece unread)."""
-    return not any(r.summary.startswith("cannot tell") for r in step.rulings)
+    return not any(cannot_tell(r) for r in step.rulings)
 
 
 def pending_ruling(game: str, t: float, turn: IllegalTurn) -> Ruling:

@@ -38,6 +38,25 @@ class Ruling:
         return json_ready(d)
 
 
+# The verdict a player reads first: every ruling's summary opens with one of these words,
+# then ": ", then who did what and the rule, in one short sentence; notation and
+# measurements follow that sentence.
+LEGAL, ILLEGAL, CANNOT_TELL = "Legal", "Illegal", "Cannot tell"
+
+
+def verdict_line(verdict: str, what: str, rule: Any = None) -> str:
+    """The headline sentence: "Illegal: boat-3's card does not continue the course
+    (Racing Card Placement)". ``rule``: a RuleRef (its section is named) or text."""
+    section = getattr(rule, "section", rule)
+    return f"{verdict}: {what}" + (f" ({section})" if section else "")
+
+
+def cannot_tell(ruling: "Ruling") -> bool:
+    """The ruling says the camera cannot tell (a hand in view, a piece not read, turns that
+    several sequences explain): nothing was judged."""
+    return ruling.summary.lower().startswith("cannot tell") or bool(ruling.details.get("cannot_tell"))
+
+
 def sigma_text(sigma: float) -> str:
     """An uncertainty with the digits it needs: one decimal from 0.1 up, one significant digit
     below ("0.03"), "<0.01" for none measured; never "0.0" for a small but real sigma."""
