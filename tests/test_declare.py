@@ -227,7 +227,7 @@ def test_every_game_lists_its_invisible_events():
     from referee.tornado import declare as tornado
 
     assert len(tornado.INVISIBLE_EVENTS) == 4 and len(kayak.INVISIBLE_EVENTS) == 4 and kang.INVISIBLE_EVENTS
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "live-page.md").read_text(encoding="utf-8")
     assert "### What the players declare" in readme
     for event in tornado.INVISIBLE_EVENTS + kayak.INVISIBLE_EVENTS + ("a pass",):
         assert event in readme, event
