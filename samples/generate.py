@@ -647,6 +647,32 @@ def generate_race() -> dict:
     return entry
 
 
+MEASURE_COPY_SEED = 7  # the hand-stuck copy the line-up photos show
+MEASURE_SEEDS = {"boats": 11, "course": 11, "finish": 6}
+
+
+def write_measure_photos(folder: Path) -> dict:
+    """One set of line-up photos for each `refcam measure` command (samples/tornado-measure/): the
+    boats against the start gate, the six course photos, the boats behind the finish line, each set
+    with its camera file, all of one hand-stuck copy, so a newcomer can run the three commands in
+    their order. The copy's true sticker places are in truth-catalog.json beside them."""
+    from synth.handstuck import (COURSE_LINEUP_PHOTOS, course_lineup_scene, finish_lineup_scene,
+                                 hand_stuck_catalog, lineup_scene, write_photos)
+
+    copy = hand_stuck_catalog(MEASURE_COPY_SEED)
+    sets = {"boats": [lineup_scene(MEASURE_SEEDS["boats"])],
+            "course": [course_lineup_scene(MEASURE_SEEDS["course"], k) for k in range(COURSE_LINEUP_PHOTOS)],
+            "finish": [finish_lineup_scene(MEASURE_SEEDS["finish"])]}
+    entry = {"copy_seed": MEASURE_COPY_SEED, "sets": {}}
+    for name, scenes in sets.items():
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        images, camera = write_photos(scenes, folder / name, copy, name)
+        entry["sets"][name] = {"images": [str(Path(i).relative_to(HERE)) for i in images],
+                               "camera": str(Path(camera).relative_to(HERE))}
+    (folder / "truth-catalog.json").write_text(_dump(copy.data))
+    return entry
+
+
 ONLY_SESSION = None  # --session NAME: regenerate that one session folder only
 
 
@@ -660,8 +686,9 @@ def render_session(make, folder: str, note: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=("stills", "sessions", "race", "finish"),
-                    help="race: the Tornado full-race session; finish: the Tornado finish-line stills")
+    ap.add_argument("--only", choices=("stills", "sessions", "race", "finish", "measure"),
+                    help="race: the Tornado full-race session; finish: the Tornado finish-line stills; "
+                         "measure: the line-up photos of the three `refcam measure` commands")
     ap.add_argument("--games", default=",".join(GAMES))
     ap.add_argument("--session", help="regenerate only this session folder (e.g. kayak-rules)")
     args = ap.parse_args(argv)
@@ -681,6 +708,8 @@ def main(argv=None) -> int:
     if args.only in (None, "finish") and "tornado" in games:
         index["finish_stills"] = write_finish_stills(HERE / "tornado-finish", fit_camera, table_for, random_effects,
                                                      camera_file_of, _dump)
+    if args.only in (None, "measure") and "tornado" in games:
+        index["measure"] = write_measure_photos(HERE / "tornado-measure")
     if args.only in (None, "sessions"):
         sessions = generate_sessions(games)
         redone = {s["folder"] for s in sessions}
