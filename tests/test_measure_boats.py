@@ -14,7 +14,7 @@ import pytest
 
 from referee.catalog import default_catalog, load_user_catalog
 from referee.observation import Observation, PiecePose
-from referee.tornado.boat_lineup import (BoatReading, LineupError, combine, measure_boats, read_lineup,
+from referee.tornado.lineup.boats import (BoatReading, LineupError, combine, measure_boats, read_lineup,
                                          sigma_against_gate_mm)
 
 # SPEC section 2: gate 40 mm deep, its line through its centre; boat 34 mm long around its deck

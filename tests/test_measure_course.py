@@ -16,8 +16,8 @@ import pytest
 from referee.catalog import Catalog, default_catalog, load_user_catalog
 from referee.errors import CatalogError, InvalidInputError
 from referee.observation import Observation, PiecePose
-from referee.tornado.boat_lineup import LineupError, measure_boats
-from referee.tornado.course_lineup import measure_course
+from referee.tornado.lineup.boats import LineupError, measure_boats
+from referee.tornado.lineup.course import measure_course
 from tests.test_measure_boats import _refcam  # `refcam ...` in a subprocess
 
 # SPEC section 2 / catalog: the gate is 40 mm deep around its line, so its straight back side is

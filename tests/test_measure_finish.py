@@ -11,8 +11,8 @@ import pytest
 
 from referee.catalog import Catalog, default_catalog, load_user_catalog
 from referee.observation import Observation, PiecePose
-from referee.tornado.boat_lineup import BoatMeasure, LineupError, measured_catalog
-from referee.tornado.finish_lineup import measure_finish
+from referee.tornado.lineup.boats import BoatMeasure, LineupError, measured_catalog
+from referee.tornado.lineup.finish import measure_finish
 from tests.test_measure_boats import _refcam  # its bad inputs are tested there, with tornado-boats'
 
 FINISH = "tornado/finish-line"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from referee.catalog import default_catalog
-from referee.tornado.boat_lineup import measure_boats
+from referee.tornado.lineup.boats import measure_boats
 from synth.handstuck import hand_stuck_catalog, lineup_scene
 from synth.render import render_scene
 from synth.scenes import build_scene

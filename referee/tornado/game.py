@@ -131,7 +131,7 @@ class TornadoSplash:
         return (rank_command(self), CHECK)
 
     def measurements(self) -> tuple:
-        from .measure_command import BOATS, COURSE, FINISH
+        from .lineup.command import BOATS, COURSE, FINISH
 
         return (BOATS, COURSE, FINISH)
 

@@ -37,10 +37,10 @@ import numpy as np
 
 from referee.catalog import Catalog, default_catalog
 from referee.errors import RefcamError
-from referee.tornado.boat_lineup import measure_boats
-from referee.tornado.course_lineup import measure_course
+from referee.tornado.lineup.boats import measure_boats
+from referee.tornado.lineup.course import measure_course
 from referee.tornado.course_spec import FINISH_LINE
-from referee.tornado.finish_lineup import measure_finish
+from referee.tornado.lineup.finish import measure_finish
 from referee.tornado.ranking import EQUIDISTANT
 from referee.tornado.standings import TornadoGame, assess
 from tests import tornado_oracle as oracle

@@ -1,6 +1,6 @@
 """`refcam measure tornado-boats IMAGE...`, `refcam measure tornado-course IMAGE...` and `refcam measure
 tornado-finish IMAGE...`: the boats', the course pieces' and the finish line's sticker placement from
-line-up photos (referee/tornado/boat_lineup.py, course_lineup.py, finish_lineup.py), as the text and
+line-up photos (boats.py, course.py, finish.py beside it), as the text and
 JSON the command line prints."""
 
 from __future__ import annotations
@@ -11,14 +11,23 @@ from referee.catalog import Catalog
 from referee.game import Measurement
 from referee.observation import Observation
 
-from .boat_lineup import LINEUP_LIMIT_DEG, LINEUP_LIMIT_MM, measure_boats
-from .course_lineup import MIN_TURNS_APART_DEG, measure_course
-from .finish_lineup import MIN_SPREAD_MM, measure_finish
+from .boats import LINEUP_LIMIT_DEG, LINEUP_LIMIT_MM, measure_boats
+from .course import MIN_TURNS_APART_DEG, measure_course
+from .finish import MIN_SPREAD_MM, measure_finish
+
+
+def _verdict(what: str, refusals: Sequence[str]) -> str:
+    """The first line a player reads: what was measured, and what was refused."""
+    refused = f"; {len(refusals)} refused (below)" if refusals else ""
+    return f"Measured: {what}{refused}."
 
 
 def _measure(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
     got = measure_boats(observations, catalog)
-    lines = [f"{'boat':<8} {'correction':>11} {'sigma':>7} {'turn':>7} photos"]
+    sigmas = [m.sigma_mm for m in got["boats"]]
+    lines = [_verdict(f"{len(sigmas)} boat sticker{'s' * (len(sigmas) != 1)} of your copy along the boat, "
+                      f"sigma {min(sigmas):.2f}-{max(sigmas):.2f} mm", got["refusals"]),
+             f"{'boat':<8} {'correction':>11} {'sigma':>7} {'turn':>7} photos"]
     for m in got["boats"]:
         lines.append(f"{m.name.split('/')[-1]:<8} {m.offset_mm:+8.2f} mm {m.sigma_mm:5.2f} mm "
                      f"{m.turn_deg:+6.1f}° {m.photos:>6}")
@@ -31,7 +40,9 @@ def _measure(observations: Sequence[tuple[str, Observation]], catalog: Catalog) 
 
 def _measure_course(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
     got = measure_course(observations, catalog)
-    lines = []
+    lines = [_verdict(f"{len(got['markers'])} curve marker{'s' * (len(got['markers']) != 1)} and "
+                      f"{len(got['cards'])} curve-card face{'s' * (len(got['cards']) != 1)} of your copy",
+                      got["refusals"])]
     if got["markers"]:
         lines.append(f"{'marker':<16} {'sticker x, y from the disc centre':>34} {'sigma x, y':>15} photos")
         for m in got["markers"]:
@@ -59,7 +70,8 @@ def _measure_course(observations: Sequence[tuple[str, Observation]], catalog: Ca
 def _measure_finish(observations: Sequence[tuple[str, Observation]], catalog: Catalog) -> dict:
     got = measure_finish(observations, catalog)
     f = got["finish"]
-    lines = [f"finish line, from {got['boats']} boat readings: its stickers sit {f['offset_mm']:+.2f} mm "
+    lines = [_verdict(f"where your copy's finish-line stickers sit, from {got['boats']} boat readings", got["refusals"]),
+             f"finish line, from {got['boats']} boat readings: its stickers sit {f['offset_mm']:+.2f} mm "
              f"+- {f['offset_sigma_mm']:.2f} across it (+ forward), turned {f['turn_deg']:+.3f}° +- {f['turn_sigma_deg']:.3f}°",
              "correction: each sticker moved across the line by that offset and turn at its place; the line's "
              "heading tolerance becomes the turn's sigma, across it the catalog's stays (one photo places the line "

@@ -36,9 +36,9 @@ from typing import Sequence
 from referee.catalog import ALONG_GATE_KEY, GATE_TERMS_KEY, READING_SIGMA_KEY, Catalog, piece_entries
 from referee.observation import Observation, PiecePose
 
-from .boat_lineup import BoatReading, LineupError, read_lineup
-from .course_lineup import Row, solve
-from .course_spec import FINISH_LINE, START_GATE
+from .boats import BoatReading, LineupError, read_lineup
+from .course import Row, solve
+from ..course_spec import FINISH_LINE, START_GATE
 
 MEASURED_BY = "refcam measure tornado-finish"
 OFFSET, TURN = "finish offset", "finish turn"

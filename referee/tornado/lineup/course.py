@@ -34,10 +34,10 @@ from typing import Sequence
 from referee.catalog import GATE_TERMS, GATE_TERMS_KEY, Catalog, StickerSpec, piece_entries
 from referee.observation import Observation, PiecePose
 
-from . import geometry as g
-from .boat_lineup import (LINEUP_LIMIT_DEG, LineupError, boats_on_measured_gate, gate_back_side, gate_in_view,
+from .. import geometry as g
+from .boats import (LINEUP_LIMIT_DEG, LineupError, boats_on_measured_gate, gate_back_side, gate_in_view,
                           off_touching, sigma_against_gate_mm)
-from .course_spec import CURVE_CARD_PREFIX, START_GATE
+from ..course_spec import CURVE_CARD_PREFIX, START_GATE
 
 MARKER_PREFIX = "tornado/curve-marker-"
 MEASURED_BY = "refcam measure tornado-course"
@@ -118,7 +118,7 @@ def _sticker_in_gate(pose: PiecePose, gate: PiecePose, catalog: Catalog) -> tupl
 def _read_marker(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readings, label: str,
                  sigma_mm: float) -> None:
     """A curve marker touching the gate: sticker x - touching x = cos(t) sx - sin(t) sy (+ the gate's terms);
-    sigma_mm: the reading's (boat_lineup.sigma_against_gate_mm)."""
+    sigma_mm: the reading's (boats.sigma_against_gate_mm)."""
     back_x, half_length = gate_back_side(catalog)
     _, (x, y), _ = _sticker_in_gate(pose, gate, catalog)
     radius = float(catalog.piece(pose.name).footprint["diameter_mm"]) / 2
@@ -141,7 +141,7 @@ def _read_card(pose: PiecePose, gate: PiecePose, catalog: Catalog, into: _Readin
                sigma_mm: float) -> None:
     """A curve card flush along the gate, its edge along the gate's +y (side +1) or -y (side -1):
     sticker x - the side's x = -side * (offset across the edge); sticker turn - side * 90 = its turn on the
-    card. sigma_mm: the reading's across the gate (boat_lineup.sigma_against_gate_mm)."""
+    card. sigma_mm: the reading's across the gate (boats.sigma_against_gate_mm)."""
     back_x, half_length = gate_back_side(catalog)
     st, (x, y), heading = _sticker_in_gate(pose, gate, catalog)
     side = 1.0 if heading > 0 else -1.0

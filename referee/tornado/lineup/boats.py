@@ -33,9 +33,9 @@ from referee.catalog import (ALONG_GATE_KEY, GATE_TAKEN_OFF_KEY, GATE_TERMS_KEY,
 from referee.errors import InvalidInputError
 from referee.observation import Observation, PiecePose
 
-from . import geometry as g
-from .cards import BOAT_PREFIX
-from .course_spec import START_GATE
+from .. import geometry as g
+from ..cards import BOAT_PREFIX
+from ..course_spec import START_GATE
 
 # SPEC section 4: a boat farther than this from touching the gate, or turned more than this
 # from square to it, is refused (a line-up that is not one measures the player, not the sticker).
