@@ -71,6 +71,7 @@ def test_recovers_known_intrinsics(varied_folder, tmp_path, capsys):
 def test_human_readable_report(varied_folder, tmp_path, capsys):
     assert main(["calibrate", "--images", str(varied_folder), "--out", str(tmp_path / "c.json")]) == 0
     text = capsys.readouterr().out
+    assert text.startswith("Calibrated: ") and "is good to use" in text.splitlines()[0]  # the verdict first
     assert "calibrated from 10 views" in text and "RMS reprojection error" in text
 
 

@@ -189,6 +189,11 @@ def _report(result, out: Path, as_json: bool) -> None:
     K = result.camera.K
     k1, k2, p1, p2, k3 = result.camera.dist_coeffs
     missed = f"; board not found in {len(result.missed)}: {', '.join(result.missed[:5])}" if result.missed else ""
+    # the verdict first: is the camera file fit to use, then the numbers behind it
+    if result.rms_px > 1.0:
+        print(f"Calibrated, but recalibrate: the views disagree by {result.rms_px:.2f} px (over 1 px); wrote {out}")
+    else:
+        print(f"Calibrated: {out} is good to use ({result.rms_px:.2f} px RMS from {len(result.views_used)} views)")
     print(f"calibrated from {len(result.views_used)} views{missed}")
     print(f"RMS reprojection error {result.rms_px:.3f} px (worst view {max(result.per_view_rms):.3f} px)")
     w, h = result.camera.image_size
