@@ -36,9 +36,10 @@ from .cards import (BOAT_PREFIX, RULE_TOKEN, Card, card_under, cards_in, covered
                     token_placement_fault)
 from .course import BoundaryLine
 from .crossing import boat_line_crossing
+from .moves import BEFORE_ROUTE, index_of, route_order, route_spaces
 from .placement import Breach, check_card, obstacles_in
 from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
-                    out_of_bounds_call, pickup_call, turn_order_call)
+                    out_of_bounds_call, pickup_call, spaces_ahead_call, turn_order_call)
 
 GAME_TITLE = "Tornado Splash"
 SECTION_TOKEN = RULE_TOKEN.section
@@ -101,7 +102,7 @@ class TurnReport:
 
 
 def _from_call(boat: str, call: TurnCall) -> Ruling:
-    return Ruling(boat, call.section, call.verdict, call.summary)
+    return Ruling(boat, call.section, call.verdict, call.summary, call.cards)
 
 
 def _from_breach(boat: str, breach: Breach) -> Ruling:
@@ -122,30 +123,6 @@ def gate_line_of(pose: PiecePose, catalog: Catalog) -> BoundaryLine:
                         sigma2=math.hypot(pose.sigma_mm, half * math.radians(pose.sigma_theta_deg)))
 
 
-def route_order(cards: list[Card]) -> list[Card]:
-    """One boat's cards in route order. Each card after the first starts where it touches
-    the one before it (Placing Racing Cards), so the first is the card whose rear edge
-    touches none of the others, and each next one is the card whose rear edge lies
-    nearest the current card."""
-    left = list(cards)
-    if len(left) < 2:
-        return left
-
-    def rear_gap(c: Card, others: list[Card]) -> float:
-        rear = SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))
-        return min((o.polygon().distance(rear) for o in others if o is not c), default=math.inf)
-
-    first = max(left, key=lambda c: (rear_gap(c, left), c.name))
-    out = [first]
-    left.remove(first)
-    while left:
-        here = out[-1].polygon()
-        nxt = min(left, key=lambda c: (here.distance(SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))), c.name))
-        out.append(nxt)
-        left.remove(nxt)
-    return out
-
-
 @dataclass
 class _Scene:
     """What the check reads of the two views."""
@@ -157,17 +134,35 @@ class _Scene:
     cards_after: dict[str, Card]
     gate: BoundaryLine | None
     deck_owner: Mapping[int, str]
+    card_order: tuple[str, ...] = ()  # the cards in the order they were laid, where a history knows it
 
     def owner(self, card: Card) -> str:
         """Player Setup: one deck per player; as learned on the table, else deck d is boat d."""
         return self.deck_owner.get(card.deck, card.boat)
 
+    def covered(self, boat: str) -> set:
+        """Overlapping Player Cards: the spaces, of any player's card, wholly under a card laid
+        later. The order the cards were laid comes from the history where it is given. Two photos
+        alone do not show it: then the cards already down lie under those laid between the views,
+        and ``boat``'s own older cards under other players' (a card laid over another player's
+        route is the case the rule describes)."""
+        cards = list(self.cards_after.values())
+        if self.card_order:
+            rank = {n: i for i, n in enumerate(self.card_order)}
+            return covered_spaces(sorted(cards, key=lambda c: (rank.get(c.name, len(rank)), c.name)))
+        old = [c for c in cards if c.name in self.cards_before]
+        own = route_order([c for c in old if self.owner(c) == boat])
+        others = sorted((c for c in old if self.owner(c) != boat), key=lambda c: c.name)
+        new = [c for c in cards if c.name not in self.cards_before]
+        return covered_spaces(own + others + route_order(new))
 
-def _scene(before: Observation, after: Observation, catalog: Catalog, deck_owner: Mapping[int, str]) -> _Scene:
+
+def _scene(before: Observation, after: Observation, catalog: Catalog, deck_owner: Mapping[int, str],
+           card_order=()) -> _Scene:
     gate_pose = after.piece("tornado/start-gate") or before.piece("tornado/start-gate")
     return _Scene(before, after, catalog, {c.name: c for c in cards_in(before, catalog)},
                   {c.name: c for c in cards_in(after, catalog)},
-                  gate_line_of(gate_pose, catalog) if gate_pose else None, dict(deck_owner))
+                  gate_line_of(gate_pose, catalog) if gate_pose else None, dict(deck_owner), tuple(card_order))
 
 
 def _changed_cards(sc: _Scene) -> tuple[list[Card], list[str]]:
@@ -223,38 +218,41 @@ def _picked_up(sc: _Scene, boat: str, route: list[Card], gone: list[str]) -> lis
     return [n for n in mine if names.index(n) < names.index(on.card.name)]
 
 
-def _spaces_moved(route: list[Card], before: PiecePose | None, after: PiecePose) -> int | None:
-    """Spaces along the route from the space under ``before`` (or the gate) to the one under ``after``."""
-    covered = covered_spaces(route)
-    spaces = [(c.name, s.index) for c in route for s in c.spaces if (c.name, s.index) not in covered]
-    end = card_under(after, route, covered)
-    if end is None:
-        return None
-    start = card_under(before, route, covered) if before is not None else None
-    i0 = spaces.index((start.card.name, start.space.index)) if start else -1
-    i1 = spaces.index((end.card.name, end.space.index))
-    return i1 - i0
+def _place(pose: PiecePose | None, route: list[Card], seq, covered: set) -> int | None:
+    """Where a token stands along its route's spaces (BEFORE_ROUTE: behind its first card,
+    i.e. still at the gate or before the cards seen); None when it stands on none of them."""
+    if pose is None:
+        return BEFORE_ROUTE
+    on = card_under(pose, route, covered)
+    return index_of(seq, on.card.name, on.space.index) if on is not None else BEFORE_ROUTE
 
 
-def _check_mover(sc: _Scene, boat: str, route: list[Card], merged: bool = False) -> list[Ruling]:
-    """Move length, boost, front-most card for a boat whose token moved."""
+def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], merged: bool = False) -> list[Ruling]:
+    """Move length, spaces ahead, boost, front-most card for a boat whose token moved; spaces
+    counted along its own route, every covered space left out (moves.route_spaces)."""
     k = boat.rsplit("-", 1)[1]
     char_b, char_a = sc.before.piece(f"tornado/character-{k}"), sc.after.piece(f"tornado/character-{k}")
     boosting, problem = boost_call(char_b.face if char_b else None, char_a.face if char_a else None, boat)
     out = [_from_call(boat, problem)] if problem else []
     after = boats_of(sc.after)[boat]
     before = boats_of(sc.before).get(boat)
-    n = _spaces_moved(route, before, after)
-    if n is None:
+    covered = sc.covered(boat)
+    seq = route_spaces(route, covered)
+    on = card_under(after, route, covered)
+    start = _place(before, route, seq, covered)
+    if on is None:
         out.append(Ruling(boat, "Player Token Movement", CANNOT_TELL, f"{boat}: no racing card seen under the token"))
     else:
+        n = index_of(seq, on.card.name, on.space.index) - start
         call = move_length_call(boat, n, boosting)
         if merged and call.verdict == "violation" and n <= 2 * space_limit(True):
             # other boats moved between the same two views: two turns of this boat may lie in it
             call = TurnCall(CANNOT_TELL, call.section, f"{call.summary}; but other boats moved between the same "
                             "two views, so two of its turns may be in this change")
         out.append(_from_call(boat, call))
-    on = card_under(after, route, covered_spaces(route))
+        ahead = spaces_ahead_call(boat, len(seq) - 1 - start, boosting, [c.name for c in laid])
+        if ahead.verdict != "ok" and call.verdict == "ok":  # the same rule is said once
+            out.append(_from_call(boat, ahead))
     out.append(_from_call(boat, front_card_call(boat, [c.name for c in route], on.card.name if on else None)))
     out.append(_token_placement(sc, boat, after, route))
     return out
@@ -262,10 +260,11 @@ def _check_mover(sc: _Scene, boat: str, route: list[Card], merged: bool = False)
 
 def _token_placement(sc: _Scene, boat: str, after: PiecePose, route: list[Card]) -> Ruling:
     """Player Token Placement, by the same rule function as the live referee (cards.py)."""
-    if card_under(after, route, covered_spaces(route)) is None:
+    covered = sc.covered(boat)
+    if card_under(after, route, covered) is None:
         return Ruling(boat, SECTION_TOKEN, CANNOT_TELL, f"{boat}: no racing card seen under the token, so its "
                       "place behind the white bracket cannot be judged")
-    fault = token_placement_fault(boat, after, route, covered_spaces(route), sc.catalog)
+    fault = token_placement_fault(boat, after, route, covered, sc.catalog)
     if fault is None:
         return Ruling(boat, SECTION_TOKEN, "ok", f"{boat} ends wholly behind the white bracket of its space")
     return Ruling(boat, SECTION_TOKEN, "violation", fault.summary, fault.cards)
@@ -290,11 +289,12 @@ def _finish_line(obs: Observation, catalog: Catalog) -> BoundaryLine | None:
 
 
 def check_turn(before: Observation, after: Observation, catalog: Catalog | None = None,
-               deck_owner: Mapping[int, str] | None = None) -> TurnReport:
+               deck_owner: Mapping[int, str] | None = None, card_order=()) -> TurnReport:
     """Rule on the turn that turned ``before`` into ``after`` (see the module docstring).
-    deck_owner: which boat plays which deck colour, when known (else deck d is boat d)."""
+    deck_owner: which boat plays which deck colour, when known (else deck d is boat d);
+    card_order: the racing cards in the order they were laid, when a history knows it."""
     catalog = catalog or default_catalog()
-    sc = _scene(before, after, catalog, deck_owner or {})
+    sc = _scene(before, after, catalog, deck_owner or {}, card_order)
     laid, gone = _changed_cards(sc)
     b_before, b_after = boats_of(before), boats_of(after)
     movers = tuple(sorted(n for n, p in b_after.items() if n in b_before and moved(b_before[n], p)))
@@ -312,9 +312,9 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
             rulings += _check_boat_cards(sc, boat, mine, old_route)
         route = route_order([c for c in sc.cards_after.values() if sc.owner(c) == boat])
         if boat in movers:
-            rulings += _check_mover(sc, boat, route, merged=len(movers) > 1)
+            rulings += _check_mover(sc, boat, route, mine, merged=len(movers) > 1)
             if finish is not None:
-                on = card_under(b_after[boat], route, covered_spaces(route))
+                on = card_under(b_after[boat], route, sc.covered(boat))
                 crossings[boat] = boat_line_crossing(finish, b_after[boat], on, catalog).to_json()
         if table_polygon(after) is not None:
             rulings.append(_from_call(boat, out_of_bounds_call(boat, _hanging(sc, mine), boat in movers)))

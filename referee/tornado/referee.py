@@ -34,11 +34,13 @@ from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMEN
                     RULE_TURN, Card, Violation, card_under, cards_in, check_turn, covered_spaces, table_polygon)
 from .course_spec import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
-from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
+from .moves import (BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_order,
+                    route_spaces)
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
 from .rules import rule, short_name
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .turnlog import TurnLog, advance, as_rulings, declare_pass
+from .turns import TurnCall, move_length_call, spaces_ahead_call
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
@@ -119,7 +121,7 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
                                "gate_depth_mm", "turnlog", "grand_prix", "guard", "declared_passes",
-                               "declared")
+                               "declared", "votes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +157,9 @@ class TornadoState:
     # (start-gate order, majority votes, a named Grand Prix winner) as referee.game.Declaration values
     declared_passes: frozenset = frozenset()
     declared: tuple = ()
+    # FAQ majority votes for the next Ranking Phase: groups of boats the players agreed share a
+    # rank, each lightest first (declare.py); used once, by the round that begins next
+    votes: tuple = ()
     guard: TurnGuard = TurnGuard()  # an illegal turn pending (referee/pending.py), set by the game step
 
 
@@ -180,6 +185,8 @@ class TornadoReferee:
         self.turns: dict[str, Turn] = {}
         self.last_actor: str | None = None
         self.acting_now: list[str] = []  # boats acting in the stable state being ruled on
+        # boats whose change since the last legal state was seen as one turn on its own (game.seen_alone)
+        self.seen_alone: frozenset = frozenset()
         self.round_at_start = 1
         self.last_poses: dict[str, PiecePose] = {}
         self.last_pieces: dict[str, PiecePose] | None = None  # every piece of the last stable state
@@ -194,6 +201,7 @@ class TornadoReferee:
         self.guard = TurnGuard()  # kept as it is here: the game step sets it (referee/pending.py)
         self.declared_passes: frozenset = frozenset()  # declare.py: passes this round
         self.declared: tuple = ()  # declare.py: the race's other declarations
+        self.votes: tuple = ()  # declare.py: majority votes for the next Ranking Phase
         self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
@@ -213,6 +221,7 @@ class TornadoReferee:
             value = getattr(state, name)
             setattr(ref, name, copy.deepcopy(value) if name in _CHANGEABLE else value)
         ref.acting_now = []
+        ref.seen_alone = frozenset()
         return ref
 
     def to_state(self) -> "TornadoState":
@@ -288,6 +297,8 @@ class TornadoReferee:
                                   details={"card": c.name, "boat": self.routes.owner(c.name)}))
         actions = self._actions(seen, boats, result.course)
         rulings += self._turns_and_rounds(observation, actions, t)
+        if self.rounds.round != self.round_at_start:
+            self.votes = ()  # the Ranking Phase the votes were for has begun
         rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
         # a boat that moved gets the turn rules' violations in its move ruling
         moved_now = {a.boat for a in actions if a.moved}
@@ -308,10 +319,24 @@ class TornadoReferee:
         """Issue 11's rules over the whole turn (turnlog.py): placement methods, turn order,
         replacing cards until the token moves, out of bounds once it moved, the boost once,
         the empty deck, hidden boats. Returns its rulings (turnlog values) and warnings."""
-        ranking = self._racing(self.last_result) if self.last_result is not None else []
+        ranking = self._turn_order(self._racing(self.last_result)) if self.last_result is not None else []
         self.turnlog, found, warnings = advance(self.turnlog, observation, ranking, list(self.memory.crossed),
-                                                owners=self.routes.deck_owner)
+                                                owners=self.routes.deck_owner, card_order=self.memory.card_order)
         return found, warnings
+
+    def _turn_order(self, ranking: list[str]) -> list[str]:
+        """Ranking Phase with the FAQ on disagreements: boats the players' majority agreed
+        share a rank go together, at the place of the first of them, lightest first (When
+        Equidistant); the others keep their places in the camera's ranking."""
+        order = list(ranking)
+        for group in self.votes:
+            members = [b for b in group if b in order]
+            if len(members) < 2:
+                continue
+            at = min(order.index(b) for b in members)
+            rest = [b for b in order if b not in members]
+            order = rest[:at] + members + rest[at:]
+        return order
 
     def _eliminations(self, t: float) -> list[Ruling]:
         """Out of Bounds: a boat the turn rules eliminated leaves the race."""
@@ -364,17 +389,21 @@ class TornadoReferee:
 
     def _adopt_cards_stood_on(self, active: list[str], boats: dict[str, PiecePose], known: dict[str, Card],
                               tips: dict) -> None:
-        """A boat without a route yet (refcam began watching mid-race) takes up the
-        card it stood on, unless that card is someone else's."""
+        """A boat without a route yet (refcam began watching mid-race) takes up the card it
+        stood on, unless that card is someone else's, and with it the other cards of that deck
+        on the table, in the order they continue each other (Placing Racing Cards: rear first)."""
         covered0 = covered_spaces(stack_order(list(known.values()), self.memory))
         for n in active:
             if self.routes.cards.get(n):
                 continue
             on = card_under(self.last_poses.get(n, boats[n]), list(known.values()), covered0)
-            if on is not None and self.routes.deck_owner.get(on.card.deck) in (None, n) and \
-                    self.routes.owner(on.card.name) is None:
-                self.routes.add(n, on.card)
-                tips[n] = Tip(card=on.card)
+            if on is None or self.routes.deck_owner.get(on.card.deck) not in (None, n) or \
+                    self.routes.owner(on.card.name) is not None:
+                continue
+            deck = [c for c in known.values() if c.deck == on.card.deck and self.routes.owner(c.name) is None]
+            for c in route_order(deck):
+                self.routes.add(n, c)
+            tips[n] = Tip(card=self.routes.route(n, known)[-1])
 
     def _actions(self, seen: "_SeenCards", boats: dict[str, PiecePose], course) -> list[_Action]:
         """What each boat did: laid cards, moved its token (with where on its route, before and after)."""
@@ -482,9 +511,9 @@ class TornadoReferee:
         pieces = tuple([back.get(p.name, p) for p in observation.pieces if p.name not in dropped])
         try:
             res = self.assess(dataclasses.replace(observation, pieces=pieces))
-            ranking = self._racing(res)
+            ranking = self._turn_order(self._racing(res))
         except RefcamError:
-            res, ranking = None, list(self.memory.last_ranking)
+            res, ranking = None, self._turn_order(list(self.memory.last_ranking))
         self.rounds.next_round(ranking)
         hands = dict(res.hand_size) if res is not None else {}
         summary = (_ranking_summary(res) if res is not None else "ranking: " + "; ".join(
@@ -545,9 +574,9 @@ class TornadoReferee:
         seq = route_spaces(self.routes.route(boat, cards_now), covered)
         limit_rule = RULE_BOOST if boosted else RULE_LIMIT
         checked.append(limit_rule)
-        over, ahead = self._limit_faults(a, turn, seq, allowance, limit_rule, violations)
+        over, ahead = self._limit_faults(a, turn, seq, boosted, violations)
         merged_note = None
-        others = [n for n in self.acting_now if n != boat]
+        others = [n for n in self.acting_now if n != boat and boat not in self.seen_alone]
         if over and others and turn is not None and max(ahead or 0, turn.spaces) <= allowance + ALLOWANCE:
             merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
             over = []
@@ -601,20 +630,19 @@ class TornadoReferee:
                                        catalog=self.facts.catalog, check_limit=False, check_token=True)
         return checked, []
 
-    def _limit_faults(self, a: _Action, turn: Turn | None, seq, allowance: int, limit_rule,
+    def _limit_faults(self, a: _Action, turn: Turn | None, seq, boosted: bool,
                       violations: list[Violation]) -> tuple[list[Violation], int | None]:
-        """Over the allowance (returned, with the spaces ahead on the route); counts the
-        spaces moved this turn, and adds a move backwards to ``violations``."""
+        """Racing Card Limitation / Player Token Movement, by the rule functions `tornado check`
+        uses too (turns.py): the spaces ahead on the route from where the turn began, and the
+        spaces moved this turn. Returns the breaches (with the spaces ahead); counts the spaces
+        moved this turn, and adds a move backwards to ``violations``."""
         boat = a.boat
         start_index = _resolve(turn.start, seq) if turn is not None else None
         over: list[Violation] = []
         ahead = None
         if a.chain and start_index is not None:
             ahead = len(seq) - 1 - start_index
-            if ahead > allowance:
-                over.append(Violation(boat, limit_rule, f"the cards on {short_name(boat)}'s route give it {ahead} "
-                                      f"movement spaces this round (at most {allowance})",
-                                      cards=tuple(c.name for c in a.chain)))
+            over += _violation_of(boat, spaces_ahead_call(boat, ahead, boosted, [c.name for c in a.chain]))
         spaces = a.spaces
         if a.moved and spaces is not None and turn is not None and a.acts:
             turn.spaces += spaces
@@ -622,9 +650,7 @@ class TornadoReferee:
             if spaces < 0:
                 violations.append(Violation(boat, RULE_MOVEMENT, f"{short_name(boat)} moved back {-spaces} movement "
                                             "spaces (tokens only move forward along their cards)"))
-            if turn.spaces > allowance:
-                over.append(Violation(boat, limit_rule, f"{short_name(boat)} moved {turn.spaces} movement spaces "
-                                      f"this round (at most {allowance})"))
+            over += _violation_of(boat, move_length_call(boat, turn.spaces, boosted))
         elif a.moved and turn is not None and a.acts:
             turn.moved = True
         return over, ahead
@@ -805,6 +831,13 @@ class TornadoReferee:
     def _violation(self, t: float, v: Violation) -> Ruling:
         self.violations.append((t, v))
         return Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json())
+
+
+def _violation_of(boat: str, call: TurnCall) -> list[Violation]:
+    """A turn rule's call (turns.py) as the referee's violation, when it is one."""
+    if call.verdict != "violation":
+        return []
+    return [Violation(boat, rule(call.section), call.summary, cards=call.cards)]
 
 
 def _index(order: list[str], boat: str) -> int:
