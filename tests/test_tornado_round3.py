@@ -273,3 +273,45 @@ def test_watched_from_mid_race_the_route_keeps_its_order(tmp_path):
                                                              "tornado/card-1-13"]
     doc = run_check(tmp_path, before, after)
     assert doc["broken"] == [] and any("moved 3 spaces" in r["summary"] for r in doc["rulings"])
+
+
+# ---------------------------------------------------------------- words that mislead
+# Boats standing in their start-gate spaces are equal by the rules (When Equidistant), not
+# "equidistant within measurement": the ranking's summary says so, as its pair lines do.
+def test_boats_on_the_start_gate_are_equal_by_the_rules_in_the_summary():
+    live = TornadoReferee(COURSE)
+    ranking = [r for r in live.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0) if r.kind == "ranking"][0]
+    assert ranking.summary.startswith("Round 1: 1. boat-1 (start gate: equal by the rules with boat-2)")
+    assert "within measurement" not in ranking.summary
+
+
+# One finish still: boat-1 has crossed, boat-3 is the only other boat in view. Without --boats
+# whether the race is over cannot be told (a boat out of view may still race), and `rank` says
+# that and nothing else; given the boats in play, the race is over.
+@pytest.mark.parametrize("boats, first_line, over", [
+    ((), "Cannot tell: whether the race is over", None),
+    (("--boats", "1,3"), "Race over: 1. boat-1, 2. boat-3 (Ending the Game).", True),
+])
+def test_rank_on_one_finish_still_never_says_two_things(boats, first_line, over):
+    import contextlib
+    import io
+    import json
+    from pathlib import Path
+
+    from webui.cli import main
+
+    still = Path(__file__).resolve().parent.parent / "samples" / "tornado-finish" / "000"
+    args = ["rank", f"{still}.jpg", "--camera-file", f"{still}.camera.json", *boats]
+    for extra in ([], ["--json"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(args + extra) == 0
+        if extra:
+            doc = json.loads(out.getvalue())
+            assert doc["game_over"] is over and doc["headline"].startswith(first_line)
+        else:
+            text = out.getvalue()
+            assert text.splitlines()[0].startswith(first_line)
+            said_over = [line for line in text.splitlines() if line.lower().startswith("race over")]
+            assert len(said_over) == (1 if over else 0)
+            assert "complete or not" not in text

@@ -30,6 +30,7 @@ from shapely.geometry import Point as SPoint
 from referee.catalog import Catalog, default_catalog
 from referee.motion import moved
 from referee.observation import Observation, PiecePose
+from referee.rulings import CANNOT_TELL as CANNOT_TELL_WORDS, ILLEGAL, LEGAL
 
 from . import geometry as g
 from .cards import (BOAT_PREFIX, RULE_TOKEN, Card, card_under, cards_in, covered_spaces, table_polygon,
@@ -38,6 +39,7 @@ from .course import BoundaryLine
 from .crossing import boat_line_crossing
 from .moves import BEFORE_ROUTE, index_of, route_order, route_spaces
 from .placement import Breach, check_card, obstacles_in
+from .rules import headline
 from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
                     out_of_bounds_call, pickup_call, spaces_ahead_call, turn_order_call)
 
@@ -93,8 +95,28 @@ class TurnReport:
     def broken(self) -> list[Ruling]:
         return [r for r in self.rulings if r.verdict == "violation"]
 
+    def headline(self) -> tuple[str, list[str]]:
+        """The verdict a player reads first, and the other breaches, each one sentence: the first
+        rule broken (Illegal), else what cannot be told (Cannot tell), else the move (Legal)."""
+        broken = self.broken
+        if broken:
+            return (headline(ILLEGAL, broken[0].summary, broken[0].section),
+                    [headline(ILLEGAL, r.summary, r.section) for r in broken[1:]])
+        unsure = [r for r in self.rulings if r.verdict == CANNOT_TELL]
+        if unsure:
+            return headline(CANNOT_TELL_WORDS, unsure[0].summary, unsure[0].section), []
+        moves = [r for r in self.rulings if r.section == "Player Token Movement" and r.verdict == "ok"]
+        if moves:
+            return headline(LEGAL, "; ".join(r.summary for r in moves), moves[0].section), []
+        if self.laid or self.gone:
+            return headline(LEGAL, "the cards laid or picked up break no rule checked", None), []
+        return headline(LEGAL, "nothing changed between the two tables", None), []
+
     def to_json(self) -> dict:
-        return {"game": "tornado", "movers": list(self.movers), "rulings": [r.to_json() for r in self.rulings],
+        first, more = self.headline()
+        pieces = list(dict.fromkeys([r.boat for r in self.broken] + [c for r in self.broken for c in r.cards]))
+        return {"game": "tornado", "headline": first, "breaches": more, "pieces": pieces,
+                "movers": list(self.movers), "rulings": [r.to_json() for r in self.rulings],
                 "broken": [f"{GAME_TITLE}, {r.section}" for r in self.broken],
                 "cannot_tell": [r.summary for r in self.rulings if r.verdict == CANNOT_TELL],
                 "crossings": dict(self.crossings), "warnings": list(self.warnings),
@@ -288,6 +310,21 @@ def _finish_line(obs: Observation, catalog: Catalog) -> BoundaryLine | None:
     return gate_line_of(pose, catalog) if pose else None
 
 
+def _crossing_now(sc: _Scene, finish: BoundaryLine, boat: str, old_route: list[Card], route: list[Card]) -> dict | None:
+    """Crossing the Finish Line in this turn: the movement space under the token touches the
+    finish line now, and did not before the turn. A token already past the line's side before
+    it moved stands on the course's first straight (on Tornado Circuit the finish line lies just
+    behind the start gate): a boat that crossed leaves the course at once (Final Rankings)."""
+    pose_before = boats_of(sc.before).get(boat)
+    if pose_before is not None:
+        was = boat_line_crossing(finish, pose_before, card_under(pose_before, old_route, covered_spaces(old_route)),
+                                 sc.catalog)
+        if was.crossed is True:
+            return None
+    after = boats_of(sc.after)[boat]
+    return boat_line_crossing(finish, after, card_under(after, route, sc.covered(boat)), sc.catalog).to_json()
+
+
 def check_turn(before: Observation, after: Observation, catalog: Catalog | None = None,
                deck_owner: Mapping[int, str] | None = None, card_order=()) -> TurnReport:
     """Rule on the turn that turned ``before`` into ``after`` (see the module docstring).
@@ -314,8 +351,9 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
         if boat in movers:
             rulings += _check_mover(sc, boat, route, mine, merged=len(movers) > 1)
             if finish is not None:
-                on = card_under(b_after[boat], route, sc.covered(boat))
-                crossings[boat] = boat_line_crossing(finish, b_after[boat], on, catalog).to_json()
+                crossing = _crossing_now(sc, finish, boat, old_route, route)
+                if crossing is not None:
+                    crossings[boat] = crossing
         if table_polygon(after) is not None:
             rulings.append(_from_call(boat, out_of_bounds_call(boat, _hanging(sc, mine), boat in movers)))
     if len(movers) > 1:

@@ -27,7 +27,7 @@ from referee.errors import RefcamError
 from referee import motion
 from referee.observation import Observation, PiecePose
 from referee.pending import TurnGuard
-from referee.rulings import Ruling
+from referee.rulings import CANNOT_TELL, ILLEGAL, LEGAL, Ruling
 
 from . import geometry as g
 from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMENT, RULE_TOKEN, RULE_TOUCHING,
@@ -37,7 +37,7 @@ from .finish import TOO_CLOSE
 from .moves import (BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_order,
                     route_spaces)
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
-from .rules import rule, short_name
+from .rules import headline, rule, short_name
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .turnlog import TurnLog, advance, as_rulings, declare_pass
 from .turns import TurnCall, move_length_call, spaces_ahead_call
@@ -516,10 +516,11 @@ class TornadoReferee:
             res, ranking = None, self._turn_order(list(self.memory.last_ranking))
         self.rounds.next_round(ranking)
         hands = dict(res.hand_size) if res is not None else {}
-        summary = (_ranking_summary(res) if res is not None else "ranking: " + "; ".join(
-            f"{i + 1}. {short_name(n)}" for i, n in enumerate(ranking)))
-        summary += f" (round {self.rounds.round}, Ranking Phase: turn order " + ", ".join(short_name(n) for n in ranking)
-        summary += ("; hand sizes " + ", ".join(f"{short_name(n)} {k}" for n, k in hands.items()) + ")") if hands else ")"
+        summary = (_ranking_summary(res, self.rounds.round) if res is not None else headline(
+            f"Round {self.rounds.round}", "; ".join(f"{i + 1}. {short_name(n)}" for i, n in enumerate(ranking)),
+            RULE_RANKING))
+        summary += " Turn order: " + ", ".join(short_name(n) for n in ranking) + "."
+        summary += (" Hand sizes: " + ", ".join(f"{short_name(n)} {k}" for n, k in hands.items()) + ".") if hands else ""
         details = res.to_json() if res is not None else {}
         details.update(round=self.rounds.round, turn_order=list(ranking))
         return [Ruling(t, self.game, "ranking", summary, rule=RULE_RANKING, details=details)]
@@ -593,7 +594,8 @@ class TornadoReferee:
         if not a.moved:
             # Cards laid without moving the token yet: any faults are violations now.
             for v in violations:
-                out.append(Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json()))
+                out.append(Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False,
+                                  rule=v.rule, details=dict(v.to_json(), pieces=[boat] + list(v.cards))))
         else:
             out.append(self._move_ruling(a, a.spaces, violations, checked, allowance, boosted, seq, t, merged_note))
         for v in eliminated[:1]:
@@ -660,9 +662,9 @@ class TornadoReferee:
         """Too much for one turn, but other boats acted in this same stable state: the
         engine missed states, and two turns of this boat (rounds r and r+1) may lie in it.
         No confident call; the round moves on. Returns the note saying so."""
-        merged_note = (f"more than one turn's {allowance} spaces, but this stable state also holds "
-                       f"{', '.join(short_name(n) for n in others)}'s turn: two turns of {short_name(boat)} may have "
-                       "merged (stable states missed)")
+        merged_note = (f"two turns of {short_name(boat)} may have merged with "
+                       f"{', '.join(short_name(n) for n in others)}'s turn in one still table, more than one turn's "
+                       f"{allowance} spaces (still tables missed)")
         turn.spaces = max(0, turn.spaces - allowance)
         turn.start = Place(None, why="two turns merged")
         if self.rounds.round == self.round_at_start:
@@ -690,30 +692,33 @@ class TornadoReferee:
         if spaces is None:
             why = next((p.why for p in (a.before_place, a.after_place) if p is not None and not p.known and p.why),
                        "where it stood is unknown")
-            what = f"{short_name(boat)} moved (movement spaces not counted: {why})"
+            what, where = f"{short_name(boat)} moved", ""
             details["why_unknown"] = why
         elif spaces == 0:
-            what = f"{short_name(boat)} was shifted within {a.after_place.describe()} (0 movement spaces)"
+            what, where = f"{short_name(boat)} was shifted within {a.after_place.describe()}, 0 movement spaces", ""
         else:
             lo, hi = sorted((a.before_place.index, a.after_place.index))
             over = list(dict.fromkeys(f"{short_name(c.name)} ({c.kind})" for c, _ in seq[lo + 1:hi + 1]))
-            what = (f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''} on "
-                    f"{', '.join(over)}")
-            if boosted:
-                what += " (boosted: up to 4)"
+            what = f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''}"
+            where = f" On {', '.join(over)}." + (" Boosted: up to 4." if boosted else "")
+        details["pieces"] = [boat] + [c.name for c in a.chain]
         if violations:
             v = violations[0]
-            more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
-            return Ruling(t, self.game, "move", f"{what}: ILLEGAL: {v.summary}{more}", legal=False, rule=v.rule,
-                          details=details)
+            details["pieces"] = list(dict.fromkeys([boat] + [c for x in violations for c in x.cards]))
+            details["breaches"] = [headline(ILLEGAL, x.summary, x.rule) for x in violations[1:]]
+            more = f" {len(violations) - 1} more breach{'es' if len(violations) > 2 else ''}." if len(violations) > 1 else ""
+            return Ruling(t, self.game, "move", f"{headline(ILLEGAL, v.summary, v.rule)} {what}.{where}{more}",
+                          legal=False, rule=v.rule, details=details)
         if merged_note:
             details["why_unknown"] = merged_note
-            return Ruling(t, self.game, "move", f"{what}: cannot judge: {merged_note}", legal=None,
-                          rule=RULE_LIMIT, details=details)
+            return Ruling(t, self.game, "move", f"{headline(CANNOT_TELL, f'{what}: {merged_note}', RULE_LIMIT)}{where}",
+                          legal=None, rule=RULE_LIMIT, details=details)
         if spaces is None:
-            return Ruling(t, self.game, "move", f"{what}: cannot judge", legal=None, rule=RULE_MOVEMENT,
-                          details=details)
-        return Ruling(t, self.game, "move", f"{what}: legal", legal=True, rule=RULE_MOVEMENT, details=details)
+            return Ruling(t, self.game, "move", headline(CANNOT_TELL, f"{what}, but its movement spaces cannot be "
+                                                         f"counted: {why}", RULE_MOVEMENT),
+                          legal=None, rule=RULE_MOVEMENT, details=details)
+        return Ruling(t, self.game, "move", f"{headline(LEGAL, what, RULE_MOVEMENT)}{where}", legal=True,
+                      rule=RULE_MOVEMENT, details=details)
 
     def _gone(self) -> list[str]:
         """Boats no longer racing: crossed the finish line or eliminated."""
@@ -746,17 +751,20 @@ class TornadoReferee:
                 self.memory.crossed.append(b.name)
                 place = self.memory.crossed.index(b.name) + 1
                 why = b.finish.basis if b.finish else "recorded"
-                rulings.append(Ruling(t, self.game, "finish", f"{short_name(b.name)} crossed the finish line: place {place}",
+                rulings.append(Ruling(t, self.game, "finish", headline(
+                                          "Crossed", f"{short_name(b.name)} crossed the finish line, place {place}",
+                                          RULE_FINISH) + f" Basis: {why.replace('tornado/', '')}.",
                                       rule=RULE_FINISH, details={"boat": b.name, "crossed": True, "place": place,
                                                                  "basis": why,
                                                                  "finish": b.finish.to_json() if b.finish else None}))
             elif b.name in movers and b.finish is not None and b.finished in (TOO_CLOSE, False):
                 if b.finished == TOO_CLOSE:
-                    summary = f"{short_name(b.name)} at the finish line: too close to call"
+                    summary = headline(CANNOT_TELL, f"whether {short_name(b.name)} crossed the finish line: too close "
+                                       "to call", RULE_FINISH)
                 else:
-                    summary = (f"{short_name(b.name)} has not crossed the finish line "
-                               f"({-b.finish.margin_mm:.0f} mm short)" if b.finish.margin_mm < 0 else
-                               f"{short_name(b.name)} has not crossed the finish line (beside its segment)")
+                    summary = headline("Not crossed", f"{short_name(b.name)} has not crossed the finish line, "
+                                       + (f"{-b.finish.margin_mm:.0f} mm short" if b.finish.margin_mm < 0 else
+                                          "beside its segment"), RULE_FINISH)
                 rulings.append(Ruling(t, self.game, "finish", summary, rule=RULE_FINISH,
                                       details={"boat": b.name, "crossed": b.finished, "finish": b.finish.to_json()}))
             if b.zone_index is not None and b.status in ("racing", "finished"):
@@ -772,12 +780,13 @@ class TornadoReferee:
         # Ranking Phase at the start (round 1); afterwards whenever the standings change.
         if first:
             order = ", ".join(short_name(n) for n in ranking)
-            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result) + f" (round 1, Ranking Phase: "
-                                  f"turn order {order})", rule=RULE_RANKING,
+            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result, 1) + f" Turn order: {order}.",
+                                  rule=RULE_RANKING,
                                   details=dict(result.to_json(), round=1, turn_order=ranking)))
         elif self.last_result is None or \
                 [b.name for b in self.last_result.boats if b.rank] != [b.name for b in result.boats if b.rank]:
-            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result), rule=RULE_RANKING,
+            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result, self.rounds.round),
+                                  rule=RULE_RANKING,
                                   details=dict(result.to_json(), round=self.rounds.round)))
         for w in result.warnings:
             if self.last_result is None or w not in self.last_result.warnings:
@@ -785,7 +794,7 @@ class TornadoReferee:
         if result.game_over and not self.game_over_announced:
             self.game_over_announced = True
             places = ", ".join(f"{p}. {short_name(n)}" for n, p in sorted(result.final_places.items(), key=lambda kv: kv[1]))
-            rulings.append(Ruling(t, self.game, "state", f"race over: {places}", rule=RULE_END,
+            rulings.append(Ruling(t, self.game, "state", headline("Race over", places, RULE_END), rule=RULE_END,
                                   details={"final_places": dict(result.final_places)}))
         self.memory.last_ranking = ranking
         self.last_result = result
@@ -816,21 +825,24 @@ class TornadoReferee:
                 if before is None and not actors:
                     # already face down when first seen: the boost was used before we watched
                     self.boosts.setdefault(boat, {"t": None, "round": None, "character": p.name})
-                    out.append(Ruling(t, self.game, "state", f"{short_name(boat)} has already used its boost "
-                                      f"({p.name} is face down)", rule=RULE_BOOST,
+                    out.append(Ruling(t, self.game, "state", headline("Boost used", f"{short_name(boat)} used its "
+                                      f"boost before refcam watched: {short_name(p.name)} is face down", RULE_BOOST),
+                                      rule=RULE_BOOST,
                                       details={"boat": boat, "character": p.name}))
                 elif boat in self.boosts:
                     out.append(self._violation(t, Violation(boat, RULE_BOOST, f"{short_name(boat)} boosts a second time")))
                 else:
                     self.boosts[boat] = {"t": t, "round": self.rounds.round, "character": p.name}
-                    out.append(Ruling(t, self.game, "move", f"{short_name(boat)} uses its boost: up to 4 spaces this turn",
+                    out.append(Ruling(t, self.game, "move", headline(LEGAL, f"{short_name(boat)} uses its boost, up to "
+                                                                     "4 spaces this turn", RULE_BOOST),
                                       legal=True, rule=RULE_BOOST,
                                       details={"boat": boat, "action": "boost", "character": p.name}))
         return out
 
     def _violation(self, t: float, v: Violation) -> Ruling:
         self.violations.append((t, v))
-        return Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json())
+        return Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False, rule=v.rule,
+                      details=dict(v.to_json(), pieces=[v.boat] + list(v.cards)))
 
 
 def _violation_of(boat: str, call: TurnCall) -> list[Violation]:
@@ -854,7 +866,9 @@ def _resolve(place: Place, seq) -> int | None:
     return index_of(seq, place.card, place.space)
 
 
-def _ranking_summary(result: RankResult) -> str:
+def _ranking_summary(result: RankResult, round_no: int) -> str:
+    """The Ranking Phase as a player reads it: "Round 2: 1. boat-2; 2. boat-1 (Ranking Phase)."
+    Boats in their start-gate spaces are equal by the rules; others equal within the measurement."""
     parts = []
     for b in result.boats:
         if b.rank is None:
@@ -863,6 +877,7 @@ def _ranking_summary(result: RankResult) -> str:
         if b.status in ("finished", "finished earlier"):
             s += " (finished)"
         if b.equidistant_with:
-            s += " (equidistant within measurement with " + ", ".join(short_name(n) for n in b.equidistant_with) + ")"
+            s += " (" + "; ".join(f"{result.equal_words(b.name, n)} with {short_name(n)}"
+                                  for n in b.equidistant_with) + ")"
         parts.append(s)
-    return "ranking: " + "; ".join(parts) if parts else "ranking: no boat ranked"
+    return headline(f"Round {round_no}", "; ".join(parts) if parts else "no boat ranked", RULE_RANKING)

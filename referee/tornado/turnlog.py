@@ -204,14 +204,21 @@ __all__ = ["TurnLog", "OpenViolation", "advance", "CANNOT_TELL", "SECTION_RANKIN
 def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cite=None) -> list:
     """advance()'s output as entries of the rulings log (referee.rulings.Ruling); cite(section)
     makes the rule citation (default: its text)."""
-    from referee.rulings import Ruling as LogRuling
+    from referee.rulings import CANNOT_TELL as CANNOT, ILLEGAL, LEGAL, Ruling as LogRuling
+
+    from .rules import headline
 
     cite = cite or (lambda section: f"Tornado Splash, {section}")
     out = []
     for r in rulings:
         kind = {"violation": "violation", "cannot tell": "state"}.get(r.verdict, "state")
-        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=r.summary, legal=r.legal, rule=cite(r.section),
-                             details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards)}))
+        # a placement fault put right before the token moved is withdrawn: "Put right" is its verdict
+        verdict = {"violation": ILLEGAL, CANNOT_TELL: CANNOT}.get(r.verdict, "Put right" if r.section == SECTION_REPLACE
+                                                                  else LEGAL)
+        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=headline(verdict, r.summary, r.section),
+                             legal=r.legal, rule=cite(r.section),
+                             details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards),
+                                      "pieces": [r.boat] + list(r.cards)}))
     out += [LogRuling(t=t, game="tornado", kind="warning", summary=w,
                       rule=cite(SECTION_RANKING) if "not seen" in w or "incomplete" in w else None) for w in warnings]
     return out

@@ -67,7 +67,7 @@ def move_length_call(boat: str, spaces: int, boosting_now: bool) -> TurnCall:
     limit = space_limit(boosting_now)
     if spaces > limit:
         return TurnCall("violation", SECTION_BOOST if boosting_now else SECTION_LIMIT,
-                        f"{_short(boat)} moved {spaces} movement spaces this round (at most {limit})")
+                        f"{_short(boat)} moved {spaces} movement spaces this round, where at most {limit} are allowed")
     return TurnCall("ok", SECTION_MOVEMENT, f"{_short(boat)} moved {spaces} space{'s' if spaces != 1 else ''}"
                     + (" with its boost" if boosting_now else ""))
 
@@ -81,8 +81,8 @@ def spaces_ahead_call(boat: str, ahead: int, boosting_now: bool, cards: Sequence
     limit = space_limit(boosting_now)
     if ahead > limit:
         return TurnCall("violation", SECTION_BOOST if boosting_now else SECTION_LIMIT,
-                        f"the cards on {_short(boat)}'s route give it {ahead} movement spaces this round "
-                        f"(at most {limit})", tuple(cards))
+                        f"the cards on {_short(boat)}'s route give it {ahead} movement spaces this round, "
+                        f"where at most {limit} are allowed", tuple(cards))
     return TurnCall("ok", SECTION_LIMIT, f"{_short(boat)}'s cards give it {ahead} movement "
                     f"space{'s' if ahead != 1 else ''} this round (at most {limit})")
 
@@ -157,10 +157,10 @@ def turn_order_call(turn_order: Sequence[str], acted: Iterable[str], movers: Seq
         after = turn_order[latest]
         order = ", ".join(_short(b) for b in turn_order)
         if late == [after]:
-            return TurnCall("violation", SECTION_ORDER, f"{_short(after)} acts again after its turn this round was "
-                            f"over (turn order this round: {order})")
+            return TurnCall("violation", SECTION_ORDER, f"{_short(after)} acts again though its turn this round is "
+                            f"over; turn order this round: {order}")
         return TurnCall("violation", SECTION_ORDER, f"{', '.join(_short(b) for b in late)} acted after "
-                        f"{_short(after)}, who ranks below (turn order this round: {order})")
+                        f"{_short(after)}, who ranks below; turn order this round: {order}")
     if len(movers) > 1:
         return TurnCall(CANNOT_TELL, SECTION_ORDER, f"{' and '.join(movers)} moved between the same two stable "
                         "views: their turns merged, so their order cannot be seen")
