@@ -6,6 +6,7 @@ images), plus one replay of the bundled session checked against its truth.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -248,7 +249,10 @@ def test_a_move_that_cannot_be_counted_says_why():
 def test_cards_picked_up_and_pieces_leaving_are_state_rulings():
     ref = TornadoReferee(COURSE)
     out, (c1, c2) = _two_boats_out_of_the_gate(ref)
-    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1]), 3.0)
+    # vision looked at card-2-11's place and saw it empty (a card merely not read keeps its place)
+    empty = dataclasses.replace(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1]),
+                                seen_empty=("tornado/card-2-11",))
+    out = ref.observe_stable(empty, 3.0)
     picked = [r for r in out if r.kind == "state" and "picked up" in r.summary]
     assert len(picked) == 1 and picked[0].legal is None and picked[0].details["boat"] == "tornado/boat-2"
     assert not moves(out)

@@ -315,3 +315,37 @@ def test_rank_on_one_finish_still_never_says_two_things(boats, first_line, over)
             said_over = [line for line in text.splitlines() if line.lower().startswith("race over")]
             assert len(said_over) == (1 if over else 0)
             assert "complete or not" not in text
+
+
+# ---------------------------------------------------------------- a piece not read is not gone
+# boat-1 stands on its card A; a hand hides card A in the next still table (not read, and its
+# place not seen empty): A keeps its last reading, no "picked up", and boat-1 moving on along a
+# route that rests on A cannot be judged, naming A. Seen empty, A was picked up.
+def test_a_card_not_read_keeps_its_last_reading_and_a_move_resting_on_it_cannot_be_told():
+    a, b = card("1-11", GATE_FRONT, Y1), card("1-01", GATE_FRONT + 110, Y1)
+    live = TornadoReferee(COURSE)
+    live.observe_stable(state({1: (GATE_FRONT + 19, Y1), 2: (0, Y2)}, [a]), 0.0)
+    out = live.observe_stable(state({1: (GATE_FRONT + 110 + 55, Y1), 2: (0, Y2)}, [b]), 1.0)
+    assert not [r for r in out if "picked up" in r.summary]
+    m = moves(out, 1)[0]
+    assert m.legal is None and m.summary.startswith("Cannot tell: card-1-11 was not read")
+    assert live.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-1-11", "tornado/card-1-01"]
+
+
+def test_a_card_seen_empty_was_picked_up():
+    import dataclasses
+
+    a, b = card("1-11", GATE_FRONT, Y1), card("2-11", GATE_FRONT, Y2)
+    live = TornadoReferee(COURSE)
+    live.observe_stable(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [a, b]), 0.0)
+    gone = dataclasses.replace(state({1: (GATE_FRONT + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [a]),
+                               seen_empty=("tornado/card-2-11",))
+    out = live.observe_stable(gone, 1.0)
+    assert [r.details["card"] for r in out if "picked up" in r.summary] == ["tornado/card-2-11"]
+
+
+def test_expected_pieces_are_the_last_readings_of_boats_and_cards():
+    race = TORNADO.step(_new_race(), state({1: (GATE_FRONT + 19, Y1), 2: (0, Y2)}, [A1]), 0.0).state
+    expected = {e.name: (round(e.x_mm), round(e.y_mm)) for e in TORNADO.expected_pieces(race)}
+    assert expected == {"tornado/boat-1": (GATE_FRONT + 19, Y1), "tornado/boat-2": (0, Y2),
+                        "tornado/card-1-11": (GATE_FRONT + 55, Y1)}

@@ -12,13 +12,15 @@ import dataclasses
 import functools
 from typing import Any, Mapping
 
-from referee.game import Command, Declarable, Declaration, Explanation, Offer, Option, Shape, Step, View
+from referee.game import (Command, Declarable, Declaration, ExpectedPiece, Explanation, Offer, Option, Shape, Step,
+                          View)
 from referee import motion
 from referee.observation import Observation
 from referee.pending import guarded_step, pending_json
 from referee.rulings import Ruling
 
 from . import declare, picture
+from .cards import BOAT_PREFIX, CARD_PREFIX
 from .check import boats_of
 from .check_command import CHECK
 from .commands import rank_command
@@ -104,6 +106,18 @@ class TornadoSplash:
             summary = (f"Grand Prix over: {' and '.join(short_name(n) for n in final['leaders'])} tie on {final['points']} "
                        f"points ({totals}); the rulebook gives no tie-break: the players name the winner")
         return (Ruling(t, self.id, "finish", summary, rule=str(RULE_GRAND_PRIX), details=final),)
+
+    def expected_pieces(self, state: TornadoState) -> tuple[ExpectedPiece, ...]:
+        """The boats still racing and the racing cards on the table, where they were last read
+        (a boat under a hand: its last stable position), for vision to look again where one is
+        not read. A boat that crossed the finish line or was eliminated leaves the course."""
+        gone = set(state.memory.crossed) | set(state.memory.eliminated)
+        pieces = dict(state.turnlog.last_seen)
+        pieces.update((n, p) for n, p in (state.last_pieces or {}).items()
+                      if n.startswith((BOAT_PREFIX, CARD_PREFIX)))
+        pieces.update(state.card_poses)
+        return tuple(ExpectedPiece(n, p.x_mm, p.y_mm, p.theta_deg, p.sigma_mm)
+                     for n, p in sorted(pieces.items()) if n not in gone)
 
     def assess(self, state: TornadoState, observation: Observation) -> RankResult:
         """The standings of an observation given the race so far (the state is left as it is)."""

@@ -31,7 +31,8 @@ from referee.rulings import CANNOT_TELL, ILLEGAL, LEGAL, Ruling
 
 from . import geometry as g
 from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMENT, RULE_TOKEN, RULE_TOUCHING,
-                    RULE_TURN, Card, Violation, card_under, cards_in, check_turn, covered_spaces, table_polygon)
+                    RULE_TURN, Card, Violation, card_from_pose, card_under, cards_in, check_turn, covered_spaces,
+                    table_polygon)
 from .course_spec import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import (BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_order,
@@ -187,6 +188,7 @@ class TornadoReferee:
         self.acting_now: list[str] = []  # boats acting in the stable state being ruled on
         # boats whose change since the last legal state was seen as one turn on its own (game.seen_alone)
         self.seen_alone: frozenset = frozenset()
+        self.unread: tuple[str, ...] = ()  # cards not read in the stable state being ruled on (_keep_unread)
         self.round_at_start = 1
         self.last_poses: dict[str, PiecePose] = {}
         self.last_pieces: dict[str, PiecePose] | None = None  # every piece of the last stable state
@@ -222,6 +224,7 @@ class TornadoReferee:
             setattr(ref, name, copy.deepcopy(value) if name in _CHANGEABLE else value)
         ref.acting_now = []
         ref.seen_alone = frozenset()
+        ref.unread = ()
         return ref
 
     def to_state(self) -> "TornadoState":
@@ -274,6 +277,7 @@ class TornadoReferee:
         """Rule on a new stable state (changes this worksheet): cards seen and whose route
         they continue, what each boat did, whose turn and round it is, then judge each action."""
         self.t = t
+        observation, self.unread = self._keep_unread(observation)
         try:
             result = self.assess(observation)
         except RefcamError as exc:
@@ -314,6 +318,19 @@ class TornadoReferee:
         rulings += self._finish_and_ranking(observation, result, movers, t)
         self._remember(observation, boats)
         return rulings
+
+    def _keep_unread(self, observation: Observation) -> tuple[Observation, tuple[str, ...]]:
+        """A racing card seen before and missing now was not read (a hand, a glare), unless
+        vision looked at its place and saw it empty (Observation.seen_empty): it keeps its last
+        reading, so no route loses a card it still has. Returns the observation with those
+        cards put back, and their names (a ruling resting on one cannot tell)."""
+        here = {p.name for p in observation.pieces}
+        new = [c for c in cards_in(observation, self.facts.catalog) if c.name not in self.card_poses]
+        kept = [p for n, p in self.card_poses.items() if n not in here and n not in observation.seen_empty
+                and not _replaced(card_from_pose(p, self.facts.catalog), new)]
+        if not kept:
+            return observation, ()
+        return dataclasses.replace(observation, pieces=observation.pieces + tuple(kept)), tuple(p.name for p in kept)
 
     def _turn_rules(self, observation: Observation, t: float) -> tuple[list, list[str]]:
         """Issue 11's rules over the whole turn (turnlog.py): placement methods, turn order,
@@ -702,6 +719,13 @@ class TornadoReferee:
             what = f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''}"
             where = f" On {', '.join(over)}." + (" Boosted: up to 4." if boosted else "")
         details["pieces"] = [boat] + [c.name for c in a.chain]
+        unread = [c.name for c in self.routes.route(boat, {c.name: c for c, _ in seq}) if c.name in self.unread]
+        if unread:
+            # the count along the route rests on a card vision did not read this time
+            details.update(not_read=unread, cannot_tell=True, pieces=[boat] + unread)
+            return Ruling(t, self.game, "move", headline(CANNOT_TELL, f"{short_name(unread[0])} was not read, and "
+                                                         f"{what} along it", RULE_MOVEMENT) + where,
+                          legal=None, rule=RULE_MOVEMENT, details=details)
         if violations:
             v = violations[0]
             details["pieces"] = list(dict.fromkeys([boat] + [c for x in violations for c in x.cards]))
@@ -843,6 +867,14 @@ class TornadoReferee:
         self.violations.append((t, v))
         return Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False, rule=v.rule,
                       details=dict(v.to_json(), pieces=[v.boat] + list(v.cards)))
+
+
+def _replaced(card: Card, new: list[Card]) -> bool:
+    """FAQ (replacing cards before the token moves): a new card of the same deck lying over more
+    than half of where a missing card lay took its place; a player's own card is laid on an
+    earlier one of theirs only over part of it (a diagonal line covers the spaces after it)."""
+    area = card.polygon().area
+    return any(c.deck == card.deck and c.polygon().intersection(card.polygon()).area > area / 2 for c in new)
 
 
 def _violation_of(boat: str, call: TurnCall) -> list[Violation]:
