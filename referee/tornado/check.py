@@ -40,6 +40,7 @@ from .crossing import boat_line_crossing
 from .moves import BEFORE_ROUTE, index_of, route_order, route_spaces
 from .placement import Breach, check_card, obstacles_in
 from .rules import headline
+from .sequences import MAX_TURNS, two_turn_splits
 from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
                     out_of_bounds_call, pickup_call, spaces_ahead_call, turn_order_call)
 
@@ -265,19 +266,39 @@ def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], mer
     if on is None:
         out.append(Ruling(boat, "Player Token Movement", CANNOT_TELL, f"{boat}: no racing card seen under the token"))
     else:
-        n = index_of(seq, on.card.name, on.space.index) - start
-        call = move_length_call(boat, n, boosting)
-        if merged and call.verdict == "violation" and n <= 2 * space_limit(True):
-            # other boats moved between the same two views: two turns of this boat may lie in it
-            call = TurnCall(CANNOT_TELL, call.section, f"{call.summary}; but other boats moved between the same "
-                            "two views, so two of its turns may be in this change")
-        out.append(_from_call(boat, call))
+        end = index_of(seq, on.card.name, on.space.index)
+        call = move_length_call(boat, end - start, boosting)
         ahead = spaces_ahead_call(boat, len(seq) - 1 - start, boosting, [c.name for c in laid])
+        if merged and "violation" in (call.verdict, ahead.verdict):
+            # other boats moved between the same two tables: two turns of this boat, seen together?
+            in_order = [c for c in route if c.name in {x.name for x in laid}]
+            call, ahead = _two_turns_call(boat, seq, start, end, in_order, boosting,
+                                          call if call.verdict != "ok" else ahead)
+        out.append(_from_call(boat, call))
         if ahead.verdict != "ok" and call.verdict == "ok":  # the same rule is said once
             out.append(_from_call(boat, ahead))
     out.append(_from_call(boat, front_card_call(boat, [c.name for c in route], on.card.name if on else None)))
     out.append(_token_placement(sc, boat, after, route))
     return out
+
+
+def _two_turns_call(boat: str, seq, start: int, end: int, laid: list[Card], boosting: bool,
+                    broken: TurnCall) -> tuple[TurnCall, TurnCall]:
+    """More than one turn allows, while other boats moved too: two turns of this boat with theirs
+    between (sequences.py). A legal split: each turn said, seen together; none: the breach
+    stands, with the nearest split."""
+    splits, nearest = two_turn_splits([c.name for c, _ in seq], start, end, [c.name for c in laid],
+                                      space_limit(False), space_limit(boosting))
+    short = boat.split("/")[-1]
+    if splits:
+        ways = ", or ".join(s.text() for s in splits)
+        ok = TurnCall("ok", "Player Token Movement", f"{short} moved {end - start} spaces in two turns seen together "
+                      f"with the other boats' ({ways})")
+        return ok, TurnCall("ok", "Racing Card Limitation", ok.summary)
+    why = (f"; no sequence of at most {MAX_TURNS} turns explains it" + (
+        f" (nearest: two turns of {nearest.split.text()} spaces, {nearest.over} too many)" if nearest else ""))
+    return TurnCall(broken.verdict, broken.section, broken.summary + why, broken.cards), \
+        TurnCall("ok", "Racing Card Limitation", "")
 
 
 def _token_placement(sc: _Scene, boat: str, after: PiecePose, route: list[Card]) -> Ruling:
@@ -308,6 +329,20 @@ def _hanging(sc: _Scene, cards: list[Card]) -> list[str]:
 def _finish_line(obs: Observation, catalog: Catalog) -> BoundaryLine | None:
     pose = obs.piece("tornado/finish-line")
     return gate_line_of(pose, catalog) if pose else None
+
+
+def _seen_together_call(movers: tuple[str, ...], crossings: dict) -> Ruling:
+    """Action Phase: several boats took their turns between the two tables, seen together. Their
+    order is the round's turn order, which two photos do not hold; it matters only for the
+    places of boats that crossed the finish line (Final Rankings)."""
+    names = " and ".join(m.split("/")[-1] for m in movers)
+    crossed = [m.split("/")[-1] for m in movers if crossings.get(m, {}).get("crossed") is True]
+    if len(crossed) > 1:
+        return Ruling(movers[0], "Final Rankings", CANNOT_TELL, f"which of {' and '.join(crossed)} crossed the finish "
+                      "line first: their turns were seen together, and their order (the round's ranking) is not in two "
+                      "photos")
+    return Ruling(movers[0], "Action Phase", "ok", f"{names} took their turns between the two tables, seen together, "
+                  "in the round's turn order")
 
 
 def _crossing_now(sc: _Scene, finish: BoundaryLine, boat: str, old_route: list[Card], route: list[Card]) -> dict | None:
@@ -357,7 +392,7 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
         if table_polygon(after) is not None:
             rulings.append(_from_call(boat, out_of_bounds_call(boat, _hanging(sc, mine), boat in movers)))
     if len(movers) > 1:
-        rulings.append(_from_call(movers[0], turn_order_call(list(movers), [], list(movers))))
+        rulings.append(_seen_together_call(movers, crossings))
     warnings = hidden_boat_warnings(b_before, b_after)
     if laid and table_polygon(after) is None:
         warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")

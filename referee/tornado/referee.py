@@ -37,6 +37,7 @@ from .course_spec import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
 from .moves import (BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_order,
                     route_spaces)
+from .sequences import MAX_TURNS, sequence_text, two_turn_splits
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
 from .rules import headline, rule, short_name
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
@@ -188,6 +189,7 @@ class TornadoReferee:
         self.acting_now: list[str] = []  # boats acting in the stable state being ruled on
         # boats whose change since the last legal state was seen as one turn on its own (game.seen_alone)
         self.seen_alone: frozenset = frozenset()
+        self.two_turns: dict = {}  # boat -> its two turns seen together in this still table (_seen_together)
         self.unread: tuple[str, ...] = ()  # cards not read in the stable state being ruled on (_keep_unread)
         self.round_at_start = 1
         self.last_poses: dict[str, PiecePose] = {}
@@ -225,6 +227,7 @@ class TornadoReferee:
         ref.acting_now = []
         ref.seen_alone = frozenset()
         ref.unread = ()
+        ref.two_turns = {}
         return ref
 
     def to_state(self) -> "TornadoState":
@@ -494,6 +497,7 @@ class TornadoReferee:
         for a in actions:
             rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t,
                                    (folded or {}).get(a.boat, ()))
+        rulings = _mark_seen_together(rulings)
         for c in seen.unassigned:
             rulings.append(Ruling(t, self.game, "state", f"{short_name(c.name)} ({c.kind}) was laid; it continues no boat's "
                                   "route and its deck colour is nobody's yet, so whose card it is cannot be told",
@@ -593,11 +597,9 @@ class TornadoReferee:
         limit_rule = RULE_BOOST if boosted else RULE_LIMIT
         checked.append(limit_rule)
         over, ahead = self._limit_faults(a, turn, seq, boosted, violations)
-        merged_note = None
         others = [n for n in self.acting_now if n != boat and boat not in self.seen_alone]
-        if over and others and turn is not None and max(ahead or 0, turn.spaces) <= allowance + ALLOWANCE:
-            merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
-            over = []
+        if over and others and turn is not None:
+            over = self._seen_together(a, turn, seq, allowance, others, over, t, out)
         violations += over
         # the turn rules' findings for this boat (turnlog.py) belong to its move; a rule this
         # step already found broken (the spaces of the turn) is not said a second time
@@ -613,8 +615,10 @@ class TornadoReferee:
             for v in violations:
                 out.append(Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False,
                                   rule=v.rule, details=dict(v.to_json(), pieces=[boat] + list(v.cards))))
+        elif boat in self.two_turns and not violations:
+            out += self._two_turn_rulings(a, self.two_turns[boat], checked, allowance, t)
         else:
-            out.append(self._move_ruling(a, a.spaces, violations, checked, allowance, boosted, seq, t, merged_note))
+            out.append(self._move_ruling(a, a.spaces, violations, checked, allowance, boosted, seq, t))
         for v in eliminated[:1]:
             if boat not in self.memory.eliminated:
                 self.memory.eliminated.append(boat)
@@ -674,27 +678,62 @@ class TornadoReferee:
             turn.moved = True
         return over, ahead
 
-    def _merge_turns(self, boat: str, turn: Turn, others: list[str], allowance: int, t: float,
-                     out: list[Ruling]) -> str:
-        """Too much for one turn, but other boats acted in this same stable state: the
-        engine missed states, and two turns of this boat (rounds r and r+1) may lie in it.
-        No confident call; the round moves on. Returns the note saying so."""
-        merged_note = (f"two turns of {short_name(boat)} may have merged with "
-                       f"{', '.join(short_name(n) for n in others)}'s turn in one still table, more than one turn's "
-                       f"{allowance} spaces (still tables missed)")
-        turn.spaces = max(0, turn.spaces - allowance)
-        turn.start = Place(None, why="two turns merged")
+    def _seen_together(self, a: _Action, turn: Turn, seq, allowance: int, others: list[str],
+                       over: list[Violation], t: float, out: list[Ruling]) -> list[Violation]:
+        """Too much for one turn, and other boats acted in this same still table: the engine
+        missed tables, and two turns of this boat (rounds r and r+1) with the others' between
+        them may explain it (sequences.py). A legal split of at most MAX_TURNS turns in all: the
+        round moves on and the two turns are ruled (none broken, returned); none: the breaches
+        stand, saying the nearest split."""
+        start = _resolve(turn.start, seq)
+        end = a.after_place.index if a.after_place is not None and a.after_place.known else None
+        if start is None or end is None:
+            return over
+        splits, nearest = two_turn_splits([c.name for c, _ in seq], start, end, [c.name for c in a.chain],
+                                          ALLOWANCE, allowance)
+        if not splits or len(others) + 2 > MAX_TURNS:
+            if nearest is None:
+                return over
+            why = (f"; no sequence of at most {MAX_TURNS} turns explains it (nearest: two turns of "
+                   f"{nearest.split.text()} spaces, {nearest.over} too many)")
+            return [dataclasses.replace(over[0], summary=over[0].summary + why)] + over[1:]
+        boat = a.boat
+        self.two_turns[boat] = splits
+        turn.spaces = splits[0].second
+        turn.start = Place(None, why="two turns seen together")
         if self.rounds.round == self.round_at_start:
             self.rounds.next_round(self.memory.last_ranking)
-            out.append(Ruling(t, self.game, "state", f"round {self.rounds.round} began unseen: {merged_note}",
-                              rule=RULE_FLOW, details={"round": self.rounds.round}))
+            out.append(Ruling(t, self.game, "state", headline(
+                f"Round {self.rounds.round}", f"began unseen: {short_name(boat)} took its next turn in the same still "
+                f"table as {', '.join(short_name(n) for n in others)}'s", RULE_FLOW), rule=RULE_FLOW,
+                details={"round": self.rounds.round}))
         if boat not in self.rounds.acted:
             self.rounds.acted.append(boat)
         turn.round = self.rounds.round
-        return merged_note
+        return []
+
+    def _two_turn_rulings(self, a: _Action, splits: list, checked: list, allowance: int, t: float) -> list[Ruling]:
+        """The two turns of a boat seen together, each its own ruling (its spaces; where the
+        split is not seen, every way it may lie)."""
+        boat = a.boat
+        out = []
+        for k, options in ((1, sorted({s.first for s in splits})), (2, sorted({s.second for s in splits}))):
+            spaces = options[0] if len(options) == 1 else None
+            words = " or ".join(str(n) for n in options)
+            what = (f"{short_name(boat)}'s {'first' if k == 1 else 'second'} turn moved {words} movement "
+                    f"space{'s' if options != [1] else ''}")
+            more = "" if len(splits) == 1 else f" The split is not seen: {', or '.join(s.text() for s in splits)}."
+            details = {"boat": boat, "action": "move", "spaces": spaces, "spaces_options": options, "turn_of_two": k,
+                       "spaces_in_both_turns": splits[0].first + splits[0].second,
+                       "round": self.rounds.round - (2 - k), "allowance": allowance,
+                       "checked": [str(r) for r in dict.fromkeys(checked)], "violations": [],
+                       "cards_laid": [c.name for c in a.chain], "pieces": [boat] + [c.name for c in a.chain]}
+            out.append(Ruling(t, self.game, "move", headline(LEGAL, what, RULE_MOVEMENT) + more, legal=True,
+                              rule=RULE_MOVEMENT, details=details))
+        return out
 
     def _move_ruling(self, a: _Action, spaces: int | None, violations: list[Violation], checked: list[str],
-                     allowance: int, boosted: bool, seq, t: float, merged_note: str | None = None) -> Ruling:
+                     allowance: int, boosted: bool, seq, t: float) -> Ruling:
         boat = a.boat
         turn = self.turns.get(boat)
         details = {"boat": boat, "action": "move", "spaces": spaces,
@@ -733,10 +772,6 @@ class TornadoReferee:
             more = f" {len(violations) - 1} more breach{'es' if len(violations) > 2 else ''}." if len(violations) > 1 else ""
             return Ruling(t, self.game, "move", f"{headline(ILLEGAL, v.summary, v.rule)} {what}.{where}{more}",
                           legal=False, rule=v.rule, details=details)
-        if merged_note:
-            details["why_unknown"] = merged_note
-            return Ruling(t, self.game, "move", f"{headline(CANNOT_TELL, f'{what}: {merged_note}', RULE_LIMIT)}{where}",
-                          legal=None, rule=RULE_LIMIT, details=details)
         if spaces is None:
             return Ruling(t, self.game, "move", headline(CANNOT_TELL, f"{what}, but its movement spaces cannot be "
                                                          f"counted: {why}", RULE_MOVEMENT),
@@ -867,6 +902,31 @@ class TornadoReferee:
         self.violations.append((t, v))
         return Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False, rule=v.rule,
                       details=dict(v.to_json(), pieces=[v.boat] + list(v.cards)))
+
+
+def _mark_seen_together(rulings: list[Ruling]) -> list[Ruling]:
+    """Turns seen together (more than one turn in one still table): each move ruling gets its
+    place in the sequence that explains the table (details seen_together, 1-based, and
+    sequence): the boats' turns in this round's turn order, as the rulings come, then the
+    second turns of boats that took two."""
+    moves = [r for r in rulings if r.kind == "move" and r.details.get("action") == "move"]
+    if len(moves) < 2:
+        return rulings
+    order = [r for r in moves if r.details.get("turn_of_two") != 2] + [r for r in moves
+                                                                      if r.details.get("turn_of_two") == 2]
+    turns = [f"{short_name(r.details['boat'])} ({_spaces_words(r)})" for r in order]
+    text = sequence_text(turns)
+    marked = {id(r): dataclasses.replace(r, summary=f"{r.summary} Seen together, turn {k} of {len(order)}: {text}.",
+                                         details=dict(r.details, seen_together=k, sequence=turns))
+              for k, r in enumerate(order, start=1)}
+    return [marked.get(id(r), r) for r in rulings]
+
+
+def _spaces_words(r: Ruling) -> str:
+    options = r.details.get("spaces_options") or [r.details.get("spaces")]
+    if options == [None]:
+        return "spaces not counted"
+    return " or ".join(str(n) for n in options) + (" space" if options == [1] else " spaces")
 
 
 def _replaced(card: Card, new: list[Card]) -> bool:

@@ -162,8 +162,11 @@ def turn_order_call(turn_order: Sequence[str], acted: Iterable[str], movers: Seq
         return TurnCall("violation", SECTION_ORDER, f"{', '.join(_short(b) for b in late)} acted after "
                         f"{_short(after)}, who ranks below; turn order this round: {order}")
     if len(movers) > 1:
-        return TurnCall(CANNOT_TELL, SECTION_ORDER, f"{' and '.join(movers)} moved between the same two stable "
-                        "views: their turns merged, so their order cannot be seen")
+        # turns go down the ranking, so the rules order turns the camera saw together
+        ordered = sorted(movers, key=lambda m: pos.get(m, len(pos)))
+        return TurnCall("ok", SECTION_ORDER, f"{' and '.join(_short(m) for m in ordered)} took their turns between "
+                        f"the same two still tables, seen together in this round's turn order: "
+                        f"{', then '.join(_short(m) for m in ordered)}")
     if not movers:
         return TurnCall("ok", SECTION_ORDER, "no boat moved")
     return TurnCall("ok", SECTION_ORDER, f"{movers[0]} acts in ranking order")
