@@ -14,7 +14,9 @@ every rule a single turn can break, and each ruling names its rulebook section:
 - Out of Bounds with the FAQ on replacing cards: a card off the table is pending until
   the token moves, then it eliminates;
 - When Your Deck is Empty: cards come back from the rear of the route first;
-- Action Phase: two boats moving between the two views merged their turns (cannot tell);
+- Action Phase: turns of several boats between the two views were seen together (in the
+  round's turn order; which of two boats that both crossed placed first cannot be told), and
+  a boat that moved more than one turn allows may have taken two (sequences.py);
 - Crossing the Finish Line / Judging Line Crossings: by the movement space;
 - Ranking Phase: a boat seen before but not after is named, not dropped.
 """

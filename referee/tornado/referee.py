@@ -9,9 +9,10 @@ new state (referee/tornado/game.py puts the pure step together).
 Every stable state is ruled on per boat: each boat whose token moved gets one
 "move" ruling (how many movement spaces along its own route, legal or not and
 why), cards laid or picked up are "state" rulings, and the Ranking Phase of each
-new round is a "ranking" ruling. Two boats' turns seen in one stable state (the
-engine missed the state between them) are still judged one boat at a time
-(moves.py attributes the new cards to the routes they continue).
+new round is a "ranking" ruling. Turns seen together in one stable state (the engine
+missed the states between them) are judged one turn at a time: moves.py attributes the
+new cards to the routes they continue, and sequences.py finds the turns, in turn order,
+that explain a boat's move when it is more than one turn's.
 """
 
 from __future__ import annotations
