@@ -840,8 +840,8 @@ class TornadoReferee:
         # Ranking Phase at the start (round 1); afterwards whenever the standings change.
         if first:
             order = ", ".join(short_name(n) for n in ranking)
-            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result, 1) + f" Turn order: {order}.",
-                                  rule=RULE_RANKING,
+            said = _ranking_summary(result, 1) + (f" Turn order: {order}." if order else "")
+            rulings.append(Ruling(t, self.game, "ranking", said, rule=RULE_RANKING,
                                   details=dict(result.to_json(), round=1, turn_order=ranking)))
         elif self.last_result is None or \
                 [b.name for b in self.last_result.boats if b.rank] != [b.name for b in result.boats if b.rank]:
