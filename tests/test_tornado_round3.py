@@ -372,3 +372,13 @@ def test_two_turns_of_a_boat_seen_together_or_no_sequence(cards1, spaces, legal)
     else:
         assert len(mine) == 1 and mine[0].legal is False
         assert "no sequence of at most 3 turns explains it (nearest: two turns of 3 then 4 spaces" in mine[0].summary
+
+
+def test_a_card_not_read_behind_the_token_does_not_stop_the_ruling():
+    # When Your Deck is Empty: the rearmost card goes back to the hand. Not read (no seen_empty),
+    # it keeps its place, but the move along the cards ahead of it is judged as usual
+    a, b, c = card("1-01", GATE_FRONT, Y1), card("1-11", GATE_FRONT + 110, Y1), card("1-02", GATE_FRONT + 220, Y1)
+    live = TornadoReferee(COURSE)
+    live.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (0, Y2)}, [a, b]), 0.0)
+    m = moves(live.observe_stable(state({1: (GATE_FRONT + 220 + 55, Y1), 2: (0, Y2)}, [b, c]), 1.0), 1)[0]
+    assert m.legal is True and m.details["spaces"] == 1, m.summary

@@ -759,7 +759,10 @@ class TornadoReferee:
             what = f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''}"
             where = f" On {', '.join(over)}." + (" Boosted: up to 4." if boosted else "")
         details["pieces"] = [boat] + [c.name for c in a.chain]
-        unread = [c.name for c in self.routes.route(boat, {c.name: c for c, _ in seq}) if c.name in self.unread]
+        # a card behind where the move began (picked up from the rear, When Your Deck is Empty)
+        # counts for nothing: only one the token stood on, passed or reached does
+        begin = a.before_place.index if a.before_place is not None and a.before_place.known else None
+        unread = list(dict.fromkeys(c.name for c, _ in seq[max(begin or 0, 0):] if c.name in self.unread))
         if unread:
             # the count along the route rests on a card vision did not read this time
             details.update(not_read=unread, cannot_tell=True, pieces=[boat] + unread)
