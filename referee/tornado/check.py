@@ -41,7 +41,7 @@ from .course import BoundaryLine
 from .crossing import boat_line_crossing
 from .moves import BEFORE_ROUTE, index_of, route_order, route_spaces
 from .placement import Breach, check_card, obstacles_in
-from .rules import headline
+from .rules import headline, whose
 from .sequences import MAX_TURNS, two_turn_splits
 from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
                     out_of_bounds_call, pickup_call, spaces_ahead_call, turn_order_call)
@@ -103,8 +103,8 @@ class TurnReport:
         rule broken (Illegal), else what cannot be told (Cannot tell), else the move (Legal)."""
         broken = self.broken
         if broken:
-            return (headline(ILLEGAL, broken[0].summary, broken[0].section),
-                    [headline(ILLEGAL, r.summary, r.section) for r in broken[1:]])
+            return (headline(ILLEGAL, whose(broken[0].boat, broken[0].summary), broken[0].section),
+                    [headline(ILLEGAL, whose(r.boat, r.summary), r.section) for r in broken[1:]])
         unsure = [r for r in self.rulings if r.verdict == CANNOT_TELL]
         if unsure:
             return headline(CANNOT_TELL_WORDS, unsure[0].summary, unsure[0].section), []

@@ -40,7 +40,7 @@ from .moves import (BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, ind
                     route_spaces)
 from .sequences import MAX_TURNS, sequence_text, two_turn_splits
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
-from .rules import headline, rule, short_name
+from .rules import headline, rule, short_name, whose
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .turnlog import TurnLog, advance, as_rulings, declare_pass
 from .turns import TurnCall, move_length_call, spaces_ahead_call
@@ -614,7 +614,7 @@ class TornadoReferee:
         if not a.moved:
             # Cards laid without moving the token yet: any faults are violations now.
             for v in violations:
-                out.append(Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False,
+                out.append(Ruling(t, self.game, "violation", headline(ILLEGAL, whose(boat, v.summary), v.rule), legal=False,
                                   rule=v.rule, details=dict(v.to_json(), pieces=[boat] + list(v.cards))))
         elif boat in self.two_turns and not violations:
             out += self._two_turn_rulings(a, self.two_turns[boat], checked, allowance, t)
@@ -772,9 +772,9 @@ class TornadoReferee:
         if violations:
             v = violations[0]
             details["pieces"] = list(dict.fromkeys([boat] + [c for x in violations for c in x.cards]))
-            details["breaches"] = [headline(ILLEGAL, x.summary, x.rule) for x in violations[1:]]
+            details["breaches"] = [headline(ILLEGAL, whose(boat, x.summary), x.rule) for x in violations[1:]]
             more = f" {len(violations) - 1} more breach{'es' if len(violations) > 2 else ''}." if len(violations) > 1 else ""
-            return Ruling(t, self.game, "move", f"{headline(ILLEGAL, v.summary, v.rule)} {what}.{where}{more}",
+            return Ruling(t, self.game, "move", f"{headline(ILLEGAL, whose(boat, v.summary), v.rule)} {what}.{where}{more}",
                           legal=False, rule=v.rule, details=details)
         if spaces is None:
             return Ruling(t, self.game, "move", headline(CANNOT_TELL, f"{what}, but its movement spaces cannot be "

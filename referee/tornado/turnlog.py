@@ -206,7 +206,7 @@ def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cit
     makes the rule citation (default: its text)."""
     from referee.rulings import CANNOT_TELL as CANNOT, ILLEGAL, LEGAL, Ruling as LogRuling
 
-    from .rules import headline
+    from .rules import headline, whose
 
     cite = cite or (lambda section: f"Tornado Splash, {section}")
     out = []
@@ -215,7 +215,7 @@ def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cit
         # a placement fault put right before the token moved is withdrawn: "Put right" is its verdict
         verdict = {"violation": ILLEGAL, CANNOT_TELL: CANNOT}.get(r.verdict, "Put right" if r.section == SECTION_REPLACE
                                                                   else LEGAL)
-        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=headline(verdict, r.summary, r.section),
+        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=headline(verdict, whose(r.boat, r.summary), r.section),
                              legal=r.legal, rule=cite(r.section),
                              details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards),
                                       "pieces": [r.boat] + list(r.cards)}))
