@@ -382,3 +382,37 @@ def test_a_card_not_read_behind_the_token_does_not_stop_the_ruling():
     live.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (0, Y2)}, [a, b]), 0.0)
     m = moves(live.observe_stable(state({1: (GATE_FRONT + 220 + 55, Y1), 2: (0, Y2)}, [b, c]), 1.0), 1)[0]
     assert m.legal is True and m.details["spaces"] == 1, m.summary
+
+
+# ---------------------------------------------------------------- the verdict first
+@pytest.mark.parametrize("next_card, end_x, first_line", [
+    ("1-06", GATE_FRONT + 110 + 37, "Illegal: the cards on boat-1's route give it 4 movement spaces this round, where "
+                                    "at most 3 are allowed (Racing Card Limitation)."),
+    ("1-01", GATE_FRONT + 110 + 55, "Legal: boat-1 moved 3 spaces (Player Token Movement)."),
+])
+def test_check_opens_with_the_verdict(tmp_path, next_card, end_x, first_line):
+    from referee.tornado.check_command import format_report
+
+    doc = run_check(tmp_path, *_limit_tables(next_card, end_x))
+    assert doc["headline"] == first_line and format_report(doc).splitlines()[0] == first_line
+
+
+def test_check_with_a_boat_not_read_cannot_tell():
+    from referee.tornado.check import check_turn
+
+    before, after = _limit_tables("1-01", GATE_FRONT + 110 + 55)
+    after = type(after)(pieces=tuple(p for p in before.pieces if p.name != "tornado/boat-1"), frame=after.frame)
+    first, _ = check_turn(before, after).headline()
+    assert first.startswith("Cannot tell: boat-1 was not read")
+
+
+def test_a_live_card_with_several_breaches_heads_with_one_and_folds_the_rest():
+    # boat-1 lays two straight-2s out of the gate (4 spaces ahead) and moves 2 onto the first,
+    # leaving the second ahead of it: two rules broken, one headline, one folded breach
+    live = TornadoReferee(COURSE)
+    live.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    a, b = card("1-06", GATE_FRONT, Y1), card("1-07", GATE_FRONT + 110, Y1)
+    m = moves(live.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [a, b]), 1.0), 1)[0]
+    assert m.summary.startswith("Illegal: the cards on boat-1's route give it 4 movement spaces")
+    assert len(m.details["breaches"]) == 1 and m.details["breaches"][0].startswith("Illegal: ")
+    assert m.details["pieces"][0] == "tornado/boat-1" and "tornado/card-1-07" in m.details["pieces"]

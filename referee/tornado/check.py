@@ -93,6 +93,7 @@ class TurnReport:
     crossings: dict = field(default_factory=dict)
     laid: tuple[str, ...] = ()  # racing cards laid (or moved) between the two views
     gone: tuple[str, ...] = ()  # racing cards no longer seen
+    hidden: tuple[str, ...] = ()  # boats seen before and not read after
 
     @property
     def broken(self) -> list[Ruling]:
@@ -108,9 +109,17 @@ class TurnReport:
         unsure = [r for r in self.rulings if r.verdict == CANNOT_TELL]
         if unsure:
             return headline(CANNOT_TELL_WORDS, unsure[0].summary, unsure[0].section), []
+        if self.hidden:
+            # a boat not read may have moved under the hand: nothing about it is judged
+            names = " and ".join(h.split("/")[-1] for h in self.hidden)
+            return headline(CANNOT_TELL_WORDS, f"{names} was not read in the second table (under a hand?), so "
+                            "its turn is not judged", "Ranking Phase"), []
         moves = [r for r in self.rulings if r.section == "Player Token Movement" and r.verdict == "ok"]
         if moves:
             return headline(LEGAL, "; ".join(r.summary for r in moves), moves[0].section), []
+        placed = [r for r in self.rulings if r.verdict == "ok" and r.section.startswith("Racing Card Placement")]
+        if placed:
+            return headline(LEGAL, whose(placed[0].boat, placed[0].summary), placed[0].section), []
         if self.laid or self.gone:
             return headline(LEGAL, "the cards laid or picked up break no rule checked", None), []
         return headline(LEGAL, "nothing changed between the two tables", None), []
@@ -398,4 +407,6 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
     warnings = hidden_boat_warnings(b_before, b_after)
     if laid and table_polygon(after) is None:
         warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")
-    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone))
+    hidden = tuple(sorted(set(b_before) - set(b_after)))
+    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone),
+                      hidden)
