@@ -416,3 +416,18 @@ def test_a_live_card_with_several_breaches_heads_with_one_and_folds_the_rest():
     assert m.summary.startswith("Illegal: the cards on boat-1's route give it 4 movement spaces")
     assert len(m.details["breaches"]) == 1 and m.details["breaches"][0].startswith("Illegal: ")
     assert m.details["pieces"][0] == "tornado/boat-1" and "tornado/card-1-07" in m.details["pieces"]
+
+
+def test_two_turns_seen_together_are_forgotten_by_the_next_table():
+    # after the 3 + 3 split above, boat-1's next single turn is ruled as one turn
+    laid1 = [card("1-11", GATE_FRONT, Y1), card("1-12", GATE_FRONT + 110, Y1)]
+    c2 = card("2-11", GATE_FRONT, Y2)
+    live = TornadoReferee(COURSE)
+    live.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    live.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, laid1 + [c2]), 1.0)
+    n2 = card("2-12", GATE_FRONT + 110, Y2)
+    live.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (GATE_FRONT + 110 + 91, Y2)}, laid1 + [c2, n2]), 2.0)
+    n1 = card("1-01", GATE_FRONT + 220, Y1)
+    out = live.observe_stable(state({1: (GATE_FRONT + 220 + 55, Y1), 2: (GATE_FRONT + 110 + 91, Y2)},
+                                    laid1 + [c2, n2, n1]), 3.0)
+    assert [(m.details["spaces"], m.legal, "turn_of_two" in m.details) for m in moves(out, 1)] == [(1, True, False)]

@@ -44,7 +44,7 @@ from .placement import Breach, check_card, obstacles_in
 from .rules import headline, whose
 from .sequences import MAX_TURNS, two_turn_splits
 from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
-                    out_of_bounds_call, pickup_call, spaces_ahead_call, turn_order_call)
+                    out_of_bounds_call, pickup_call, spaces_ahead_call)
 
 GAME_TITLE = "Tornado Splash"
 SECTION_TOKEN = RULE_TOKEN.section

@@ -281,6 +281,7 @@ class TornadoReferee:
         """Rule on a new stable state (changes this worksheet): cards seen and whose route
         they continue, what each boat did, whose turn and round it is, then judge each action."""
         self.t = t
+        self.two_turns = {}
         observation, self.unread = self._keep_unread(observation)
         try:
             result = self.assess(observation)
