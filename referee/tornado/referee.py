@@ -818,7 +818,7 @@ class TornadoReferee:
                 rulings.append(Ruling(t, self.game, "finish", headline(
                                           "Crossed", f"{short_name(b.name)} crossed the finish line, place {place}",
                                           RULE_FINISH) + f" Basis: {why.replace('tornado/', '')}.",
-                                      rule=RULE_FINISH, details={"boat": b.name, "crossed": True, "place": place,
+                                      rule=RULE_FINISH, details={"boat": b.name, "pieces": [b.name], "crossed": True, "place": place,
                                                                  "basis": why,
                                                                  "finish": b.finish.to_json() if b.finish else None}))
             elif b.name in movers and b.finish is not None and b.finished in (TOO_CLOSE, False):
@@ -830,7 +830,8 @@ class TornadoReferee:
                                        + (f"{-b.finish.margin_mm:.0f} mm short" if b.finish.margin_mm < 0 else
                                           "beside its segment"), RULE_FINISH)
                 rulings.append(Ruling(t, self.game, "finish", summary, rule=RULE_FINISH,
-                                      details={"boat": b.name, "crossed": b.finished, "finish": b.finish.to_json()}))
+                                      details={"boat": b.name, "pieces": [b.name], "crossed": b.finished,
+                                               "finish": b.finish.to_json()}))
             if b.zone_index is not None and b.status in ("racing", "finished"):
                 self.memory.progress[b.name] = max(self.memory.progress.get(b.name, 0), b.zone_index)
             if b.standing_on or (b.zone_index or 0) > 0 or b.name in movers:
