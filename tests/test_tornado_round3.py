@@ -431,3 +431,17 @@ def test_two_turns_seen_together_are_forgotten_by_the_next_table():
     out = live.observe_stable(state({1: (GATE_FRONT + 220 + 55, Y1), 2: (GATE_FRONT + 110 + 91, Y2)},
                                     laid1 + [c2, n2, n1]), 3.0)
     assert [(m.details["spaces"], m.legal, "turn_of_two" in m.details) for m in moves(out, 1)] == [(1, True, False)]
+
+
+def test_more_turns_than_searched_cannot_tell_never_illegal():
+    # boat-1 moved 3 + 3 (two turns' worth) while boat-2 and boat-3 each took a turn: four turns
+    # in one still table, more than the 3 searched. Legal turns may explain it: cannot tell.
+    laid1 = [card("1-11", GATE_FRONT, Y1), card("1-12", GATE_FRONT + 110, Y1)]
+    c2, c3 = card("2-11", GATE_FRONT, Y2), card("3-11", GATE_FRONT, Y3)
+    live = TornadoReferee(COURSE)
+    live.observe_stable(state({1: (0, Y1), 2: (0, Y2), 3: (0, Y3)}), 0.0)
+    out = live.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (GATE_FRONT + 91, Y2),
+                                     3: (GATE_FRONT + 91, Y3)}, laid1 + [c2, c3]), 1.0)
+    m = moves(out, 1)[0]
+    assert m.legal is None and m.summary.startswith("Cannot tell: boat-1 moved 6 movement spaces, two turns' worth")
+    assert not [r for r in out if r.legal is False]

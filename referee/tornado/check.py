@@ -261,7 +261,7 @@ def _place(pose: PiecePose | None, route: list[Card], seq, covered: set) -> int 
     return index_of(seq, on.card.name, on.space.index) if on is not None else BEFORE_ROUTE
 
 
-def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], merged: bool = False) -> list[Ruling]:
+def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], others: int = 0) -> list[Ruling]:
     """Move length, spaces ahead, boost, front-most card for a boat whose token moved; spaces
     counted along its own route, every covered space left out (moves.route_spaces)."""
     k = boat.rsplit("-", 1)[1]
@@ -280,11 +280,11 @@ def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], mer
         end = index_of(seq, on.card.name, on.space.index)
         call = move_length_call(boat, end - start, boosting)
         ahead = spaces_ahead_call(boat, len(seq) - 1 - start, boosting, [c.name for c in laid])
-        if merged and "violation" in (call.verdict, ahead.verdict):
+        if others and "violation" in (call.verdict, ahead.verdict):
             # other boats moved between the same two tables: two turns of this boat, seen together?
             in_order = [c for c in route if c.name in {x.name for x in laid}]
             call, ahead = _two_turns_call(boat, seq, start, end, in_order, boosting,
-                                          call if call.verdict != "ok" else ahead)
+                                          call if call.verdict != "ok" else ahead, others)
         out.append(_from_call(boat, call))
         if ahead.verdict != "ok" and call.verdict == "ok":  # the same rule is said once
             out.append(_from_call(boat, ahead))
@@ -294,13 +294,17 @@ def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], mer
 
 
 def _two_turns_call(boat: str, seq, start: int, end: int, laid: list[Card], boosting: bool,
-                    broken: TurnCall) -> tuple[TurnCall, TurnCall]:
+                    broken: TurnCall, others: int) -> tuple[TurnCall, TurnCall]:
     """More than one turn allows, while other boats moved too: two turns of this boat with theirs
     between (sequences.py). A legal split: each turn said, seen together; none: the breach
     stands, with the nearest split."""
     splits, nearest = two_turn_splits([c.name for c, _ in seq], start, end, [c.name for c in laid],
                                       space_limit(False), space_limit(boosting))
     short = boat.split("/")[-1]
+    if splits and others + 2 > MAX_TURNS:
+        why = TurnCall(CANNOT_TELL, "Racing Card Limitation", f"{short} moved {end - start} spaces, two turns' worth, "
+                       f"while {others} other boats moved: more than {MAX_TURNS} turns lie between the two tables")
+        return why, TurnCall("ok", "Racing Card Limitation", "")
     if splits:
         ways = ", or ".join(s.text() for s in splits)
         ok = TurnCall("ok", "Player Token Movement", f"{short} moved {end - start} spaces in two turns seen together "
@@ -395,7 +399,7 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
             rulings += _check_boat_cards(sc, boat, mine, old_route)
         route = route_order([c for c in sc.cards_after.values() if sc.owner(c) == boat])
         if boat in movers:
-            rulings += _check_mover(sc, boat, route, mine, merged=len(movers) > 1)
+            rulings += _check_mover(sc, boat, route, mine, others=len(movers) - 1)
             if finish is not None:
                 crossing = _crossing_now(sc, finish, boat, old_route, route)
                 if crossing is not None:

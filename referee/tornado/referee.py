@@ -191,6 +191,7 @@ class TornadoReferee:
         # boats whose change since the last legal state was seen as one turn on its own (game.seen_alone)
         self.seen_alone: frozenset = frozenset()
         self.two_turns: dict = {}  # boat -> its two turns seen together in this still table (_seen_together)
+        self.unsearched: dict = {}  # boat -> why its turns in this still table are more than are searched
         self.unread: tuple[str, ...] = ()  # cards not read in the stable state being ruled on (_keep_unread)
         self.round_at_start = 1
         self.last_poses: dict[str, PiecePose] = {}
@@ -228,7 +229,7 @@ class TornadoReferee:
         ref.acting_now = []
         ref.seen_alone = frozenset()
         ref.unread = ()
-        ref.two_turns = {}
+        ref.two_turns, ref.unsearched = {}, {}
         return ref
 
     def to_state(self) -> "TornadoState":
@@ -281,7 +282,7 @@ class TornadoReferee:
         """Rule on a new stable state (changes this worksheet): cards seen and whose route
         they continue, what each boat did, whose turn and round it is, then judge each action."""
         self.t = t
-        self.two_turns = {}
+        self.two_turns, self.unsearched = {}, {}
         observation, self.unread = self._keep_unread(observation)
         try:
             result = self.assess(observation)
@@ -617,6 +618,11 @@ class TornadoReferee:
             for v in violations:
                 out.append(Ruling(t, self.game, "violation", headline(ILLEGAL, whose(boat, v.summary), v.rule), legal=False,
                                   rule=v.rule, details=dict(v.to_json(), pieces=[boat] + list(v.cards))))
+        elif boat in self.unsearched and not violations:
+            out.append(Ruling(t, self.game, "move", headline(CANNOT_TELL, self.unsearched[boat], RULE_LIMIT),
+                              legal=None, rule=RULE_LIMIT,
+                              details={"boat": boat, "action": "move", "spaces": None, "cannot_tell": True,
+                                       "why_unknown": self.unsearched[boat], "pieces": [boat]}))
         elif boat in self.two_turns and not violations:
             out += self._two_turn_rulings(a, self.two_turns[boat], checked, allowance, t)
         else:
@@ -693,7 +699,13 @@ class TornadoReferee:
             return over
         splits, nearest = two_turn_splits([c.name for c, _ in seq], start, end, [c.name for c in a.chain],
                                           ALLOWANCE, allowance)
-        if not splits or len(others) + 2 > MAX_TURNS:
+        if splits and len(others) + 2 > MAX_TURNS:
+            # legal turns explain it, but more of them than are searched: nothing is judged
+            self.unsearched[a.boat] = (f"{short_name(a.boat)} moved {splits[0].first + splits[0].second} movement "
+                                       f"spaces, two turns' worth, while {len(others)} other boats acted: more than "
+                                       f"{MAX_TURNS} turns lie in this still table")
+            return []
+        if not splits:
             if nearest is None:
                 return over
             why = (f"; no sequence of at most {MAX_TURNS} turns explains it (nearest: two turns of "
