@@ -45,7 +45,7 @@ def test_each_violation_of_the_race_stays_on_the_card():
             deadline = time.monotonic() + 150
             while time.monotonic() < deadline:
                 rulings = page.evaluate("window.refcam.rulings")
-                if any(r["summary"].startswith("race over") for r in rulings):
+                if any(r["summary"].lower().startswith("race over") for r in rulings):
                     break
                 time.sleep(0.5)
             rulings = page.evaluate("window.refcam.rulings")

@@ -132,7 +132,7 @@ def test_page_shows_frames_rulings_and_the_photo_finish(browser, server):
     page.wait_for_function("window.refcam.rulings.some(r => r.kind === 'ranking')", timeout=45000)
     rulings = page.evaluate("window.refcam.rulings")
     ranking = [r for r in rulings if r["kind"] == "ranking"]
-    assert ranking[0]["summary"].startswith("ranking: 1. boat-")
+    assert ranking[0]["summary"].startswith("Round 1: 1. boat-")
     assert ranking[0]["rule"].startswith("Tornado Splash")
     assert page.locator("#log li").count() >= len([r for r in rulings if r["kind"] != "warning"])  # warnings fold
     assert page.locator("#status").inner_text().lower() in ("stable", "in play")

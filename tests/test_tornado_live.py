@@ -6,6 +6,7 @@ images), plus one replay of the bundled session checked against its truth.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def test_each_move_gets_one_ruling_with_spaces_and_the_rules_checked():
     m1, m2 = moves(out, 1), moves(out, 2)
     assert len(m1) == 1 and len(m2) == 1 and not illegal(out)
     assert m1[0].legal is True and m1[0].details["spaces"] == 2 and m1[0].t == 1.0
-    assert m1[0].summary == "boat-1 moved 2 movement spaces on card-4-06 (straight-2): legal"
+    assert m1[0].summary == "Legal: boat-1 moved 2 movement spaces (Player Token Movement). On card-4-06 (straight-2)."
     assert m2[0].details["spaces"] == 3 and str(m2[0].rule) == "Tornado Splash, Player Token Movement"
     checked = m2[0].details["checked"]
     assert "Tornado Splash, Racing Card Limitation" in checked and "Tornado Splash, Player Token Placement" in checked
@@ -103,7 +104,7 @@ def test_two_moves_merged_into_one_stable_state_are_judged_per_boat():
     assert ref.rounds.round == 2 and sorted(ref.rounds.acted) == ["tornado/boat-1", "tornado/boat-2"]
     ranking = [r for r in out if r.kind == "ranking" and "turn_order" in r.details]
     assert len(ranking) == 1 and ranking[0].details["turn_order"] == ["tornado/boat-2", "tornado/boat-1"]
-    assert str(ranking[0].rule) == "Tornado Splash, Ranking Phase" and ranking[0].summary.startswith("ranking: 1. boat-2")
+    assert str(ranking[0].rule) == "Tornado Splash, Ranking Phase" and ranking[0].summary.startswith("Round 2: 1. boat-2")
     assert ref.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-4-06", "tornado/card-4-11"]
 
 
@@ -130,9 +131,14 @@ def test_two_turns_of_one_boat_merged_with_another_boats_turn_is_no_false_violat
     c1, c2, n1 = card("4-06", GATE_FRONT, Y1), card("2-11", GATE_FRONT, Y2), card("4-11", GATE_FRONT + 110, Y1)
     out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1, c2, n1]), 1.0)
     assert not illegal(out), [r.summary for r in illegal(out)]
-    m1, m2 = moves(out, 1)[0], moves(out, 2)[0]
-    assert m1.details["spaces"] == 5 and m1.legal is None and "two turns of boat-1 may have merged" in m1.summary
-    assert m2.details["spaces"] == 3 and m2.legal is True
+    # the one sequence of at most 3 turns that explains it: boat-1 2 spaces (its turn must end on
+    # the straight-2, its front-most card then), boat-2 3, boat-1 3; each turn its own ruling
+    (first, second), m2 = moves(out, 1), moves(out, 2)[0]
+    assert [(m.details["spaces"], m.legal, m.details["seen_together"]) for m in (first, m2, second)] == [
+        (2, True, 1), (3, True, 2), (3, True, 3)]
+    assert first.details["sequence"] == ["boat-1 (2 spaces)", "boat-2 (3 spaces)", "boat-1 (3 spaces)"]
+    assert "Seen together, turn 1 of 3: boat-1 (2 spaces), then boat-2 (3 spaces), then boat-1 (3 spaces)." \
+        in first.summary
     assert ref.state_json()["routes"]["tornado/boat-1"] == ["tornado/card-4-06", "tornado/card-4-11"]
     assert ref.rounds.round == 2
     # a boat alone cannot have taken two turns in a row: that is too many spaces
@@ -176,11 +182,11 @@ def test_moving_beyond_the_allowance_within_one_turn_is_illegal():
     out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [a, b]), 1.0)
     m = moves(out, 1)[0]
     assert m.legal is False and str(m.rule) == "Tornado Splash, Racing Card Limitation"
-    assert "give it 4 movement spaces this round (at most 3)" in m.summary
+    assert "give it 4 movement spaces this round, where at most 3 are allowed" in m.summary
     # the same turn goes on (no other boat moved, no new card): 2 more spaces make 4
     out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 73, Y1), 2: (0, Y2)}, [a, b]), 2.0)
     m = moves(out, 1)[0]
-    assert m.legal is False and "moved 4 movement spaces this round (at most 3)" in m.summary
+    assert m.legal is False and "moved 4 movement spaces this round, where at most 3 are allowed" in m.summary
     assert ref.rounds.round == 1 and m.details["spaces_this_round"] == 4
 
 
@@ -242,13 +248,16 @@ def test_a_move_that_cannot_be_counted_says_why():
     ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
     out = ref.observe_stable(state({1: (150, Y1), 2: (0, Y2)}), 1.0)  # no card seen under it
     m = moves(out, 1)[0]
-    assert m.legal is None and "no racing card" in m.details["why_unknown"] and "cannot judge" in m.summary
+    assert m.legal is None and "no racing card" in m.details["why_unknown"] and m.summary.startswith("Cannot tell: boat-1 moved")
 
 
 def test_cards_picked_up_and_pieces_leaving_are_state_rulings():
     ref = TornadoReferee(COURSE)
     out, (c1, c2) = _two_boats_out_of_the_gate(ref)
-    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1]), 3.0)
+    # vision looked at card-2-11's place and saw it empty (a card merely not read keeps its place)
+    empty = dataclasses.replace(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 91, Y2)}, [c1]),
+                                seen_empty=("tornado/card-2-11",))
+    out = ref.observe_stable(empty, 3.0)
     picked = [r for r in out if r.kind == "state" and "picked up" in r.summary]
     assert len(picked) == 1 and picked[0].legal is None and picked[0].details["boat"] == "tornado/boat-2"
     assert not moves(out)
@@ -274,8 +283,9 @@ def test_out_of_bounds_move_is_illegal_and_eliminates():
 
 
 @pytest.mark.parametrize("last_x, crossed, summary", [
-    (-45.0, True, "boat-1 crossed the finish line: place 1"),
-    (-77.0, "too close to call", "boat-1 at the finish line: too close to call"),  # its bow just on the line
+    (-45.0, True, "Crossed: boat-1 crossed the finish line, place 1 (Crossing the Finish Line)."),
+    (-77.0, "too close to call", "Cannot tell: whether boat-1 crossed the finish line: too close to call "
+                                   "(Crossing the Finish Line)."),  # its bow just on the line
 ])
 def test_finish_rulings_say_crossed_or_not(last_x, crossed, summary):
     ref = TornadoReferee(COURSE)
@@ -288,8 +298,8 @@ def test_finish_rulings_say_crossed_or_not(last_x, crossed, summary):
         obs = layout_observation(load_course(COURSE), {"tornado/boat-1": (x, y, th), "tornado/boat-2": (-10, 0, 0)})
         finish += [r for r in ref.observe_stable(obs, float(i + 1)) if r.kind == "finish"]
     assert [r.details["crossed"] for r in finish] == [False, crossed]
-    assert finish[0].summary.startswith("boat-1 has not crossed the finish line")
-    assert finish[1].summary == summary
+    assert finish[0].summary.startswith("Not crossed: boat-1 has not crossed the finish line")
+    assert finish[1].summary.startswith(summary)
     assert all(str(r.rule) == "Tornado Splash, Crossing the Finish Line" and r.legal is None for r in finish)
 
 
@@ -342,9 +352,9 @@ def test_session_has_no_illegal_ruling_and_rounds_follow_the_ranking(session_rep
     # ended; boat 2 acting next begins round 3 (Ending the Action Phase): nothing is illegal
     bad = [r for r in timeline if r["legal"] is False]
     assert bad == []
-    rounds = [r for r in timeline if r["kind"] == "ranking" and "Ranking Phase: turn order" in r["summary"]]
+    rounds = [r for r in timeline if r["kind"] == "ranking" and "Turn order:" in r["summary"]]
     assert [r["details"]["round"] for r in rounds] == [1, 2, 3]
-    assert all(r["summary"].startswith("ranking: 1. boat-") for r in rounds)
+    assert all(r["summary"].startswith(f"Round {r['details']['round']}: 1. boat-") for r in rounds)
 
 
 def test_session_with_stable_states_missed_gives_no_false_violation(session_replay):
@@ -371,6 +381,8 @@ def test_session_with_stable_states_missed_gives_no_false_violation(session_repl
             assert ref.rounds.round in (2, 3), dropped
             # every boat's spaces are still all counted, whatever was merged
             total = {}
-            for m in moves(out):
-                total[m.details["boat"]] = total.get(m.details["boat"], 0) + m.details["spaces"]
+            for m in moves(out):  # two turns seen together, split unseen: their spaces in all, once
+                spaces = m.details["spaces"] if m.details["spaces"] is not None else (
+                    m.details["spaces_in_both_turns"] if m.details.get("turn_of_two") == 1 else 0)
+                total[m.details["boat"]] = total.get(m.details["boat"], 0) + spaces
             assert total == truth_total, dropped

@@ -4,7 +4,7 @@
 from shapely.geometry import Polygon
 
 from referee.tornado.cards import boat_outline
-from referee.tornado.placement import (SECTION_METHOD_1, SECTION_METHOD_2, SECTION_METHOD_3, SECTION_OBSTACLES,
+from referee.tornado.placement import (SECTION_TURN, SECTION_METHOD_1, SECTION_METHOD_2, SECTION_METHOD_3, SECTION_OBSTACLES,
                                        SECTION_UNAVAILABLE, attachments, check_card, obstacles_in)
 from tests.tornado_pieces import after, card, line_across, observation, pose
 
@@ -101,12 +101,15 @@ def test_unavailable_front_edge_covered_next_card_starts_at_the_token_any_direct
     covering = [cover.polygon()]
     assert attachments(prev, covering) == []
     token = (0.0, 0.0)
-    # centre line through the token, rear edge at the token, pointing 120 deg away
-    legal = card(1, "straight-2", *after_token(token, 120))
+    # centre line through the token, rear edge at the token, pointing 75 deg away ("any direction",
+    # within the FAQ's 90 degrees; tests/test_tornado_round3.py has the 90/120 boundary)
+    legal = card(1, "straight-2", *after_token(token, 75))
     assert check_card(prev, legal, covering=covering, token=token) == []
-    wrong = card(1, "straight-2", *after_token((0.0, 25.0), 120))
+    wrong = card(1, "straight-2", *after_token((0.0, 25.0), 75))
     out = check_card(prev, wrong, covering=covering, token=token)
     assert sections(out) == [SECTION_UNAVAILABLE]
+    too_sharp = card(1, "straight-2", *after_token(token, 120))
+    assert sections(check_card(prev, too_sharp, covering=covering, token=token)) == [SECTION_TURN]
 
 
 def after_token(token, heading):

@@ -413,7 +413,9 @@ def test_cli_json_document_and_table_and_custom_course(tmp_path, capsys):
     assert doc["ranking"][1]["measure"]["kind"] == "angle_deg"
     assert doc["hand_size"] == {"tornado/boat-3": 4, "tornado/boat-2": 5, "tornado/boat-1": 6}
     rc, out, _ = _cli(capsys, "rank", path, "--course", str(cf))
-    assert rc == 0 and "boat-3" in out.splitlines()[3] and "hand size" in out
+    # the verdict first, then the title, the table head and its rule, then the first row
+    assert rc == 0 and out.splitlines()[0].startswith("Ranking: 1. boat-3") and "boat-3" in out.splitlines()[4]
+    assert "hand size" in out
 
 
 def test_cli_annotate_writes_the_photo_finish(tmp_path, capsys):

@@ -43,10 +43,12 @@ def test_action_phase_in_ranking_order_with_passes_allowed():
     assert late.verdict == "violation" and late.section == SECTION_ORDER and "boat-3" in late.summary
 
 
-def test_turns_merged_between_stable_views_cannot_be_told():
+def test_turns_seen_together_are_ordered_by_the_rounds_ranking():
+    # Action Phase: turns go down the ranking, so two boats' turns seen in one still table
+    # took place in turn order: boat-2, then boat-1 (whatever order they are named in)
     order = ["tornado/boat-2", "tornado/boat-1", "tornado/boat-3"]
-    call = turn_order_call(order, [], ["tornado/boat-2", "tornado/boat-1"])
-    assert call.verdict == CANNOT_TELL and "merged" in call.summary
+    call = turn_order_call(order, [], ["tornado/boat-1", "tornado/boat-2"])
+    assert call.verdict == "ok" and call.summary.endswith("in this round's turn order: boat-2, then boat-1")
 
 
 def test_empty_deck_rearmost_card_first():

@@ -253,6 +253,21 @@ def token_placement_fault(boat: str, after: PiecePose, cards: list[Card], covere
                      f"{end_on.card.name} by {over:.1f} mm", cards=(end_on.card.name,))
 
 
+def too_sharp_turn(prev: Card, card: Card, sigma_band: float = 2.0) -> float | None:
+    """FAQ (adopted by SPEC section 3): no card turns more than a right angle from the card
+    before it, whichever way it was placed (Unavailable Card Placement's "any direction"
+    included). The turn in degrees when it is beyond 90 by more than the measurement, else None.
+    The one rule function the live referee and `tornado check` use (placement.check_card)."""
+    turn = abs(g.wrap180(card.theta - prev.theta))
+    tol_deg = sigma_band * math.hypot(card.pose.sigma_theta_deg, prev.pose.sigma_theta_deg)
+    return turn if turn > MAX_TURN_DEG + tol_deg else None
+
+
+def too_sharp_words(prev: Card, card: Card, turn: float) -> str:
+    return (f"{card.name.split('/', 1)[-1]} turns {turn:.0f} degrees from {prev.name.split('/', 1)[-1]} "
+            f"(at most {MAX_TURN_DEG:.0f})")
+
+
 def _chain_faults(boat: str, chain: list[Card], prev_card: Card | None, gate_outline: Polygon | None,
                   sigma_band: float) -> list[Violation]:
     """Each new card against the one before it (or the start gate)."""
@@ -265,12 +280,9 @@ def _chain_faults(boat: str, chain: list[Card], prev_card: Card | None, gate_out
                 out.append(Violation(boat, RULE_TOUCHING,
                                      f"{card.name} does not touch {prev_card.name} "
                                      f"(gap {card.polygon().distance(prev_card.polygon()):.1f} mm)", cards=(card.name,)))
-            # FAQ: a card may not turn back more than a right angle from the previous one.
-            turn = abs(g.wrap180(card.theta - prev_card.theta))
-            tol_deg = sigma_band * math.hypot(card.pose.sigma_theta_deg, prev_card.pose.sigma_theta_deg)
-            if turn > MAX_TURN_DEG + tol_deg:
-                out.append(Violation(boat, RULE_TURN, f"{card.name} turns {turn:.0f} degrees from {prev_card.name}",
-                                     cards=(card.name,)))
+            turn = too_sharp_turn(prev_card, card, sigma_band)
+            if turn is not None:
+                out.append(Violation(boat, RULE_TURN, too_sharp_words(prev_card, card, turn), cards=(card.name,)))
         elif gate_outline is not None:
             # Coming Out the Starting Gate: the first card lines up with the boat's gate
             # space. The rule asks for alignment, not a touch as between racing cards,

@@ -14,7 +14,9 @@ every rule a single turn can break, and each ruling names its rulebook section:
 - Out of Bounds with the FAQ on replacing cards: a card off the table is pending until
   the token moves, then it eliminates;
 - When Your Deck is Empty: cards come back from the rear of the route first;
-- Action Phase: two boats moving between the two views merged their turns (cannot tell);
+- Action Phase: turns of several boats between the two views were seen together (in the
+  round's turn order; which of two boats that both crossed placed first cannot be told), and
+  a boat that moved more than one turn allows may have taken two (sequences.py);
 - Crossing the Finish Line / Judging Line Crossings: by the movement space;
 - Ranking Phase: a boat seen before but not after is named, not dropped.
 """
@@ -30,15 +32,19 @@ from shapely.geometry import Point as SPoint
 from referee.catalog import Catalog, default_catalog
 from referee.motion import moved
 from referee.observation import Observation, PiecePose
+from referee.rulings import CANNOT_TELL as CANNOT_TELL_WORDS, ILLEGAL, LEGAL
 
 from . import geometry as g
 from .cards import (BOAT_PREFIX, RULE_TOKEN, Card, card_under, cards_in, covered_spaces, table_polygon,
                     token_placement_fault)
 from .course import BoundaryLine
 from .crossing import boat_line_crossing
+from .moves import BEFORE_ROUTE, index_of, route_order, route_spaces
 from .placement import Breach, check_card, obstacles_in
+from .rules import headline, whose
+from .sequences import MAX_TURNS, two_turn_splits
 from .turns import (CANNOT_TELL, TurnCall, boost_call, space_limit, front_card_call, hidden_boat_warnings, move_length_call,
-                    out_of_bounds_call, pickup_call, turn_order_call)
+                    out_of_bounds_call, pickup_call, spaces_ahead_call)
 
 GAME_TITLE = "Tornado Splash"
 SECTION_TOKEN = RULE_TOKEN.section
@@ -87,13 +93,42 @@ class TurnReport:
     crossings: dict = field(default_factory=dict)
     laid: tuple[str, ...] = ()  # racing cards laid (or moved) between the two views
     gone: tuple[str, ...] = ()  # racing cards no longer seen
+    hidden: tuple[str, ...] = ()  # boats seen before and not read after
 
     @property
     def broken(self) -> list[Ruling]:
         return [r for r in self.rulings if r.verdict == "violation"]
 
+    def headline(self) -> tuple[str, list[str]]:
+        """The verdict a player reads first, and the other breaches, each one sentence: the first
+        rule broken (Illegal), else what cannot be told (Cannot tell), else the move (Legal)."""
+        broken = self.broken
+        if broken:
+            return (headline(ILLEGAL, whose(broken[0].boat, broken[0].summary), broken[0].section),
+                    [headline(ILLEGAL, whose(r.boat, r.summary), r.section) for r in broken[1:]])
+        unsure = [r for r in self.rulings if r.verdict == CANNOT_TELL]
+        if unsure:
+            return headline(CANNOT_TELL_WORDS, unsure[0].summary, unsure[0].section), []
+        if self.hidden:
+            # a boat not read may have moved under the hand: nothing about it is judged
+            names = " and ".join(h.split("/")[-1] for h in self.hidden)
+            return headline(CANNOT_TELL_WORDS, f"{names} was not read in the second table (under a hand?), so "
+                            "its turn is not judged", "Ranking Phase"), []
+        moves = [r for r in self.rulings if r.section == "Player Token Movement" and r.verdict == "ok"]
+        if moves:
+            return headline(LEGAL, "; ".join(r.summary for r in moves), moves[0].section), []
+        placed = [r for r in self.rulings if r.verdict == "ok" and r.section.startswith("Racing Card Placement")]
+        if placed:
+            return headline(LEGAL, whose(placed[0].boat, placed[0].summary), placed[0].section), []
+        if self.laid or self.gone:
+            return headline(LEGAL, "the cards laid or picked up break no rule checked", None), []
+        return headline(LEGAL, "nothing changed between the two tables", None), []
+
     def to_json(self) -> dict:
-        return {"game": "tornado", "movers": list(self.movers), "rulings": [r.to_json() for r in self.rulings],
+        first, more = self.headline()
+        pieces = list(dict.fromkeys([r.boat for r in self.broken] + [c for r in self.broken for c in r.cards]))
+        return {"game": "tornado", "headline": first, "breaches": more, "pieces": pieces,
+                "movers": list(self.movers), "rulings": [r.to_json() for r in self.rulings],
                 "broken": [f"{GAME_TITLE}, {r.section}" for r in self.broken],
                 "cannot_tell": [r.summary for r in self.rulings if r.verdict == CANNOT_TELL],
                 "crossings": dict(self.crossings), "warnings": list(self.warnings),
@@ -101,7 +136,7 @@ class TurnReport:
 
 
 def _from_call(boat: str, call: TurnCall) -> Ruling:
-    return Ruling(boat, call.section, call.verdict, call.summary)
+    return Ruling(boat, call.section, call.verdict, call.summary, call.cards)
 
 
 def _from_breach(boat: str, breach: Breach) -> Ruling:
@@ -122,30 +157,6 @@ def gate_line_of(pose: PiecePose, catalog: Catalog) -> BoundaryLine:
                         sigma2=math.hypot(pose.sigma_mm, half * math.radians(pose.sigma_theta_deg)))
 
 
-def route_order(cards: list[Card]) -> list[Card]:
-    """One boat's cards in route order. Each card after the first starts where it touches
-    the one before it (Placing Racing Cards), so the first is the card whose rear edge
-    touches none of the others, and each next one is the card whose rear edge lies
-    nearest the current card."""
-    left = list(cards)
-    if len(left) < 2:
-        return left
-
-    def rear_gap(c: Card, others: list[Card]) -> float:
-        rear = SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))
-        return min((o.polygon().distance(rear) for o in others if o is not c), default=math.inf)
-
-    first = max(left, key=lambda c: (rear_gap(c, left), c.name))
-    out = [first]
-    left.remove(first)
-    while left:
-        here = out[-1].polygon()
-        nxt = min(left, key=lambda c: (here.distance(SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))), c.name))
-        out.append(nxt)
-        left.remove(nxt)
-    return out
-
-
 @dataclass
 class _Scene:
     """What the check reads of the two views."""
@@ -157,17 +168,35 @@ class _Scene:
     cards_after: dict[str, Card]
     gate: BoundaryLine | None
     deck_owner: Mapping[int, str]
+    card_order: tuple[str, ...] = ()  # the cards in the order they were laid, where a history knows it
 
     def owner(self, card: Card) -> str:
         """Player Setup: one deck per player; as learned on the table, else deck d is boat d."""
         return self.deck_owner.get(card.deck, card.boat)
 
+    def covered(self, boat: str) -> set:
+        """Overlapping Player Cards: the spaces, of any player's card, wholly under a card laid
+        later. The order the cards were laid comes from the history where it is given. Two photos
+        alone do not show it: then the cards already down lie under those laid between the views,
+        and ``boat``'s own older cards under other players' (a card laid over another player's
+        route is the case the rule describes)."""
+        cards = list(self.cards_after.values())
+        if self.card_order:
+            rank = {n: i for i, n in enumerate(self.card_order)}
+            return covered_spaces(sorted(cards, key=lambda c: (rank.get(c.name, len(rank)), c.name)))
+        old = [c for c in cards if c.name in self.cards_before]
+        own = route_order([c for c in old if self.owner(c) == boat])
+        others = sorted((c for c in old if self.owner(c) != boat), key=lambda c: c.name)
+        new = [c for c in cards if c.name not in self.cards_before]
+        return covered_spaces(own + others + route_order(new))
 
-def _scene(before: Observation, after: Observation, catalog: Catalog, deck_owner: Mapping[int, str]) -> _Scene:
+
+def _scene(before: Observation, after: Observation, catalog: Catalog, deck_owner: Mapping[int, str],
+           card_order=()) -> _Scene:
     gate_pose = after.piece("tornado/start-gate") or before.piece("tornado/start-gate")
     return _Scene(before, after, catalog, {c.name: c for c in cards_in(before, catalog)},
                   {c.name: c for c in cards_in(after, catalog)},
-                  gate_line_of(gate_pose, catalog) if gate_pose else None, dict(deck_owner))
+                  gate_line_of(gate_pose, catalog) if gate_pose else None, dict(deck_owner), tuple(card_order))
 
 
 def _changed_cards(sc: _Scene) -> tuple[list[Card], list[str]]:
@@ -223,49 +252,77 @@ def _picked_up(sc: _Scene, boat: str, route: list[Card], gone: list[str]) -> lis
     return [n for n in mine if names.index(n) < names.index(on.card.name)]
 
 
-def _spaces_moved(route: list[Card], before: PiecePose | None, after: PiecePose) -> int | None:
-    """Spaces along the route from the space under ``before`` (or the gate) to the one under ``after``."""
-    covered = covered_spaces(route)
-    spaces = [(c.name, s.index) for c in route for s in c.spaces if (c.name, s.index) not in covered]
-    end = card_under(after, route, covered)
-    if end is None:
-        return None
-    start = card_under(before, route, covered) if before is not None else None
-    i0 = spaces.index((start.card.name, start.space.index)) if start else -1
-    i1 = spaces.index((end.card.name, end.space.index))
-    return i1 - i0
+def _place(pose: PiecePose | None, route: list[Card], seq, covered: set) -> int | None:
+    """Where a token stands along its route's spaces (BEFORE_ROUTE: behind its first card,
+    i.e. still at the gate or before the cards seen); None when it stands on none of them."""
+    if pose is None:
+        return BEFORE_ROUTE
+    on = card_under(pose, route, covered)
+    return index_of(seq, on.card.name, on.space.index) if on is not None else BEFORE_ROUTE
 
 
-def _check_mover(sc: _Scene, boat: str, route: list[Card], merged: bool = False) -> list[Ruling]:
-    """Move length, boost, front-most card for a boat whose token moved."""
+def _check_mover(sc: _Scene, boat: str, route: list[Card], laid: list[Card], others: int = 0) -> list[Ruling]:
+    """Move length, spaces ahead, boost, front-most card for a boat whose token moved; spaces
+    counted along its own route, every covered space left out (moves.route_spaces)."""
     k = boat.rsplit("-", 1)[1]
     char_b, char_a = sc.before.piece(f"tornado/character-{k}"), sc.after.piece(f"tornado/character-{k}")
     boosting, problem = boost_call(char_b.face if char_b else None, char_a.face if char_a else None, boat)
     out = [_from_call(boat, problem)] if problem else []
     after = boats_of(sc.after)[boat]
     before = boats_of(sc.before).get(boat)
-    n = _spaces_moved(route, before, after)
-    if n is None:
+    covered = sc.covered(boat)
+    seq = route_spaces(route, covered)
+    on = card_under(after, route, covered)
+    start = _place(before, route, seq, covered)
+    if on is None:
         out.append(Ruling(boat, "Player Token Movement", CANNOT_TELL, f"{boat}: no racing card seen under the token"))
     else:
-        call = move_length_call(boat, n, boosting)
-        if merged and call.verdict == "violation" and n <= 2 * space_limit(True):
-            # other boats moved between the same two views: two turns of this boat may lie in it
-            call = TurnCall(CANNOT_TELL, call.section, f"{call.summary}; but other boats moved between the same "
-                            "two views, so two of its turns may be in this change")
+        end = index_of(seq, on.card.name, on.space.index)
+        call = move_length_call(boat, end - start, boosting)
+        ahead = spaces_ahead_call(boat, len(seq) - 1 - start, boosting, [c.name for c in laid])
+        if others and "violation" in (call.verdict, ahead.verdict):
+            # other boats moved between the same two tables: two turns of this boat, seen together?
+            in_order = [c for c in route if c.name in {x.name for x in laid}]
+            call, ahead = _two_turns_call(boat, seq, start, end, in_order, boosting,
+                                          call if call.verdict != "ok" else ahead, others)
         out.append(_from_call(boat, call))
-    on = card_under(after, route, covered_spaces(route))
+        if ahead.verdict != "ok" and call.verdict == "ok":  # the same rule is said once
+            out.append(_from_call(boat, ahead))
     out.append(_from_call(boat, front_card_call(boat, [c.name for c in route], on.card.name if on else None)))
     out.append(_token_placement(sc, boat, after, route))
     return out
 
 
+def _two_turns_call(boat: str, seq, start: int, end: int, laid: list[Card], boosting: bool,
+                    broken: TurnCall, others: int) -> tuple[TurnCall, TurnCall]:
+    """More than one turn allows, while other boats moved too: two turns of this boat with theirs
+    between (sequences.py). A legal split: each turn said, seen together; none: the breach
+    stands, with the nearest split."""
+    splits, nearest = two_turn_splits([c.name for c, _ in seq], start, end, [c.name for c in laid],
+                                      space_limit(False), space_limit(boosting))
+    short = boat.split("/")[-1]
+    if splits and others + 2 > MAX_TURNS:
+        why = TurnCall(CANNOT_TELL, "Racing Card Limitation", f"{short} moved {end - start} spaces, two turns' worth, "
+                       f"while {others} other boats moved: more than {MAX_TURNS} turns lie between the two tables")
+        return why, TurnCall("ok", "Racing Card Limitation", "")
+    if splits:
+        ways = ", or ".join(s.text() for s in splits)
+        ok = TurnCall("ok", "Player Token Movement", f"{short} moved {end - start} spaces in two turns seen together "
+                      f"with the other boats' ({ways})")
+        return ok, TurnCall("ok", "Racing Card Limitation", ok.summary)
+    why = (f"; no sequence of at most {MAX_TURNS} turns explains it" + (
+        f" (nearest: two turns of {nearest.split.text()} spaces, {nearest.over} too many)" if nearest else ""))
+    return TurnCall(broken.verdict, broken.section, broken.summary + why, broken.cards), \
+        TurnCall("ok", "Racing Card Limitation", "")
+
+
 def _token_placement(sc: _Scene, boat: str, after: PiecePose, route: list[Card]) -> Ruling:
     """Player Token Placement, by the same rule function as the live referee (cards.py)."""
-    if card_under(after, route, covered_spaces(route)) is None:
+    covered = sc.covered(boat)
+    if card_under(after, route, covered) is None:
         return Ruling(boat, SECTION_TOKEN, CANNOT_TELL, f"{boat}: no racing card seen under the token, so its "
                       "place behind the white bracket cannot be judged")
-    fault = token_placement_fault(boat, after, route, covered_spaces(route), sc.catalog)
+    fault = token_placement_fault(boat, after, route, covered, sc.catalog)
     if fault is None:
         return Ruling(boat, SECTION_TOKEN, "ok", f"{boat} ends wholly behind the white bracket of its space")
     return Ruling(boat, SECTION_TOKEN, "violation", fault.summary, fault.cards)
@@ -289,12 +346,42 @@ def _finish_line(obs: Observation, catalog: Catalog) -> BoundaryLine | None:
     return gate_line_of(pose, catalog) if pose else None
 
 
+def _seen_together_call(movers: tuple[str, ...], crossings: dict) -> Ruling:
+    """Action Phase: several boats took their turns between the two tables, seen together. Their
+    order is the round's turn order, which two photos do not hold; it matters only for the
+    places of boats that crossed the finish line (Final Rankings)."""
+    names = " and ".join(m.split("/")[-1] for m in movers)
+    crossed = [m.split("/")[-1] for m in movers if crossings.get(m, {}).get("crossed") is True]
+    if len(crossed) > 1:
+        return Ruling(movers[0], "Final Rankings", CANNOT_TELL, f"which of {' and '.join(crossed)} crossed the finish "
+                      "line first: their turns were seen together, and their order (the round's ranking) is not in two "
+                      "photos")
+    return Ruling(movers[0], "Action Phase", "ok", f"{names} took their turns between the two tables, seen together, "
+                  "in the round's turn order")
+
+
+def _crossing_now(sc: _Scene, finish: BoundaryLine, boat: str, old_route: list[Card], route: list[Card]) -> dict | None:
+    """Crossing the Finish Line in this turn: the movement space under the token touches the
+    finish line now, and did not before the turn. A token already past the line's side before
+    it moved stands on the course's first straight (on Tornado Circuit the finish line lies just
+    behind the start gate): a boat that crossed leaves the course at once (Final Rankings)."""
+    pose_before = boats_of(sc.before).get(boat)
+    if pose_before is not None:
+        was = boat_line_crossing(finish, pose_before, card_under(pose_before, old_route, covered_spaces(old_route)),
+                                 sc.catalog)
+        if was.crossed is True:
+            return None
+    after = boats_of(sc.after)[boat]
+    return boat_line_crossing(finish, after, card_under(after, route, sc.covered(boat)), sc.catalog).to_json()
+
+
 def check_turn(before: Observation, after: Observation, catalog: Catalog | None = None,
-               deck_owner: Mapping[int, str] | None = None) -> TurnReport:
+               deck_owner: Mapping[int, str] | None = None, card_order=()) -> TurnReport:
     """Rule on the turn that turned ``before`` into ``after`` (see the module docstring).
-    deck_owner: which boat plays which deck colour, when known (else deck d is boat d)."""
+    deck_owner: which boat plays which deck colour, when known (else deck d is boat d);
+    card_order: the racing cards in the order they were laid, when a history knows it."""
     catalog = catalog or default_catalog()
-    sc = _scene(before, after, catalog, deck_owner or {})
+    sc = _scene(before, after, catalog, deck_owner or {}, card_order)
     laid, gone = _changed_cards(sc)
     b_before, b_after = boats_of(before), boats_of(after)
     movers = tuple(sorted(n for n, p in b_after.items() if n in b_before and moved(b_before[n], p)))
@@ -312,15 +399,18 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
             rulings += _check_boat_cards(sc, boat, mine, old_route)
         route = route_order([c for c in sc.cards_after.values() if sc.owner(c) == boat])
         if boat in movers:
-            rulings += _check_mover(sc, boat, route, merged=len(movers) > 1)
+            rulings += _check_mover(sc, boat, route, mine, others=len(movers) - 1)
             if finish is not None:
-                on = card_under(b_after[boat], route, covered_spaces(route))
-                crossings[boat] = boat_line_crossing(finish, b_after[boat], on, catalog).to_json()
+                crossing = _crossing_now(sc, finish, boat, old_route, route)
+                if crossing is not None:
+                    crossings[boat] = crossing
         if table_polygon(after) is not None:
             rulings.append(_from_call(boat, out_of_bounds_call(boat, _hanging(sc, mine), boat in movers)))
     if len(movers) > 1:
-        rulings.append(_from_call(movers[0], turn_order_call(list(movers), [], list(movers))))
+        rulings.append(_seen_together_call(movers, crossings))
     warnings = hidden_boat_warnings(b_before, b_after)
     if laid and table_polygon(after) is None:
         warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")
-    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone))
+    hidden = tuple(sorted(set(b_before) - set(b_after)))
+    return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone),
+                      hidden)

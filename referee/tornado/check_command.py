@@ -34,7 +34,10 @@ def run(args: argparse.Namespace, tools: Tools) -> int:
 
 def format_report(doc: dict) -> str:
     movers = ", ".join(m.split("/")[-1] for m in doc["movers"]) or "none"
-    lines = [f"Tornado Splash turn check: tokens moved: {movers}"]
+    lines = [doc["headline"]]
+    if doc.get("breaches"):
+        lines.append(f"{len(doc['breaches'])} more: " + " ".join(doc["breaches"]))
+    lines.append(f"Tornado Splash turn check: tokens moved: {movers}")
     for r in doc["rulings"]:
         mark = {"ok": "LEGAL  ", "violation": "ILLEGAL", "cannot tell": "CANNOT TELL"}.get(r["verdict"], r["verdict"])
         lines.append(f"{mark}  {r['boat'].split('/')[-1]}: {r['summary']}  [{r['rule']}]")

@@ -17,12 +17,15 @@ from referee import safeload
 from referee.errors import InvalidInputError
 from referee.game import Command, Tools
 from referee.paths import refuse_overwriting_inputs
-from referee.rulings import sigma_text
+from referee.rulings import CANNOT_TELL, sigma_text
 
 from . import picture
 from .dispute import completeness, course_for, parse_boats
 from .errors import MissingPiecesError
-from .referee import TornadoReferee
+from .pairs import START_GATE
+from .ranking import EQUIDISTANT
+from .referee import RULE_END, RULE_RANKING, TornadoReferee
+from .rules import headline
 from .standings import parse_weights
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
@@ -114,6 +117,10 @@ def run(args, tools: Tools, game) -> int:
                                            list(referee.memory.crossed) + list(referee.memory.eliminated),
                                            bool(args.history))
     doc["warnings"] = notes + list(obs.warnings) + history_warnings + doc["warnings"] + hidden
+    if doc["game_over"] and doc["complete"] is not True:
+        # Ending the Game needs every boat in play placed: a boat out of view may still be racing
+        doc["game_over"] = None
+    doc["headline"] = rank_headline(doc)
     if args.annotate:
         # several photos are registered on the first: the picture drawn on is the first photo
         first = Path(args.image[0])
@@ -169,11 +176,36 @@ def _read_history(referee, args, tools: Tools, game) -> tuple[TornadoReferee, li
     return TornadoReferee.from_state(state), warnings, states, seen
 
 
+def _places(doc: dict) -> str:
+    return ", ".join(f"{p}. {n.split('/')[-1]}" for n, p in sorted(doc["final_places"].items(), key=lambda kv: kv[1]))
+
+
+def rank_headline(doc: dict) -> str:
+    """The sentence a player reads first: the race's end, or the ranking and whether it is complete."""
+    ranked = [b for b in doc["ranking"] if b["rank"] is not None]
+    order = "; ".join(f"{b['rank']}. {b['name'].split('/')[-1]}" for b in ranked)
+    if doc.get("game_over"):
+        return headline("Race over", _places(doc), RULE_END)
+    if doc.get("game_over") is None:
+        return headline(CANNOT_TELL, f"whether the race is over: the boats in view give {_places(doc)}, but the boats "
+                        "in play are not known (give --boats or --history)", RULE_END)
+    if not ranked:
+        return headline(CANNOT_TELL, "no boat could be ranked (see the warnings)", RULE_RANKING)
+    if doc.get("complete") is False:
+        return headline("Incomplete", f"{order}; a boat still in the race is not in view (see the warnings)",
+                        RULE_RANKING)
+    if doc.get("complete") is None:
+        return headline("Ranking", f"{order}, of the boats in view; whether another boat is in play cannot be told "
+                        "without --boats or --history", RULE_RANKING)
+    return headline("Ranking", order, RULE_RANKING)
+
+
 def format_table(doc: dict) -> str:
-    lines = [f"Tornado Splash ranking, course {doc['course']}" + (" (first round: by boat weight)" if doc.get("first_round") else "")]
+    lines = [doc.get("headline") or rank_headline(doc)]
+    lines += [f"Tornado Splash ranking, course {doc['course']}" + (" (first round: by boat weight)" if doc.get("first_round") else "")]
     head = f"{'rank':>4}  {'boat':<7} {'zone':<24} {'measure':>22}  {'finished':<17} notes"
     lines += [head, "-" * len(head)]
-    lines += [_table_row(b) for b in doc["ranking"]]
+    lines += [_table_row(b, doc.get("calls", ())) for b in doc["ranking"]]
     if doc.get("pairs"):
         lines.append("why this order (D: measured difference, sD: its sigma, band = 2 sD):")
         for p in doc["pairs"]:
@@ -184,15 +216,8 @@ def format_table(doc: dict) -> str:
                 unit = "mm" if p["kind"] == "distance_mm" else "deg"
                 lines.append(f"  {a} before {b}: D {p['delta']:+.2f} {unit}, sD {p['sigma_delta']:.2f}, "
                              f"band {p['band']:.2f}: {p['reason']}")
-    if doc.get("complete") is False:
-        lines.append("ranking INCOMPLETE: a boat still in the race is not in view (see the warnings)")
-    elif doc.get("complete") is None:
-        lines.append("ranking of the boats in view; complete or not cannot be told without --boats or --history")
     if doc.get("hand_size"):
         lines.append("hand size: " + ", ".join(f"{k.split('/')[-1]} {v}" for k, v in doc["hand_size"].items()))
-    if doc.get("game_over"):
-        lines.append("race over: " + ", ".join(f"{p}. {n.split('/')[-1]}" for n, p in
-                                               sorted(doc["final_places"].items(), key=lambda kv: kv[1])))
     for w in doc.get("warnings", []):
         lines.append(f"warning: {w}")
     if doc.get("annotated"):
@@ -200,7 +225,7 @@ def format_table(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def _table_row(b: dict) -> str:
+def _table_row(b: dict, calls=()) -> str:
     m = b.get("measure")
     if m:
         unit = "mm" if m["kind"] == "distance_mm" else "deg"
@@ -208,8 +233,9 @@ def _table_row(b: dict) -> str:
     else:
         meas = "-"
     notes = []
-    if b.get("equidistant_with"):
-        notes.append("equidistant within measurement with " + ", ".join(n.split("/")[-1] for n in b["equidistant_with"]))
+    for n in b.get("equidistant_with", ()):
+        gate = any({c["ahead"], c["behind"]} == {b["name"], n} and c["kind"] == START_GATE for c in calls)
+        notes.append(f"{'start gate: equal by the rules' if gate else EQUIDISTANT} with {n.split('/')[-1]}")
     if b["status"] not in ("racing", "finished"):
         notes.append(b["status"] + (": " + " or ".join(b["zone_candidates"]) if b.get("zone_candidates") else ""))
     fin = b.get("finished")

@@ -92,7 +92,8 @@ def declare(game, state, declaration: Declaration, t: float, grand_prix_final: d
     lightest_first = sorted(boats, key=lambda b: (weights[b], b))
     order = ", ".join(f"{short_name(b)} ({weights[b]:g})" for b in lightest_first)
     summary = f"majority vote: {', '.join(short_name(b) for b in boats)} share a rank; turn order by weight: {order}"
-    return Step(dataclasses.replace(state, declared=state.declared + (kept,)),
+    # used by the next Ranking Phase's turn order (referee.TornadoReferee._turn_order)
+    return Step(dataclasses.replace(state, declared=state.declared + (kept,), votes=state.votes + (tuple(lightest_first),)),
                 (declared_ruling(game.id, declaration, t, summary, str(RULE_VOTE),
                                  details={"turn_order": lightest_first}),))
 

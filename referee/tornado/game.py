@@ -9,14 +9,19 @@ draws the course; "Settle it" is the photo finish.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Mapping
 
-from referee.game import Command, Declarable, Declaration, Explanation, Offer, Option, Shape, Step, View
+from referee.game import (Command, Declarable, Declaration, ExpectedPiece, Explanation, Offer, Option, Shape, Step,
+                          View)
+from referee import motion
 from referee.observation import Observation
 from referee.pending import guarded_step, pending_json
 from referee.rulings import Ruling
 
 from . import declare, picture
+from .cards import BOAT_PREFIX, CARD_PREFIX
+from .check import boats_of
 from .check_command import CHECK
 from .commands import rank_command
 from .course_spec import course_ids, load_course
@@ -77,7 +82,9 @@ class TornadoSplash:
 
     def step(self, state: TornadoState, observation: Observation, t: float) -> Step:
         """One stable state ruled on; an illegal turn holds the race (referee/pending.py)."""
-        ruled = guarded_step(self.id, _rule_step, state, observation, t, follows=follows_from_turn,
+        alone = seen_alone(state, observation)
+        rule_step = functools.partial(_rule_step, seen_alone=alone) if alone else _rule_step
+        ruled = guarded_step(self.id, rule_step, state, observation, t, follows=follows_from_turn,
                              is_illegal=is_illegal_turn)
         # the declarations live beside the worksheet's fields; a pass lasts until its round ends
         after = ruled.state
@@ -99,6 +106,18 @@ class TornadoSplash:
             summary = (f"Grand Prix over: {' and '.join(short_name(n) for n in final['leaders'])} tie on {final['points']} "
                        f"points ({totals}); the rulebook gives no tie-break: the players name the winner")
         return (Ruling(t, self.id, "finish", summary, rule=str(RULE_GRAND_PRIX), details=final),)
+
+    def expected_pieces(self, state: TornadoState) -> tuple[ExpectedPiece, ...]:
+        """The boats still racing and the racing cards on the table, where they were last read
+        (a boat under a hand: its last stable position), for vision to look again where one is
+        not read. A boat that crossed the finish line or was eliminated leaves the course."""
+        gone = set(state.memory.crossed) | set(state.memory.eliminated)
+        pieces = dict(state.turnlog.last_seen)
+        pieces.update((n, p) for n, p in (state.last_pieces or {}).items()
+                      if n.startswith((BOAT_PREFIX, CARD_PREFIX)))
+        pieces.update(state.card_poses)
+        return tuple(ExpectedPiece(n, p.x_mm, p.y_mm, p.theta_deg, p.sigma_mm)
+                     for n, p in sorted(pieces.items()) if n not in gone)
 
     def assess(self, state: TornadoState, observation: Observation) -> RankResult:
         """The standings of an observation given the race so far (the state is left as it is)."""
@@ -152,10 +171,26 @@ def _final(state: TornadoState) -> dict | None:
     return grand_prix_final(TornadoReferee.from_state(state)._grand_prix_json(), state.declared)
 
 
-def _rule_step(state: TornadoState, observation: Observation, t: float) -> Step:
+def _rule_step(state: TornadoState, observation: Observation, t: float, seen_alone: frozenset = frozenset()) -> Step:
     work = TornadoReferee.from_state(state)
+    work.seen_alone = seen_alone
     rulings = work.observe_stable(observation, t)
     return Step(work.to_state(), tuple(rulings))
+
+
+def seen_alone(state: TornadoState, observation: Observation) -> frozenset:
+    """While an illegal turn is pending: the boat whose turn it was, when that turn was seen on
+    its own (the illegal table held one boat's move) and the boat still stands where it ended.
+    Its part of the change since the last legal state is that one turn, seen: judged as one
+    turn, never taken for two of its turns merged with the other boats' (Action Phase)."""
+    pending, legal = state.guard.illegal, state.guard.legal_observation
+    if pending is None or legal is None:
+        return frozenset()
+    before, illegal, now = (boats_of(o) for o in (legal, pending.observation, observation))
+    movers = [n for n, p in illegal.items() if n in before and motion.moved(before[n], p)]
+    if len(movers) != 1 or movers[0] not in now or motion.moved(illegal[movers[0]], now[movers[0]]):
+        return frozenset()
+    return frozenset(movers)
 
 
 def follows_from_turn(ruling: Ruling) -> bool:

@@ -18,7 +18,10 @@ Pure functions on Cards and poses, plus the small Routes memory the referee keep
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+from shapely.geometry import Point as SPoint
 
 from referee.observation import PiecePose
 
@@ -172,6 +175,30 @@ def attribute(new_cards: list[Card], tips: dict[str, Tip], routes: Routes,
 def _inside(card: Card, p: g.Point) -> bool:
     lx, ly = card.local(p)
     return abs(lx) <= card.length / 2 and abs(ly) <= card.width / 2
+
+
+def route_order(cards: list[Card]) -> list[Card]:
+    """One boat's cards in route order. Each card after the first starts where it touches
+    the one before it (Placing Racing Cards), so the first is the card whose rear edge
+    touches none of the others, and each next one is the card whose rear edge lies
+    nearest the current card."""
+    left = list(cards)
+    if len(left) < 2:
+        return left
+
+    def rear_gap(c: Card, others: list[Card]) -> float:
+        rear = SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))
+        return min((o.polygon().distance(rear) for o in others if o is not c), default=math.inf)
+
+    first = max(left, key=lambda c: (rear_gap(c, left), c.name))
+    out = [first]
+    left.remove(first)
+    while left:
+        here = out[-1].polygon()
+        nxt = min(left, key=lambda c: (here.distance(SPoint(c.local_to_world((-c.length / 2 + 1.0, 0.0)))), c.name))
+        out.append(nxt)
+        left.remove(nxt)
+    return out
 
 
 # ---------------------------------------------------------------- counting spaces

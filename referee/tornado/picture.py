@@ -175,7 +175,7 @@ def _equidistant_links(result: RankResult) -> list[Shape]:
     for c in result.calls:
         if c.verdict == "equidistant within measurement" and c.ahead in pos and c.behind in pos:
             a, b = pos[c.ahead], pos[c.behind]
-            out += [Shape("line", (a, b), role="uncertain", legend="equidistant within measurement"),
+            out += [Shape("line", (a, b), role="uncertain", legend=result.equal_words(c.ahead, c.behind)),
                     Shape("label", (g.scale(g.add(a, b), 0.5),), role="uncertain", text="=")]
     return out
 
@@ -228,9 +228,8 @@ def panel_lines(result: RankResult, extra_warnings=()) -> list[str]:
         if b.measure is not None and b.measure.line:
             where += f"  ({'distance' if b.measure.kind == 'distance_mm' else 'angle'} to {b.measure.line})"
         rows.append(f"     {where}")
-        if b.equidistant_with:
-            rows.append("     = equidistant within measurement with " + ", ".join(map(short_name, b.equidistant_with))
-                        + ": lower weight first")
+        for n in b.equidistant_with:
+            rows.append(f"     = {result.equal_words(b.name, n)} with {short_name(n)}: lower weight first")
     rows += pair_panel_lines(result.pairs) if result.pairs else _call_lines(result)
     if result.hand_size:
         rows.append("hand size: " + ", ".join(f"{short_name(k)} {v}" for k, v in result.hand_size.items()))

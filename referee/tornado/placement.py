@@ -35,7 +35,7 @@ from shapely.ops import unary_union
 from referee.catalog import DATA_DIR
 
 from . import geometry as g
-from .cards import Card
+from .cards import RULE_TURN, Card, too_sharp_turn, too_sharp_words
 
 SECTION_METHODS = "Racing Card Placement Methods"
 SECTION_METHOD_1 = "Racing Card Placement Methods, Method 1: Accelerate"
@@ -43,6 +43,9 @@ SECTION_METHOD_2 = "Racing Card Placement Methods, Method 2: Curve"
 SECTION_METHOD_3 = "Racing Card Placement Methods, Method 3: Coming Out the Starting Gate"
 SECTION_OBSTACLES = "Avoid Obstacles"
 SECTION_UNAVAILABLE = "Unavailable Card Placement"
+SECTION_TURN = RULE_TURN.section
+# the sections of the rules on where a card may go (what a boat breaks by laying a card)
+PLACEMENT_SECTIONS = ("Racing Card", "Avoid", "Unavailable", SECTION_TURN)
 
 
 @lru_cache(maxsize=1)
@@ -247,6 +250,10 @@ def check_card(prev: Card | None, card: Card, *, obstacles: list[tuple[str, Poly
     whose front edge and diagonal lines are all covered: Unavailable Card Placement
     (needs the token's position).
     """
+    turn = too_sharp_turn(prev, card) if prev is not None else None
+    if turn is not None:
+        # no placement method allows it, so the FAQ's limit is the breach to name
+        return [Breach(SECTION_TURN, too_sharp_words(prev, card, turn), (card.name,))] + check_obstacles(card, obstacles)
     if prev is None:
         if gate_line is None or boat_start is None:
             out = []

@@ -9,9 +9,10 @@ new state (referee/tornado/game.py puts the pure step together).
 Every stable state is ruled on per boat: each boat whose token moved gets one
 "move" ruling (how many movement spaces along its own route, legal or not and
 why), cards laid or picked up are "state" rulings, and the Ranking Phase of each
-new round is a "ranking" ruling. Two boats' turns seen in one stable state (the
-engine missed the state between them) are still judged one boat at a time
-(moves.py attributes the new cards to the routes they continue).
+new round is a "ranking" ruling. Turns seen together in one stable state (the engine
+missed the states between them) are judged one turn at a time: moves.py attributes the
+new cards to the routes they continue, and sequences.py finds the turns, in turn order,
+that explain a boat's move when it is more than one turn's.
 """
 
 from __future__ import annotations
@@ -27,18 +28,22 @@ from referee.errors import RefcamError
 from referee import motion
 from referee.observation import Observation, PiecePose
 from referee.pending import TurnGuard
-from referee.rulings import Ruling
+from referee.rulings import CANNOT_TELL, ILLEGAL, LEGAL, Ruling
 
 from . import geometry as g
 from .cards import (CARD_PREFIX, RULE_BOOST, RULE_LIMIT, RULE_OUT, RULE_PLACEMENT, RULE_TOKEN, RULE_TOUCHING,
-                    RULE_TURN, Card, Violation, card_under, cards_in, check_turn, covered_spaces, table_polygon)
+                    RULE_TURN, Card, Violation, card_from_pose, card_under, cards_in, check_turn, covered_spaces,
+                    table_polygon)
 from .course_spec import START_GATE, CourseSpec
 from .finish import TOO_CLOSE
-from .moves import BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_spaces
+from .moves import (BEFORE_ROUTE, Place, Routes, Tip, attribute, gate_point, index_of, place_on_route, route_order,
+                    route_spaces)
+from .sequences import MAX_TURNS, sequence_text, two_turn_splits
 from .rounds import GrandPrix, RoundTracker, grand_prix_view
-from .rules import rule, short_name
+from .rules import headline, rule, short_name, whose
 from .standings import RaceMemory, RankResult, TornadoGame, assess, boats_in, stack_order
 from .turnlog import TurnLog, advance, as_rulings, declare_pass
+from .turns import TurnCall, move_length_call, spaces_ahead_call
 from .zones import is_on_start_gate
 
 CHARACTER_PREFIX = "tornado/character-"
@@ -119,7 +124,7 @@ _CHANGEABLE = ("memory", "rounds", "routes", "turns", "last_poses", "characters"
 _STATE_FIELDS = _CHANGEABLE + ("facts", "nominal_fallback", "last_actor", "round_at_start", "last_pieces",
                                "card_poses", "last_result", "game_over_announced", "table_warned", "t",
                                "gate_depth_mm", "turnlog", "grand_prix", "guard", "declared_passes",
-                               "declared")
+                               "declared", "votes")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +160,9 @@ class TornadoState:
     # (start-gate order, majority votes, a named Grand Prix winner) as referee.game.Declaration values
     declared_passes: frozenset = frozenset()
     declared: tuple = ()
+    # FAQ majority votes for the next Ranking Phase: groups of boats the players agreed share a
+    # rank, each lightest first (declare.py); used once, by the round that begins next
+    votes: tuple = ()
     guard: TurnGuard = TurnGuard()  # an illegal turn pending (referee/pending.py), set by the game step
 
 
@@ -180,6 +188,11 @@ class TornadoReferee:
         self.turns: dict[str, Turn] = {}
         self.last_actor: str | None = None
         self.acting_now: list[str] = []  # boats acting in the stable state being ruled on
+        # boats whose change since the last legal state was seen as one turn on its own (game.seen_alone)
+        self.seen_alone: frozenset = frozenset()
+        self.two_turns: dict = {}  # boat -> its two turns seen together in this still table (_seen_together)
+        self.unsearched: dict = {}  # boat -> why its turns in this still table are more than are searched
+        self.unread: tuple[str, ...] = ()  # cards not read in the stable state being ruled on (_keep_unread)
         self.round_at_start = 1
         self.last_poses: dict[str, PiecePose] = {}
         self.last_pieces: dict[str, PiecePose] | None = None  # every piece of the last stable state
@@ -194,6 +207,7 @@ class TornadoReferee:
         self.guard = TurnGuard()  # kept as it is here: the game step sets it (referee/pending.py)
         self.declared_passes: frozenset = frozenset()  # declare.py: passes this round
         self.declared: tuple = ()  # declare.py: the race's other declarations
+        self.votes: tuple = ()  # declare.py: majority votes for the next Ranking Phase
         self.grand_prix: GrandPrix | None = None
         self.t = 0.0
         gate = self.facts.catalog.family("tornado/gate")["footprint"]["size_mm"]
@@ -213,6 +227,9 @@ class TornadoReferee:
             value = getattr(state, name)
             setattr(ref, name, copy.deepcopy(value) if name in _CHANGEABLE else value)
         ref.acting_now = []
+        ref.seen_alone = frozenset()
+        ref.unread = ()
+        ref.two_turns, ref.unsearched = {}, {}
         return ref
 
     def to_state(self) -> "TornadoState":
@@ -265,6 +282,8 @@ class TornadoReferee:
         """Rule on a new stable state (changes this worksheet): cards seen and whose route
         they continue, what each boat did, whose turn and round it is, then judge each action."""
         self.t = t
+        self.two_turns, self.unsearched = {}, {}
+        observation, self.unread = self._keep_unread(observation)
         try:
             result = self.assess(observation)
         except RefcamError as exc:
@@ -288,6 +307,8 @@ class TornadoReferee:
                                   details={"card": c.name, "boat": self.routes.owner(c.name)}))
         actions = self._actions(seen, boats, result.course)
         rulings += self._turns_and_rounds(observation, actions, t)
+        if self.rounds.round != self.round_at_start:
+            self.votes = ()  # the Ranking Phase the votes were for has begun
         rulings += self._character_cards(observation, [a.boat for a in actions if a.acts], t)
         # a boat that moved gets the turn rules' violations in its move ruling
         moved_now = {a.boat for a in actions if a.moved}
@@ -304,14 +325,41 @@ class TornadoReferee:
         self._remember(observation, boats)
         return rulings
 
+    def _keep_unread(self, observation: Observation) -> tuple[Observation, tuple[str, ...]]:
+        """A racing card seen before and missing now was not read (a hand, a glare), unless
+        vision looked at its place and saw it empty (Observation.seen_empty): it keeps its last
+        reading, so no route loses a card it still has. Returns the observation with those
+        cards put back, and their names (a ruling resting on one cannot tell)."""
+        here = {p.name for p in observation.pieces}
+        new = [c for c in cards_in(observation, self.facts.catalog) if c.name not in self.card_poses]
+        kept = [p for n, p in self.card_poses.items() if n not in here and n not in observation.seen_empty
+                and not _replaced(card_from_pose(p, self.facts.catalog), new)]
+        if not kept:
+            return observation, ()
+        return dataclasses.replace(observation, pieces=observation.pieces + tuple(kept)), tuple(p.name for p in kept)
+
     def _turn_rules(self, observation: Observation, t: float) -> tuple[list, list[str]]:
         """Issue 11's rules over the whole turn (turnlog.py): placement methods, turn order,
         replacing cards until the token moves, out of bounds once it moved, the boost once,
         the empty deck, hidden boats. Returns its rulings (turnlog values) and warnings."""
-        ranking = self._racing(self.last_result) if self.last_result is not None else []
+        ranking = self._turn_order(self._racing(self.last_result)) if self.last_result is not None else []
         self.turnlog, found, warnings = advance(self.turnlog, observation, ranking, list(self.memory.crossed),
-                                                owners=self.routes.deck_owner)
+                                                owners=self.routes.deck_owner, card_order=self.memory.card_order)
         return found, warnings
+
+    def _turn_order(self, ranking: list[str]) -> list[str]:
+        """Ranking Phase with the FAQ on disagreements: boats the players' majority agreed
+        share a rank go together, at the place of the first of them, lightest first (When
+        Equidistant); the others keep their places in the camera's ranking."""
+        order = list(ranking)
+        for group in self.votes:
+            members = [b for b in group if b in order]
+            if len(members) < 2:
+                continue
+            at = min(order.index(b) for b in members)
+            rest = [b for b in order if b not in members]
+            order = rest[:at] + members + rest[at:]
+        return order
 
     def _eliminations(self, t: float) -> list[Ruling]:
         """Out of Bounds: a boat the turn rules eliminated leaves the race."""
@@ -364,17 +412,21 @@ class TornadoReferee:
 
     def _adopt_cards_stood_on(self, active: list[str], boats: dict[str, PiecePose], known: dict[str, Card],
                               tips: dict) -> None:
-        """A boat without a route yet (refcam began watching mid-race) takes up the
-        card it stood on, unless that card is someone else's."""
+        """A boat without a route yet (refcam began watching mid-race) takes up the card it
+        stood on, unless that card is someone else's, and with it the other cards of that deck
+        on the table, in the order they continue each other (Placing Racing Cards: rear first)."""
         covered0 = covered_spaces(stack_order(list(known.values()), self.memory))
         for n in active:
             if self.routes.cards.get(n):
                 continue
             on = card_under(self.last_poses.get(n, boats[n]), list(known.values()), covered0)
-            if on is not None and self.routes.deck_owner.get(on.card.deck) in (None, n) and \
-                    self.routes.owner(on.card.name) is None:
-                self.routes.add(n, on.card)
-                tips[n] = Tip(card=on.card)
+            if on is None or self.routes.deck_owner.get(on.card.deck) not in (None, n) or \
+                    self.routes.owner(on.card.name) is not None:
+                continue
+            deck = [c for c in known.values() if c.deck == on.card.deck and self.routes.owner(c.name) is None]
+            for c in route_order(deck):
+                self.routes.add(n, c)
+            tips[n] = Tip(card=self.routes.route(n, known)[-1])
 
     def _actions(self, seen: "_SeenCards", boats: dict[str, PiecePose], course) -> list[_Action]:
         """What each boat did: laid cards, moved its token (with where on its route, before and after)."""
@@ -448,6 +500,7 @@ class TornadoReferee:
         for a in actions:
             rulings += self._judge(a, previous_cards, seen.now, seen.covered, table, gate_outline, t,
                                    (folded or {}).get(a.boat, ()))
+        rulings = _mark_seen_together(rulings)
         for c in seen.unassigned:
             rulings.append(Ruling(t, self.game, "state", f"{short_name(c.name)} ({c.kind}) was laid; it continues no boat's "
                                   "route and its deck colour is nobody's yet, so whose card it is cannot be told",
@@ -482,15 +535,16 @@ class TornadoReferee:
         pieces = tuple([back.get(p.name, p) for p in observation.pieces if p.name not in dropped])
         try:
             res = self.assess(dataclasses.replace(observation, pieces=pieces))
-            ranking = self._racing(res)
+            ranking = self._turn_order(self._racing(res))
         except RefcamError:
-            res, ranking = None, list(self.memory.last_ranking)
+            res, ranking = None, self._turn_order(list(self.memory.last_ranking))
         self.rounds.next_round(ranking)
         hands = dict(res.hand_size) if res is not None else {}
-        summary = (_ranking_summary(res) if res is not None else "ranking: " + "; ".join(
-            f"{i + 1}. {short_name(n)}" for i, n in enumerate(ranking)))
-        summary += f" (round {self.rounds.round}, Ranking Phase: turn order " + ", ".join(short_name(n) for n in ranking)
-        summary += ("; hand sizes " + ", ".join(f"{short_name(n)} {k}" for n, k in hands.items()) + ")") if hands else ")"
+        summary = (_ranking_summary(res, self.rounds.round) if res is not None else headline(
+            f"Round {self.rounds.round}", "; ".join(f"{i + 1}. {short_name(n)}" for i, n in enumerate(ranking)),
+            RULE_RANKING))
+        summary += " Turn order: " + ", ".join(short_name(n) for n in ranking) + "."
+        summary += (" Hand sizes: " + ", ".join(f"{short_name(n)} {k}" for n, k in hands.items()) + ".") if hands else ""
         details = res.to_json() if res is not None else {}
         details.update(round=self.rounds.round, turn_order=list(ranking))
         return [Ruling(t, self.game, "ranking", summary, rule=RULE_RANKING, details=details)]
@@ -545,12 +599,10 @@ class TornadoReferee:
         seq = route_spaces(self.routes.route(boat, cards_now), covered)
         limit_rule = RULE_BOOST if boosted else RULE_LIMIT
         checked.append(limit_rule)
-        over, ahead = self._limit_faults(a, turn, seq, allowance, limit_rule, violations)
-        merged_note = None
-        others = [n for n in self.acting_now if n != boat]
-        if over and others and turn is not None and max(ahead or 0, turn.spaces) <= allowance + ALLOWANCE:
-            merged_note = self._merge_turns(boat, turn, others, allowance, t, out)
-            over = []
+        over, ahead = self._limit_faults(a, turn, seq, boosted, violations)
+        others = [n for n in self.acting_now if n != boat and boat not in self.seen_alone]
+        if over and others and turn is not None:
+            over = self._seen_together(a, turn, seq, allowance, others, over, t, out)
         violations += over
         # the turn rules' findings for this boat (turnlog.py) belong to its move; a rule this
         # step already found broken (the spaces of the turn) is not said a second time
@@ -564,9 +616,17 @@ class TornadoReferee:
         if not a.moved:
             # Cards laid without moving the token yet: any faults are violations now.
             for v in violations:
-                out.append(Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json()))
+                out.append(Ruling(t, self.game, "violation", headline(ILLEGAL, whose(boat, v.summary), v.rule), legal=False,
+                                  rule=v.rule, details=dict(v.to_json(), pieces=[boat] + list(v.cards))))
+        elif boat in self.unsearched and not violations:
+            out.append(Ruling(t, self.game, "move", headline(CANNOT_TELL, self.unsearched[boat], RULE_LIMIT),
+                              legal=None, rule=RULE_LIMIT,
+                              details={"boat": boat, "action": "move", "spaces": None, "cannot_tell": True,
+                                       "why_unknown": self.unsearched[boat], "pieces": [boat]}))
+        elif boat in self.two_turns and not violations:
+            out += self._two_turn_rulings(a, self.two_turns[boat], checked, allowance, t)
         else:
-            out.append(self._move_ruling(a, a.spaces, violations, checked, allowance, boosted, seq, t, merged_note))
+            out.append(self._move_ruling(a, a.spaces, violations, checked, allowance, boosted, seq, t))
         for v in eliminated[:1]:
             if boat not in self.memory.eliminated:
                 self.memory.eliminated.append(boat)
@@ -601,20 +661,19 @@ class TornadoReferee:
                                        catalog=self.facts.catalog, check_limit=False, check_token=True)
         return checked, []
 
-    def _limit_faults(self, a: _Action, turn: Turn | None, seq, allowance: int, limit_rule,
+    def _limit_faults(self, a: _Action, turn: Turn | None, seq, boosted: bool,
                       violations: list[Violation]) -> tuple[list[Violation], int | None]:
-        """Over the allowance (returned, with the spaces ahead on the route); counts the
-        spaces moved this turn, and adds a move backwards to ``violations``."""
+        """Racing Card Limitation / Player Token Movement, by the rule functions `tornado check`
+        uses too (turns.py): the spaces ahead on the route from where the turn began, and the
+        spaces moved this turn. Returns the breaches (with the spaces ahead); counts the spaces
+        moved this turn, and adds a move backwards to ``violations``."""
         boat = a.boat
         start_index = _resolve(turn.start, seq) if turn is not None else None
         over: list[Violation] = []
         ahead = None
         if a.chain and start_index is not None:
             ahead = len(seq) - 1 - start_index
-            if ahead > allowance:
-                over.append(Violation(boat, limit_rule, f"the cards on {short_name(boat)}'s route give it {ahead} "
-                                      f"movement spaces this round (at most {allowance})",
-                                      cards=tuple(c.name for c in a.chain)))
+            over += _violation_of(boat, spaces_ahead_call(boat, ahead, boosted, [c.name for c in a.chain]))
         spaces = a.spaces
         if a.moved and spaces is not None and turn is not None and a.acts:
             turn.spaces += spaces
@@ -622,34 +681,73 @@ class TornadoReferee:
             if spaces < 0:
                 violations.append(Violation(boat, RULE_MOVEMENT, f"{short_name(boat)} moved back {-spaces} movement "
                                             "spaces (tokens only move forward along their cards)"))
-            if turn.spaces > allowance:
-                over.append(Violation(boat, limit_rule, f"{short_name(boat)} moved {turn.spaces} movement spaces "
-                                      f"this round (at most {allowance})"))
+            over += _violation_of(boat, move_length_call(boat, turn.spaces, boosted))
         elif a.moved and turn is not None and a.acts:
             turn.moved = True
         return over, ahead
 
-    def _merge_turns(self, boat: str, turn: Turn, others: list[str], allowance: int, t: float,
-                     out: list[Ruling]) -> str:
-        """Too much for one turn, but other boats acted in this same stable state: the
-        engine missed states, and two turns of this boat (rounds r and r+1) may lie in it.
-        No confident call; the round moves on. Returns the note saying so."""
-        merged_note = (f"more than one turn's {allowance} spaces, but this stable state also holds "
-                       f"{', '.join(short_name(n) for n in others)}'s turn: two turns of {short_name(boat)} may have "
-                       "merged (stable states missed)")
-        turn.spaces = max(0, turn.spaces - allowance)
-        turn.start = Place(None, why="two turns merged")
+    def _seen_together(self, a: _Action, turn: Turn, seq, allowance: int, others: list[str],
+                       over: list[Violation], t: float, out: list[Ruling]) -> list[Violation]:
+        """Too much for one turn, and other boats acted in this same still table: the engine
+        missed tables, and two turns of this boat (rounds r and r+1) with the others' between
+        them may explain it (sequences.py). A legal split of at most MAX_TURNS turns in all: the
+        round moves on and the two turns are ruled (none broken, returned); none: the breaches
+        stand, saying the nearest split."""
+        start = _resolve(turn.start, seq)
+        end = a.after_place.index if a.after_place is not None and a.after_place.known else None
+        if start is None or end is None:
+            return over
+        splits, nearest = two_turn_splits([c.name for c, _ in seq], start, end, [c.name for c in a.chain],
+                                          ALLOWANCE, allowance)
+        if splits and len(others) + 2 > MAX_TURNS:
+            # legal turns explain it, but more of them than are searched: nothing is judged
+            self.unsearched[a.boat] = (f"{short_name(a.boat)} moved {splits[0].first + splits[0].second} movement "
+                                       f"spaces, two turns' worth, while {len(others)} other boats acted: more than "
+                                       f"{MAX_TURNS} turns lie in this still table")
+            return []
+        if not splits:
+            if nearest is None:
+                return over
+            why = (f"; no sequence of at most {MAX_TURNS} turns explains it (nearest: two turns of "
+                   f"{nearest.split.text()} spaces, {nearest.over} too many)")
+            return [dataclasses.replace(over[0], summary=over[0].summary + why)] + over[1:]
+        boat = a.boat
+        self.two_turns[boat] = splits
+        turn.spaces = splits[0].second
+        turn.start = Place(None, why="two turns seen together")
         if self.rounds.round == self.round_at_start:
             self.rounds.next_round(self.memory.last_ranking)
-            out.append(Ruling(t, self.game, "state", f"round {self.rounds.round} began unseen: {merged_note}",
-                              rule=RULE_FLOW, details={"round": self.rounds.round}))
+            out.append(Ruling(t, self.game, "state", headline(
+                f"Round {self.rounds.round}", f"began unseen: {short_name(boat)} took its next turn in the same still "
+                f"table as {', '.join(short_name(n) for n in others)}'s", RULE_FLOW), rule=RULE_FLOW,
+                details={"round": self.rounds.round}))
         if boat not in self.rounds.acted:
             self.rounds.acted.append(boat)
         turn.round = self.rounds.round
-        return merged_note
+        return []
+
+    def _two_turn_rulings(self, a: _Action, splits: list, checked: list, allowance: int, t: float) -> list[Ruling]:
+        """The two turns of a boat seen together, each its own ruling (its spaces; where the
+        split is not seen, every way it may lie)."""
+        boat = a.boat
+        out = []
+        for k, options in ((1, sorted({s.first for s in splits})), (2, sorted({s.second for s in splits}))):
+            spaces = options[0] if len(options) == 1 else None
+            words = " or ".join(str(n) for n in options)
+            what = (f"{short_name(boat)}'s {'first' if k == 1 else 'second'} turn moved {words} movement "
+                    f"space{'s' if options != [1] else ''}")
+            more = "" if len(splits) == 1 else f" The split is not seen: {', or '.join(s.text() for s in splits)}."
+            details = {"boat": boat, "action": "move", "spaces": spaces, "spaces_options": options, "turn_of_two": k,
+                       "spaces_in_both_turns": splits[0].first + splits[0].second,
+                       "round": self.rounds.round - (2 - k), "allowance": allowance,
+                       "checked": [str(r) for r in dict.fromkeys(checked)], "violations": [],
+                       "cards_laid": [c.name for c in a.chain], "pieces": [boat] + [c.name for c in a.chain]}
+            out.append(Ruling(t, self.game, "move", headline(LEGAL, what, RULE_MOVEMENT) + more, legal=True,
+                              rule=RULE_MOVEMENT, details=details))
+        return out
 
     def _move_ruling(self, a: _Action, spaces: int | None, violations: list[Violation], checked: list[str],
-                     allowance: int, boosted: bool, seq, t: float, merged_note: str | None = None) -> Ruling:
+                     allowance: int, boosted: bool, seq, t: float) -> Ruling:
         boat = a.boat
         turn = self.turns.get(boat)
         details = {"boat": boat, "action": "move", "spaces": spaces,
@@ -664,30 +762,39 @@ class TornadoReferee:
         if spaces is None:
             why = next((p.why for p in (a.before_place, a.after_place) if p is not None and not p.known and p.why),
                        "where it stood is unknown")
-            what = f"{short_name(boat)} moved (movement spaces not counted: {why})"
+            what, where = f"{short_name(boat)} moved", ""
             details["why_unknown"] = why
         elif spaces == 0:
-            what = f"{short_name(boat)} was shifted within {a.after_place.describe()} (0 movement spaces)"
+            what, where = f"{short_name(boat)} was shifted within {a.after_place.describe()}, 0 movement spaces", ""
         else:
             lo, hi = sorted((a.before_place.index, a.after_place.index))
             over = list(dict.fromkeys(f"{short_name(c.name)} ({c.kind})" for c, _ in seq[lo + 1:hi + 1]))
-            what = (f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''} on "
-                    f"{', '.join(over)}")
-            if boosted:
-                what += " (boosted: up to 4)"
+            what = f"{short_name(boat)} moved {spaces} movement space{'s' if abs(spaces) != 1 else ''}"
+            where = f" On {', '.join(over)}." + (" Boosted: up to 4." if boosted else "")
+        details["pieces"] = [boat] + [c.name for c in a.chain]
+        # a card behind where the move began (picked up from the rear, When Your Deck is Empty)
+        # counts for nothing: only one the token stood on, passed or reached does
+        begin = a.before_place.index if a.before_place is not None and a.before_place.known else None
+        unread = list(dict.fromkeys(c.name for c, _ in seq[max(begin or 0, 0):] if c.name in self.unread))
+        if unread:
+            # the count along the route rests on a card vision did not read this time
+            details.update(not_read=unread, cannot_tell=True, pieces=[boat] + unread)
+            return Ruling(t, self.game, "move", headline(CANNOT_TELL, f"{short_name(unread[0])} was not read, and "
+                                                         f"{what} along it", RULE_MOVEMENT) + where,
+                          legal=None, rule=RULE_MOVEMENT, details=details)
         if violations:
             v = violations[0]
-            more = f" (+{len(violations) - 1} more)" if len(violations) > 1 else ""
-            return Ruling(t, self.game, "move", f"{what}: ILLEGAL: {v.summary}{more}", legal=False, rule=v.rule,
-                          details=details)
-        if merged_note:
-            details["why_unknown"] = merged_note
-            return Ruling(t, self.game, "move", f"{what}: cannot judge: {merged_note}", legal=None,
-                          rule=RULE_LIMIT, details=details)
+            details["pieces"] = list(dict.fromkeys([boat] + [c for x in violations for c in x.cards]))
+            details["breaches"] = [headline(ILLEGAL, whose(boat, x.summary), x.rule) for x in violations[1:]]
+            more = f" {len(violations) - 1} more breach{'es' if len(violations) > 2 else ''}." if len(violations) > 1 else ""
+            return Ruling(t, self.game, "move", f"{headline(ILLEGAL, whose(boat, v.summary), v.rule)} {what}.{where}{more}",
+                          legal=False, rule=v.rule, details=details)
         if spaces is None:
-            return Ruling(t, self.game, "move", f"{what}: cannot judge", legal=None, rule=RULE_MOVEMENT,
-                          details=details)
-        return Ruling(t, self.game, "move", f"{what}: legal", legal=True, rule=RULE_MOVEMENT, details=details)
+            return Ruling(t, self.game, "move", headline(CANNOT_TELL, f"{what}, but its movement spaces cannot be "
+                                                         f"counted: {why}", RULE_MOVEMENT),
+                          legal=None, rule=RULE_MOVEMENT, details=details)
+        return Ruling(t, self.game, "move", f"{headline(LEGAL, what, RULE_MOVEMENT)}{where}", legal=True,
+                      rule=RULE_MOVEMENT, details=details)
 
     def _gone(self) -> list[str]:
         """Boats no longer racing: crossed the finish line or eliminated."""
@@ -720,19 +827,23 @@ class TornadoReferee:
                 self.memory.crossed.append(b.name)
                 place = self.memory.crossed.index(b.name) + 1
                 why = b.finish.basis if b.finish else "recorded"
-                rulings.append(Ruling(t, self.game, "finish", f"{short_name(b.name)} crossed the finish line: place {place}",
-                                      rule=RULE_FINISH, details={"boat": b.name, "crossed": True, "place": place,
+                rulings.append(Ruling(t, self.game, "finish", headline(
+                                          "Crossed", f"{short_name(b.name)} crossed the finish line, place {place}",
+                                          RULE_FINISH) + f" Basis: {why.replace('tornado/', '')}.",
+                                      rule=RULE_FINISH, details={"boat": b.name, "pieces": [b.name], "crossed": True, "place": place,
                                                                  "basis": why,
                                                                  "finish": b.finish.to_json() if b.finish else None}))
             elif b.name in movers and b.finish is not None and b.finished in (TOO_CLOSE, False):
                 if b.finished == TOO_CLOSE:
-                    summary = f"{short_name(b.name)} at the finish line: too close to call"
+                    summary = headline(CANNOT_TELL, f"whether {short_name(b.name)} crossed the finish line: too close "
+                                       "to call", RULE_FINISH)
                 else:
-                    summary = (f"{short_name(b.name)} has not crossed the finish line "
-                               f"({-b.finish.margin_mm:.0f} mm short)" if b.finish.margin_mm < 0 else
-                               f"{short_name(b.name)} has not crossed the finish line (beside its segment)")
+                    summary = headline("Not crossed", f"{short_name(b.name)} has not crossed the finish line, "
+                                       + (f"{-b.finish.margin_mm:.0f} mm short" if b.finish.margin_mm < 0 else
+                                          "beside its segment"), RULE_FINISH)
                 rulings.append(Ruling(t, self.game, "finish", summary, rule=RULE_FINISH,
-                                      details={"boat": b.name, "crossed": b.finished, "finish": b.finish.to_json()}))
+                                      details={"boat": b.name, "pieces": [b.name], "crossed": b.finished,
+                                               "finish": b.finish.to_json()}))
             if b.zone_index is not None and b.status in ("racing", "finished"):
                 self.memory.progress[b.name] = max(self.memory.progress.get(b.name, 0), b.zone_index)
             if b.standing_on or (b.zone_index or 0) > 0 or b.name in movers:
@@ -746,12 +857,13 @@ class TornadoReferee:
         # Ranking Phase at the start (round 1); afterwards whenever the standings change.
         if first:
             order = ", ".join(short_name(n) for n in ranking)
-            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result) + f" (round 1, Ranking Phase: "
-                                  f"turn order {order})", rule=RULE_RANKING,
+            said = _ranking_summary(result, 1) + (f" Turn order: {order}." if order else "")
+            rulings.append(Ruling(t, self.game, "ranking", said, rule=RULE_RANKING,
                                   details=dict(result.to_json(), round=1, turn_order=ranking)))
         elif self.last_result is None or \
                 [b.name for b in self.last_result.boats if b.rank] != [b.name for b in result.boats if b.rank]:
-            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result), rule=RULE_RANKING,
+            rulings.append(Ruling(t, self.game, "ranking", _ranking_summary(result, self.rounds.round),
+                                  rule=RULE_RANKING,
                                   details=dict(result.to_json(), round=self.rounds.round)))
         for w in result.warnings:
             if self.last_result is None or w not in self.last_result.warnings:
@@ -759,7 +871,7 @@ class TornadoReferee:
         if result.game_over and not self.game_over_announced:
             self.game_over_announced = True
             places = ", ".join(f"{p}. {short_name(n)}" for n, p in sorted(result.final_places.items(), key=lambda kv: kv[1]))
-            rulings.append(Ruling(t, self.game, "state", f"race over: {places}", rule=RULE_END,
+            rulings.append(Ruling(t, self.game, "state", headline("Race over", places, RULE_END), rule=RULE_END,
                                   details={"final_places": dict(result.final_places)}))
         self.memory.last_ranking = ranking
         self.last_result = result
@@ -790,21 +902,64 @@ class TornadoReferee:
                 if before is None and not actors:
                     # already face down when first seen: the boost was used before we watched
                     self.boosts.setdefault(boat, {"t": None, "round": None, "character": p.name})
-                    out.append(Ruling(t, self.game, "state", f"{short_name(boat)} has already used its boost "
-                                      f"({p.name} is face down)", rule=RULE_BOOST,
+                    out.append(Ruling(t, self.game, "state", headline("Boost used", f"{short_name(boat)} used its "
+                                      f"boost before refcam watched: {short_name(p.name)} is face down", RULE_BOOST),
+                                      rule=RULE_BOOST,
                                       details={"boat": boat, "character": p.name}))
                 elif boat in self.boosts:
                     out.append(self._violation(t, Violation(boat, RULE_BOOST, f"{short_name(boat)} boosts a second time")))
                 else:
                     self.boosts[boat] = {"t": t, "round": self.rounds.round, "character": p.name}
-                    out.append(Ruling(t, self.game, "move", f"{short_name(boat)} uses its boost: up to 4 spaces this turn",
+                    out.append(Ruling(t, self.game, "move", headline(LEGAL, f"{short_name(boat)} uses its boost, up to "
+                                                                     "4 spaces this turn", RULE_BOOST),
                                       legal=True, rule=RULE_BOOST,
                                       details={"boat": boat, "action": "boost", "character": p.name}))
         return out
 
     def _violation(self, t: float, v: Violation) -> Ruling:
         self.violations.append((t, v))
-        return Ruling(t, self.game, "violation", v.summary, legal=False, rule=v.rule, details=v.to_json())
+        return Ruling(t, self.game, "violation", headline(ILLEGAL, v.summary, v.rule), legal=False, rule=v.rule,
+                      details=dict(v.to_json(), pieces=[v.boat] + list(v.cards)))
+
+
+def _mark_seen_together(rulings: list[Ruling]) -> list[Ruling]:
+    """Turns seen together (more than one turn in one still table): each move ruling gets its
+    place in the sequence that explains the table (details seen_together, 1-based, and
+    sequence): the boats' turns in this round's turn order, as the rulings come, then the
+    second turns of boats that took two."""
+    moves = [r for r in rulings if r.kind == "move" and r.details.get("action") == "move"]
+    if len(moves) < 2:
+        return rulings
+    order = [r for r in moves if r.details.get("turn_of_two") != 2] + [r for r in moves
+                                                                      if r.details.get("turn_of_two") == 2]
+    turns = [f"{short_name(r.details['boat'])} ({_spaces_words(r)})" for r in order]
+    text = sequence_text(turns)
+    marked = {id(r): dataclasses.replace(r, summary=f"{r.summary} Seen together, turn {k} of {len(order)}: {text}.",
+                                         details=dict(r.details, seen_together=k, sequence=turns))
+              for k, r in enumerate(order, start=1)}
+    return [marked.get(id(r), r) for r in rulings]
+
+
+def _spaces_words(r: Ruling) -> str:
+    options = r.details.get("spaces_options") or [r.details.get("spaces")]
+    if options == [None]:
+        return "spaces not counted"
+    return " or ".join(str(n) for n in options) + (" space" if options == [1] else " spaces")
+
+
+def _replaced(card: Card, new: list[Card]) -> bool:
+    """FAQ (replacing cards before the token moves): a new card of the same deck lying over more
+    than half of where a missing card lay took its place; a player's own card is laid on an
+    earlier one of theirs only over part of it (a diagonal line covers the spaces after it)."""
+    area = card.polygon().area
+    return any(c.deck == card.deck and c.polygon().intersection(card.polygon()).area > area / 2 for c in new)
+
+
+def _violation_of(boat: str, call: TurnCall) -> list[Violation]:
+    """A turn rule's call (turns.py) as the referee's violation, when it is one."""
+    if call.verdict != "violation":
+        return []
+    return [Violation(boat, rule(call.section), call.summary, cards=call.cards)]
 
 
 def _index(order: list[str], boat: str) -> int:
@@ -821,7 +976,9 @@ def _resolve(place: Place, seq) -> int | None:
     return index_of(seq, place.card, place.space)
 
 
-def _ranking_summary(result: RankResult) -> str:
+def _ranking_summary(result: RankResult, round_no: int) -> str:
+    """The Ranking Phase as a player reads it: "Round 2: 1. boat-2; 2. boat-1 (Ranking Phase)."
+    Boats in their start-gate spaces are equal by the rules; others equal within the measurement."""
     parts = []
     for b in result.boats:
         if b.rank is None:
@@ -830,6 +987,7 @@ def _ranking_summary(result: RankResult) -> str:
         if b.status in ("finished", "finished earlier"):
             s += " (finished)"
         if b.equidistant_with:
-            s += " (equidistant within measurement with " + ", ".join(short_name(n) for n in b.equidistant_with) + ")"
+            s += " (" + "; ".join(f"{result.equal_words(b.name, n)} with {short_name(n)}"
+                                  for n in b.equidistant_with) + ")"
         parts.append(s)
-    return "ranking: " + "; ".join(parts) if parts else "ranking: no boat ranked"
+    return headline(f"Round {round_no}", "; ".join(parts) if parts else "no boat ranked", RULE_RANKING)

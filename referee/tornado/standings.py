@@ -20,7 +20,7 @@ from .course_spec import CourseSpec, load_course
 from .errors import DuplicateBoatError, WeightsError
 from .crossing import LineCrossing, zone_after_crossing
 from .finish import TOO_CLOSE, FinishCall, finish_call
-from .pairs import GROUPING_RULE, order_racers
+from .pairs import GROUPING_RULE, START_GATE, order_racers
 from .ranking import (CANNOT_TELL, EQUIDISTANT, Call, Measure, Racer, measure, measure_direction_deg,
                       placement_warning)
 from .rounds import final_places, hand_sizes
@@ -172,6 +172,12 @@ class RankResult:
 
     def boat(self, name: str) -> BoatResult | None:
         return next((b for b in self.boats if b.name == name), None)
+
+    def equal_words(self, a: str, b: str) -> str:
+        """Why two boats rank as equals, in words: boats in their start-gate spaces are equal by
+        the rules (When Equidistant); others are equal within the measurement (SPEC section 3)."""
+        gate = any({c.ahead, c.behind} == {a, b} and c.kind == START_GATE for c in self.calls)
+        return "start gate: equal by the rules" if gate else EQUIDISTANT
 
     def equidistant_pairs(self) -> list[tuple[str, str]]:
         return [(c.ahead, c.behind) for c in self.calls if c.verdict == EQUIDISTANT]

@@ -28,6 +28,7 @@ from typing import Mapping, Sequence
 from referee.observation import Observation, PiecePose
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
+from .placement import PLACEMENT_SECTIONS
 from .check import SECTION_TOKEN, Ruling, TurnReport, boats_of, check_turn
 from .turns import (CANNOT_TELL, SECTION_OUT, SECTION_RANKING, SECTION_REPLACE, begins_round, hidden_boat_warnings,
                     turn_order_call)
@@ -118,7 +119,7 @@ def declare_pass(log: TurnLog, boat: str) -> TurnLog:
 
 
 def _boats_laying(report: TurnReport) -> list[str]:
-    return sorted({r.boat for r in report.rulings if r.section.startswith(("Racing Card", "Avoid", "Unavailable"))})
+    return sorted({r.boat for r in report.rulings if r.section.startswith(PLACEMENT_SECTIONS)})
 
 
 def _settle_open(log: TurnLog, report: TurnReport, movers: Sequence[str]) -> tuple[TurnLog, list[Ruling]]:
@@ -138,12 +139,13 @@ def _settle_open(log: TurnLog, report: TurnReport, movers: Sequence[str]) -> tup
 
 
 def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Sequence[str] = (),
-            owners: Mapping[int, str] | None = None) -> tuple[TurnLog, list[Ruling], list[str]]:
+            owners: Mapping[int, str] | None = None, card_order: Sequence[str] = ()) -> tuple[TurnLog, list[Ruling], list[str]]:
     """Judge the change from the last stable observation to ``obs``.
 
     ranking: the ranking of the last stable state (first place first), which is the turn
     order of a round beginning now; finished: boats that crossed the finish line.
-    owners: deck colour -> boat as learned on the table (default: deck d is boat d).
+    owners: deck colour -> boat as learned on the table (default: deck d is boat d);
+    card_order: the racing cards in the order laid (which lies on top of which).
     Returns (new log, rulings, warnings).
     """
     boats = boats_of(obs)
@@ -161,7 +163,7 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     # A hidden boat is judged against its last stable position when it is seen again.
     prev = log.previous
     now = _with_kept(obs, log, hidden)
-    report = check_turn(prev, now, deck_owner=owners)
+    report = check_turn(prev, now, deck_owner=owners, card_order=card_order)
     movers = [m for m in report.movers if m not in log.eliminated]
     log, rulings = _round_turn(log, report, movers, ranking, finished)
     log, cleared = _settle_open(log, report, movers)
@@ -173,8 +175,7 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
         if r.section == SECTION_REPLACE:  # a card off the table, token not moved: pending
             rulings.append(r)
             continue
-        if r.verdict == "violation" and r.boat not in movers and r.section.startswith(("Racing Card", "Avoid",
-                                                                                          "Unavailable")):
+        if r.verdict == "violation" and r.boat not in movers and r.section.startswith(PLACEMENT_SECTIONS):
             opened.append(OpenViolation(r.boat, r.cards, r))
         if r.section == SECTION_OUT and r.verdict == "violation":
             eliminated.append(r.boat)
@@ -203,14 +204,21 @@ __all__ = ["TurnLog", "OpenViolation", "advance", "CANNOT_TELL", "SECTION_RANKIN
 def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cite=None) -> list:
     """advance()'s output as entries of the rulings log (referee.rulings.Ruling); cite(section)
     makes the rule citation (default: its text)."""
-    from referee.rulings import Ruling as LogRuling
+    from referee.rulings import CANNOT_TELL as CANNOT, ILLEGAL, LEGAL, Ruling as LogRuling
+
+    from .rules import headline, whose
 
     cite = cite or (lambda section: f"Tornado Splash, {section}")
     out = []
     for r in rulings:
         kind = {"violation": "violation", "cannot tell": "state"}.get(r.verdict, "state")
-        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=r.summary, legal=r.legal, rule=cite(r.section),
-                             details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards)}))
+        # a placement fault put right before the token moved is withdrawn: "Put right" is its verdict
+        verdict = {"violation": ILLEGAL, CANNOT_TELL: CANNOT}.get(r.verdict, "Put right" if r.section == SECTION_REPLACE
+                                                                  else LEGAL)
+        out.append(LogRuling(t=t, game="tornado", kind=kind, summary=headline(verdict, whose(r.boat, r.summary), r.section),
+                             legal=r.legal, rule=cite(r.section),
+                             details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards),
+                                      "pieces": [r.boat] + list(r.cards)}))
     out += [LogRuling(t=t, game="tornado", kind="warning", summary=w,
                       rule=cite(SECTION_RANKING) if "not seen" in w or "incomplete" in w else None) for w in warnings]
     return out

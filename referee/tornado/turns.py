@@ -32,6 +32,7 @@ class TurnCall:
     verdict: str
     section: str
     summary: str
+    cards: tuple[str, ...] = ()
 
     @property
     def legal(self) -> bool | None:
@@ -55,15 +56,35 @@ def boost_call(face_before: str | None, face_after: str | None, boat: str) -> tu
     return face_before == "face-up" and face_after == "face-down", None
 
 
+def _short(name: str) -> str:
+    return name.split("/", 1)[-1]
+
+
 def move_length_call(boat: str, spaces: int, boosting_now: bool) -> TurnCall:
-    """Racing Card Limitation / Boosted Movement: no more spaces than the turn allows."""
+    """Player Token Movement / Boosted Movement: the token moves no more spaces in its turn
+    than the turn allows (3, or 4 on the turn the boost is used). The one rule function the
+    live referee and `tornado check` both use."""
     limit = space_limit(boosting_now)
     if spaces > limit:
-        why = "with the boost" if boosting_now else "without a boost"
         return TurnCall("violation", SECTION_BOOST if boosting_now else SECTION_LIMIT,
-                        f"{boat} moved {spaces} spaces; {why} a turn allows at most {limit}")
-    return TurnCall("ok", SECTION_MOVEMENT, f"{boat} moved {spaces} space{'s' if spaces != 1 else ''}"
+                        f"{_short(boat)} moved {spaces} movement spaces this round, where at most {limit} are allowed")
+    return TurnCall("ok", SECTION_MOVEMENT, f"{_short(boat)} moved {spaces} space{'s' if spaces != 1 else ''}"
                     + (" with its boost" if boosting_now else ""))
+
+
+def spaces_ahead_call(boat: str, ahead: int, boosting_now: bool, cards: Sequence[str] = ()) -> TurnCall:
+    """Racing Card Limitation (Boosting: 4): cards are laid only so far that the token can move
+    up to 3 spaces this round, counted from where its turn began to the end of its route, the
+    spaces wholly covered by any player's card left out (Overlapping Player Cards). However
+    far the token then moves, a card that puts more spaces ahead breaks it. The one rule
+    function the live referee and `tornado check` both use."""
+    limit = space_limit(boosting_now)
+    if ahead > limit:
+        return TurnCall("violation", SECTION_BOOST if boosting_now else SECTION_LIMIT,
+                        f"the cards on {_short(boat)}'s route give it {ahead} movement spaces this round, "
+                        f"where at most {limit} are allowed", tuple(cards))
+    return TurnCall("ok", SECTION_LIMIT, f"{_short(boat)}'s cards give it {ahead} movement "
+                    f"space{'s' if ahead != 1 else ''} this round (at most {limit})")
 
 
 def front_card_call(boat: str, route: Sequence[str], standing_on: str | None) -> TurnCall:
@@ -129,14 +150,23 @@ def turn_order_call(turn_order: Sequence[str], acted: Iterable[str], movers: Seq
     pos = {name: i for i, name in enumerate(turn_order)}
     acted = [a for a in acted if a in pos]
     latest = max((pos[a] for a in acted), default=-1)
-    late = [m for m in movers if m in pos and pos[m] < latest]
+    # the latest boat to act or pass is out of turn too when seen acting again: its turn ended
+    # (Ending the Action Phase) and play went on to the next boat in the ranking
+    late = [m for m in movers if m in pos and pos[m] <= latest]
     if late:
         after = turn_order[latest]
-        return TurnCall("violation", SECTION_ORDER, f"{', '.join(late)} acted after {after}, who ranks below "
-                        f"(turn order this round: {', '.join(turn_order)})")
+        order = ", ".join(_short(b) for b in turn_order)
+        if late == [after]:
+            return TurnCall("violation", SECTION_ORDER, f"{_short(after)} acts again though its turn this round is "
+                            f"over; turn order this round: {order}")
+        return TurnCall("violation", SECTION_ORDER, f"{', '.join(_short(b) for b in late)} acted after "
+                        f"{_short(after)}, who ranks below; turn order this round: {order}")
     if len(movers) > 1:
-        return TurnCall(CANNOT_TELL, SECTION_ORDER, f"{' and '.join(movers)} moved between the same two stable "
-                        "views: their turns merged, so their order cannot be seen")
+        # turns go down the ranking, so the rules order turns the camera saw together
+        ordered = sorted(movers, key=lambda m: pos.get(m, len(pos)))
+        return TurnCall("ok", SECTION_ORDER, f"{' and '.join(_short(m) for m in ordered)} took their turns between "
+                        f"the same two still tables, seen together in this round's turn order: "
+                        f"{', then '.join(_short(m) for m in ordered)}")
     if not movers:
         return TurnCall("ok", SECTION_ORDER, "no boat moved")
     return TurnCall("ok", SECTION_ORDER, f"{movers[0]} acts in ranking order")
