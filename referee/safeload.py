@@ -28,8 +28,10 @@ Pure Python: no numpy, no cv2, so referee/, vision/, calibration/ and webui/ can
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import math
+import operator
 import os
 import re
 import stat
@@ -43,9 +45,10 @@ MAX_JSON_DEPTH = 64  # the deepest legitimate file (a catalog) nests 6 levels
 MAX_INT_DIGITS = 18  # larger integers lose precision as floats; nothing refcam reads needs them
 MAX_TEXT_CHARS = 4096
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_ESCAPE = re.compile(r"\\.", re.DOTALL)  # a backslash and the character it escapes
+_STRING = re.compile(r'"[^"]*"')  # once escapes are gone a string is quote, non-quotes, quote
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_AS_PARENS = str.maketrans("[{]}", "(())")
+_AS_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # opening 2, closing 0: depth = sum - count
 
 
 def _raise(error: type[Exception], message: str) -> None:
@@ -209,15 +212,18 @@ def load_json(path: str | os.PathLike, what: str = "JSON file", error: type[Exce
 
 # --- parsing -------------------------------------------------------------------------------
 def json_depth_exceeds(text: str, max_depth: int) -> bool:
-    """True when brackets nest deeper than max_depth, found without recursion: strings are
-    blanked, only the brackets are kept, and each pass (str.replace, in C) folds the innermost
-    pairs away; a document within the limit is empty after max_depth passes."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_AS_PARENS)
-    for _ in range(max_depth):
-        if "()" not in brackets:
-            return False  # folded away (or unbalanced: the parser says so)
-        brackets = brackets.replace("()", "")
-    return "()" in brackets
+    """True when brackets nest deeper than max_depth, in time linear in the text whatever it holds.
+
+    Escapes go first (a backslash and its character, matched left to right, so no escaped quote is
+    left), then strings (quote to quote, which can no longer backtrack: a string full of escaped
+    quotes once cost the square of its length here), then everything but brackets. The depth is
+    then one running sum over the brackets (each opening +1, each closing -1), done by C iterators."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", _ESCAPE.sub("", text)))
+    if len(brackets) <= max_depth:
+        return False
+    steps = brackets.encode("ascii").translate(_AS_STEPS)  # 2 or 0 per bracket
+    depths = map(operator.sub, itertools.accumulate(steps), itertools.count(1))  # opened - closed
+    return max(depths) > max_depth
 
 
 def parse_json(text: str | bytes, source: str = "JSON", error: type[Exception] = InvalidInputError,

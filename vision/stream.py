@@ -187,14 +187,17 @@ def _part_headers(stream) -> dict | None:
 
 
 def decode_frame(body: bytes):
-    """A part's JPEG (or PNG) as a BGR image, or None: not a picture, or a header claiming more
-    than MAX_FRAME_PIXELS (a 20000x20000 claim would take 1.2 GB to decode)."""
+    """A part's JPEG (or PNG) as a BGR image, or None: not a picture, a header claiming more
+    than MAX_FRAME_PIXELS (a 20000x20000 claim would take 1.2 GB to decode), or a JPEG of more
+    scans than vision.imageio decodes."""
     import cv2
 
-    from vision.imageio import decoded_size
+    from vision.imageio import MAX_JPEG_SCANS, MAX_SIDE_PIXELS, decoded_size, jpeg_scans
 
     size = decoded_size(body)
-    if size is None or size[0] * size[1] > MAX_FRAME_PIXELS or 0 in size[:2]:
+    if size is None or size[0] * size[1] > MAX_FRAME_PIXELS or 0 in size[:2] or max(size[:2]) > MAX_SIDE_PIXELS:
+        return None
+    if jpeg_scans(body) > MAX_JPEG_SCANS:  # a frame that would take seconds to decode: dropped
         return None
     return cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
 
