@@ -240,7 +240,7 @@ def _validate_table(table_in, source: str) -> dict:
         raise SceneError(f"{source}: table must be an object")
     table = dict(DEFAULT_TABLE)
     table.update(table_in)
-    table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True)
+    table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True, maximum=math.inf)
     if max(table["size_mm"]) > MAX_TABLE_MM:  # its texture is drawn at 2 mm a pixel
         raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {safeload.show(table['size_mm'])}")
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
