@@ -242,7 +242,8 @@ def _validate_table(table_in, source: str) -> dict:
     table.update(table_in)
     table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True, maximum=math.inf)
     if max(table["size_mm"]) > MAX_TABLE_MM:  # its texture is drawn at 2 mm a pixel
-        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {safeload.show(table['size_mm'])}")
+        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, "
+                         f"got {safeload.show(table['size_mm'])}")
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")

@@ -265,8 +265,7 @@ def _http_failure(exc: BaseException) -> str:
         return reason.strerror
     if isinstance(reason, http.client.HTTPException):
         detail = " ".join(str(reason).split())[:120]
-        return f"the camera's answer is not HTTP a browser would read ({type(reason).__name__}{': ' if detail else ''}" \
-               f"{detail})"
+        return f"the camera's answer is not HTTP a browser would read ({type(reason).__name__}: {detail or '-'})"
     return " ".join(str(reason).split())[:200] or type(reason).__name__
 
 
