@@ -45,7 +45,6 @@ MAX_JSON_DEPTH = 64  # the deepest legitimate file (a catalog) nests 6 levels
 MAX_INT_DIGITS = 18  # larger integers lose precision as floats; nothing refcam reads needs them
 MAX_TEXT_CHARS = 4096
 
-_ESCAPE = re.compile(r"\\.", re.DOTALL)  # a backslash and the character it escapes
 _STRING = re.compile(r'"[^"]*"')  # once escapes are gone a string is quote, non-quotes, quote
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _AS_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # opening 2, closing 0: depth = sum - count
@@ -214,11 +213,13 @@ def load_json(path: str | os.PathLike, what: str = "JSON file", error: type[Exce
 def json_depth_exceeds(text: str, max_depth: int) -> bool:
     """True when brackets nest deeper than max_depth, in time linear in the text whatever it holds.
 
-    Escapes go first (a backslash and its character, matched left to right, so no escaped quote is
-    left), then strings (quote to quote, which can no longer backtrack: a string full of escaped
-    quotes once cost the square of its length here), then everything but brackets. The depth is
-    then one running sum over the brackets (each opening +1, each closing -1), done by C iterators."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", _ESCAPE.sub("", text)))
+    Escapes go first: escaped backslashes (pairs, left to right, as JSON reads them), then escaped
+    quotes, so no quote inside a string is left; then strings (quote to quote, which can no longer
+    backtrack: a string full of escaped quotes once cost the square of its length here), then
+    everything but brackets. The depth is then one running sum over the brackets (each opening +1,
+    each closing -1), done by C iterators."""
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", unescaped))
     if len(brackets) <= max_depth:
         return False
     steps = brackets.encode("ascii").translate(_AS_STEPS)  # 2 or 0 per bracket
