@@ -28,8 +28,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from referee.errors import RefcamError
-from tests.test_fuzz_loaders import (CAMERA, CATALOG, COURSE, MANIFEST_HEADER, OBSERVATION, SCENE, check_loader,
-                                     examples, fuzz_report, record, run_cli)
+from tests.test_fuzz_loaders import (CAMERA, CATALOG, COURSE, LONG, MANIFEST_HEADER, OBSERVATION, SCENE,
+                                     check_loader, examples, fuzz_report, record, run_cli)
 
 __all__ = ["fuzz_report"]  # the module's report fixture (autouse) comes with the import
 
@@ -314,3 +314,30 @@ def test_many_scan_jpeg_builder_makes_what_it_says():
     data = many_scan_jpeg(500, 1)
     assert data.count(b"\xff\xda") == 500 and data.startswith(b"\xff\xd8") and data.endswith(b"\xff\xd9")
     assert struct.unpack(">H", data[2:4])  # a marker segment follows SOI
+
+
+# --- every lie of the camera server, through `record` -----------------------------------------
+def _camera_modes() -> list[str]:
+    from tests.fault_server import ALL_MODES
+
+    short = ("not-http", "huge-chunk", "good-then-frozen", "flaky")
+    return list(ALL_MODES) if LONG else list(short)
+
+
+@pytest.mark.parametrize("mode", _camera_modes())
+def test_record_on_every_lying_camera_ends_on_time_in_one_line(tmp_path, mode):
+    """`record --seconds 1.5` on each of the fault server's 34 behaviours (a password in the URL):
+    exit 0 with a recording, or 2 with one line; on time whatever the camera does (start-up's
+    deadlines plus the seconds asked); the password never in any output."""
+    import time
+
+    from tests.fault_server import FaultServer
+
+    with FaultServer(seconds=20) as server:
+        url = server.url(mode).replace("http://", "http://viewer:pw-s3cret@") + "?pwd=pw-s3cret"
+        t0 = time.monotonic()
+        code, out, err = run_cli(f"camera: record ({mode})", ["record", "--camera", url, "--out",
+                                                              tmp_path / "session", "--seconds", "1.5"])
+        took = time.monotonic() - t0
+    assert "pw-s3cret" not in out + err, err
+    assert took < 20.0, (mode, took)  # start-up gives up within 5 + 3 s; recording stops at 1.5 s
