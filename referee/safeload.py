@@ -296,6 +296,17 @@ def parse_json_lines(text: str, source: str = "JSON lines", error: type[Exceptio
     return out
 
 
+# --- messages ------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: ESC[2J would clear the user's terminal
+_NAMED_CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """text with every control character written out (\\n, \\r, \\t or \\xNN): a name quoted in a
+    message may hold a line break or a terminal escape, and the message stays one plain line."""
+    return _CONTROL.sub(lambda m: _NAMED_CONTROL.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
+
+
 # --- typed fields --------------------------------------------------------------------------
 def show(value: Any) -> str:
     """A JSON value for a one-line message, cut to 60 characters."""

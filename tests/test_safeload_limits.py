@@ -91,3 +91,10 @@ def test_markers_views_says_why_it_cannot_write(tmp_path, capsys, monkeypatch):
     _disk_full(monkeypatch)
     code, _, err = run_cli(capsys, ["markers", "--charuco", "--views", "2", "--out", tmp_path / "views"])
     assert code == 2 and "No space left on device" in err and "view-001" in err, err
+
+
+def test_control_characters_in_an_error_line_are_written_out(capsys):
+    code, _, err = run_cli(capsys, ["observe", "photo\x1b[2J\x07.jpg"])
+    assert code == 2 and "\x1b" not in err and "\x07" not in err, repr(err)
+    assert "photo\\x1b[2J\\x07.jpg" in err and err.count("\n") == 1
+    assert safeload.printable("a\nb\tc\x9b") == "a\\nb\\tc\\x9b"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import sys
 
 from referee.errors import RefcamError
@@ -133,15 +132,12 @@ def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespa
 MAX_MESSAGE_CHARS = 400  # an error quoting a 100 MB input is still one short line
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: ESC[2J would clear the user's terminal
-
-
 def _one_line(message: str) -> str:
     """A file name or a piece name may hold a line break or a terminal escape; the error stays
-    one plain line (each control character written as \\n, \\r, \\t or \\xNN), at most
-    MAX_MESSAGE_CHARS long."""
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    message = _CONTROL.sub(lambda m: named.get(m.group(), f"\\x{ord(m.group()):02x}"), message.strip())
+    one plain line (safeload.printable), at most MAX_MESSAGE_CHARS long."""
+    from referee.safeload import printable
+
+    message = printable(message.strip())
     if len(message) > MAX_MESSAGE_CHARS:
         message = message[:MAX_MESSAGE_CHARS - 30] + f"... ({len(message)} characters in all)"
     return message

@@ -126,7 +126,11 @@ def install_guard(app: Flask, policy: AccessPolicy) -> None:
 
 
 def one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
+    """One plain line of at most `limit` characters: whitespace runs folded, other control
+    characters written out (a piece name may hold a terminal escape)."""
+    from referee.safeload import printable
+
+    text = printable(" ".join(str(text).split()))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
