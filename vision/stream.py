@@ -78,7 +78,7 @@ def parse_camera(value: int | str) -> int | str:
         index = value
     else:
         text = str(value).strip()
-        shown = public_url(text) if "://" in text else safeload.show(text)
+        shown = public_url(text) if "://" in text else _shown_plain(text)
         try:
             parts = urllib.parse.urlsplit(text)
             parts.port  # noqa: B018 - raises ValueError for a port that is not a number
@@ -103,6 +103,13 @@ def parse_camera(value: int | str) -> int | str:
     if index < 0:
         raise StreamError(f"--camera {index}: camera indices start at 0")
     return index
+
+
+def _shown_plain(text: str) -> str:
+    """A --camera value that is not a URL, as shown: without what could be a user and password
+    (before an @) or a query (after a ? or a #), in case it was a URL missing its scheme."""
+    head = text.split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
+    return safeload.show(head + ("..." if head != text else ""))
 
 
 def public_url(url: str) -> str:
