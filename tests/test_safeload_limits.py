@@ -98,3 +98,32 @@ def test_control_characters_in_an_error_line_are_written_out(capsys):
     assert code == 2 and "\x1b" not in err and "\x07" not in err, repr(err)
     assert "photo\\x1b[2J\\x07.jpg" in err and err.count("\n") == 1
     assert safeload.printable("a\nb\tc\x9b") == "a\\nb\\tc\\x9b"
+
+
+class _Terminal:
+    """stderr as a terminal (isatty), keeping what was written."""
+
+    def __init__(self):
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+def test_an_error_before_the_replay_bar_is_not_led_by_a_blank_line():
+    from webui.commands.replay import Progress
+
+    terminal = _Terminal()
+    progress = Progress(10, stream=terminal)
+    progress.close()  # the error path: nothing drawn yet
+    assert terminal.text == ""
+    progress.update(5)
+    progress.end_line()  # a warning or an error after the bar: the bar's line ends once
+    progress.close()
+    assert terminal.text.count("\n") == 1 and terminal.text.endswith("(5/10 frames)\n")
