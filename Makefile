@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory bench-lan samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory bench-lan bench-json samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,13 +34,17 @@ test: $(STAMP)
 
 # The long fuzz campaign over every loader, every command's file arguments (special files in each:
 # FIFO, /dev/zero, symlink loop, 300 MB sparse), huge counts, lying camera streams from a local fault
-# server and every route of the live page (>= 10,000 inputs; FUZZ_SCALE=2 doubles it). It fails on any
-# traceback, hang (20 s) or process over 600 MB. `make test` runs the same tests seeded and short.
+# server and every route of the live page (>= 10,000 inputs; FUZZ_SCALE=2 doubles it), then the classes
+# of issue 35 (tests/test_fuzz_classes.py: escaped-quote strings up to 1 MB in every JSON file and POST,
+# checkerboards and marker sheets, many-scan JPEGs, render's numbers, camera URLs, catalog words).
+# It fails on any traceback, hang (20 s, or 10 s of CPU for one input) or process over 600 MB.
+# `make test` runs the same tests seeded and short.
 fuzz: $(STAMP)
 	@mkdir -p out
 	@rm -f out/fuzz-report.json
 	HYPOTHESIS_PROFILE=long FUZZ_REPORT=out/fuzz-report.json $(PY) -m pytest -q -p no:cacheprovider \
-		-W ignore::hypothesis.errors.HypothesisWarning tests/test_fuzz_loaders.py tests/test_fuzz_routes.py; \
+		-W ignore::hypothesis.errors.HypothesisWarning tests/test_fuzz_loaders.py tests/test_fuzz_routes.py \
+		tests/test_fuzz_classes.py; \
 		status=$$?; $(PY) -m tests.test_fuzz_loaders out/fuzz-report.json || status=1; exit $$status
 
 bench: $(STAMP)
@@ -49,6 +53,10 @@ bench: $(STAMP)
 # the three LAN attacks of issue 22 against `refcam serve`, on loopback only (about 2 min)
 bench-lan: $(STAMP)
 	$(PY) -m tests.bench.lan
+
+# the JSON guard against json.loads of the same bytes, on escaped quotes and deep arrays up to 1 MB (seconds)
+bench-json: $(STAMP)
+	$(PY) -m tests.bench.json_guard
 
 bench-memory: $(STAMP)
 	$(PY) -m tests.bench.image_memory

@@ -18,6 +18,7 @@ from referee.errors import InvalidInputError
 MODEL = "pinhole-radtan"
 MAX_IMAGE_SIDE_PX = 100_000
 MAX_FOCAL_SIDES = 100  # fx up to 100x the image side: a 0.6 deg field of view, far beyond any webcam lens
+MIN_FOCAL_SIDES = 0.01  # fx at least 1/100 of the image side: a 178 deg field of view (fy 5e-324 broke the pose)
 MAX_DIST_COEFF = 1e4  # rational/radtan fits of wide lenses reach a few hundred
 MAX_RMS_PX = 1e4
 
@@ -86,8 +87,9 @@ class CameraModel:
         if Km[0][0] <= 0 or Km[1][1] <= 0 or abs(Km[2][2] - 1) > 1e-9 or Km[2][0] or Km[2][1]:
             raise CameraFileError(f"{source}: camera_matrix is not a pinhole matrix [[fx,0,cx],[0,fy,cy],[0,0,1]]")
         limit = MAX_FOCAL_SIDES * max(w, h)
-        safeload.number(Km[0][0], f"{source}: fx", CameraFileError, hi=limit)
-        safeload.number(Km[1][1], f"{source}: fy", CameraFileError, hi=limit)
+        shortest = MIN_FOCAL_SIDES * max(w, h)
+        safeload.number(Km[0][0], f"{source}: fx", CameraFileError, lo=shortest, hi=limit)
+        safeload.number(Km[1][1], f"{source}: fy", CameraFileError, lo=shortest, hi=limit)
         safeload.number(Km[0][1], f"{source}: skew", CameraFileError, lo=-limit, hi=limit)
         safeload.number(Km[0][2], f"{source}: cx", CameraFileError, lo=-w, hi=2 * w)
         safeload.number(Km[1][2], f"{source}: cy", CameraFileError, lo=-h, hi=2 * h)

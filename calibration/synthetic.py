@@ -17,6 +17,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from referee import safeload
+
 from .charuco import board_image, board_size_mm, charuco_board
 
 
@@ -154,9 +156,10 @@ def write_synthetic_views(out_dir, n: int, camera: SyntheticCamera = DEFAULT_CAM
     for i, (rvec, tvec) in enumerate(varied_poses(n, rng, board)):
         img = render_view(rvec, tvec, camera, board=board, rng=rng)
         path = out / f"view-{i + 1:03d}.jpg"
-        if not cv2.imwrite(str(path), img, [cv2.IMWRITE_JPEG_QUALITY, quality]):
-            raise InvalidInputError(f"cannot write {path}")
-        paths.append(path)
+        ok, encoded = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if not ok:
+            raise InvalidInputError(f"cannot encode {path} as JPEG")
+        paths.append(safeload.write_bytes(path, encoded.tobytes(), "synthetic view"))  # a full disk names the file
     truth = CameraModel.from_intrinsics(camera.image_size, camera.fx, camera.fy, camera.cx, camera.cy, camera.dist)
     truth = replace(truth, extra={"note": "the camera these synthetic views were rendered with (exact truth), "
                                           "not a calibration"})

@@ -395,6 +395,7 @@ def _number(value, what: str, where: str, positive: bool = False) -> float:
 def _check_numbers(data: dict, where: str) -> None:
     """Sizes and heights a printer and a ruler can produce; every placement a pair of numbers."""
     for fam in data["families"]:
+        _check_texts(fam, "family", where)
         name = fam["family"]
         _number(fam["sticker_mm"], f"{name} sticker_mm", where, positive=True)
         _number(fam["top_z_mm"], f"{name} top_z_mm", where)
@@ -403,6 +404,7 @@ def _check_numbers(data: dict, where: str) -> None:
         _check_slots(fam["slots"], name, where)
         _check_placement(fam, name, where)
         for piece in fam["pieces"]:
+            _check_texts(piece, f"{name} piece", where)
             _check_placement(piece, piece["name"], where)
             _check_slots(piece.get("slots", {}), piece["name"], where)
         fp = fam["footprint"]
@@ -410,6 +412,19 @@ def _check_numbers(data: dict, where: str) -> None:
             for v in (fp[key] if isinstance(fp.get(key), list) else [fp[key]] if key in fp else []):
                 _number(v, f"{name} footprint {key}", where, positive=key != "corner_radius_mm")
         footprint_polygon(fp)  # an unknown kind is refused here
+
+
+CATALOG_TEXT_FIELDS = ("family", "game", "name", "description", "label")  # each, where present, is text
+
+
+def _check_texts(entry, what: str, where: str) -> None:
+    """The names and words of a family or a piece are text (a family that was an object, or a
+    description that was a list, ended in a traceback far from the catalog)."""
+    if not isinstance(entry, dict):
+        raise CatalogError(f"{where}: a {what} must be an object, not {safeload.show(entry)}")
+    for key in CATALOG_TEXT_FIELDS:
+        if key in entry:
+            safeload.text(entry[key], f"{where}: {what} {key}", CatalogError)
 
 
 def _kind_of(value) -> str:

@@ -28,8 +28,10 @@ Pure Python: no numpy, no cv2, so referee/, vision/, calibration/ and webui/ can
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import math
+import operator
 import os
 import re
 import stat
@@ -43,9 +45,9 @@ MAX_JSON_DEPTH = 64  # the deepest legitimate file (a catalog) nests 6 levels
 MAX_INT_DIGITS = 18  # larger integers lose precision as floats; nothing refcam reads needs them
 MAX_TEXT_CHARS = 4096
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING = re.compile(r'"[^"]*"')  # once escapes are gone a string is quote, non-quotes, quote
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_AS_PARENS = str.maketrans("[{]}", "(())")
+_AS_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")  # opening 2, closing 0: depth = sum - count
 
 
 def _raise(error: type[Exception], message: str) -> None:
@@ -209,15 +211,20 @@ def load_json(path: str | os.PathLike, what: str = "JSON file", error: type[Exce
 
 # --- parsing -------------------------------------------------------------------------------
 def json_depth_exceeds(text: str, max_depth: int) -> bool:
-    """True when brackets nest deeper than max_depth, found without recursion: strings are
-    blanked, only the brackets are kept, and each pass (str.replace, in C) folds the innermost
-    pairs away; a document within the limit is empty after max_depth passes."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_AS_PARENS)
-    for _ in range(max_depth):
-        if "()" not in brackets:
-            return False  # folded away (or unbalanced: the parser says so)
-        brackets = brackets.replace("()", "")
-    return "()" in brackets
+    """True when brackets nest deeper than max_depth, in time linear in the text whatever it holds.
+
+    Escapes go first: escaped backslashes (pairs, left to right, as JSON reads them), then escaped
+    quotes, so no quote inside a string is left; then strings (quote to quote, which can no longer
+    backtrack: a string full of escaped quotes once cost the square of its length here), then
+    everything but brackets. The depth is then one running sum over the brackets (each opening +1,
+    each closing -1), done by C iterators."""
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", unescaped))
+    if len(brackets) <= max_depth:
+        return False
+    steps = brackets.encode("ascii").translate(_AS_STEPS)  # 2 or 0 per bracket
+    depths = map(operator.sub, itertools.accumulate(steps), itertools.count(1))  # opened - closed
+    return max(depths) > max_depth
 
 
 def parse_json(text: str | bytes, source: str = "JSON", error: type[Exception] = InvalidInputError,
@@ -230,32 +237,44 @@ def parse_json(text: str | bytes, source: str = "JSON", error: type[Exception] =
             _raise(error, f"{source} is not JSON (not even text)")
     if len(text) > max_bytes:
         _raise(error, f"{source} is larger than {_size(max_bytes)}")
-    if json_depth_exceeds(text, max_depth):
+    if len(text) > 2 * max_depth and json_depth_exceeds(text, max_depth):  # shorter text cannot nest deeper
         _raise(error, f"{source} nests deeper than {max_depth} levels")
 
-    def bad_constant(name: str):
-        _raise(error, f"{source} holds {name}; refcam reads finite numbers only")
-
-    def checked_int(digits: str) -> int:
-        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-            _raise(error, f"{source} holds a {len(digits.lstrip('-'))}-digit integer; "
-                          f"refcam reads at most {MAX_INT_DIGITS} digits")
-        return int(digits)
-
-    def checked_float(literal: str) -> float:
-        value = float(literal)
-        if not math.isfinite(value):
-            _raise(error, f"{source} holds {literal[:20]}{'...' if len(literal) > 20 else ''}, "
-                          f"beyond the range of a number")
-        return value
-
     try:
-        return json.loads(text, parse_constant=bad_constant, parse_int=checked_int, parse_float=checked_float)
+        return _DECODER.decode(text)
+    except _BadNumber as exc:
+        _raise(error, f"{source} {exc}")
     except json.JSONDecodeError as exc:
         _raise(error, f"{source} is not JSON (line {exc.lineno}: {exc.msg})")
     except RecursionError:  # unbalanced input the depth scan could not fold: still one line
         _raise(error, f"{source} nests deeper than {max_depth} levels")
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _BadNumber(ValueError):
+    """A number refcam does not read; its text completes "<source> ..."."""
+
+
+def _bad_constant(name: str):
+    raise _BadNumber(f"holds {name}; refcam reads finite numbers only")
+
+
+def _checked_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _BadNumber(f"holds a {len(digits.lstrip('-'))}-digit integer; "
+                         f"refcam reads at most {MAX_INT_DIGITS} digits")
+    return int(digits)
+
+
+def _checked_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _BadNumber(f"holds {literal[:20]}{'...' if len(literal) > 20 else ''}, beyond the range of a number")
+    return value
+
+
+# one decoder for every parse (json.loads with hooks built a new one a call: a fifth of a manifest's time)
+_DECODER = json.JSONDecoder(parse_constant=_bad_constant, parse_int=_checked_int, parse_float=_checked_float)
 
 
 def parse_json_lines(text: str, source: str = "JSON lines", error: type[Exception] = InvalidInputError,
@@ -275,6 +294,17 @@ def parse_json_lines(text: str, source: str = "JSON lines", error: type[Exceptio
                 raise
             out.append((n, None))  # the torn last line of a recording cut off by a crash
     return out
+
+
+# --- messages ------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: ESC[2J would clear the user's terminal
+_NAMED_CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """text with every control character written out (\\n, \\r, \\t or \\xNN): a name quoted in a
+    message may hold a line break or a terminal escape, and the message stays one plain line."""
+    return _CONTROL.sub(lambda m: _NAMED_CONTROL.get(m.group(), f"\\x{ord(m.group()):02x}"), text)
 
 
 # --- typed fields --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
+from referee import safeload
 from referee.catalog import GAMES, Catalog, StickerSpec, default_catalog
 from referee.errors import InvalidInputError
 
@@ -33,21 +34,44 @@ CUT_GREY = 150
 GAME_TITLES = {"kang": "Kang", "kayak": "Kayak Chaos", "tornado": "Tornado Splash"}
 
 
+MAX_OUT_DEPTH = 256  # folders in an output path (Linux's PATH_MAX of 4096 bytes allows about 2,000)
+
+
 class OutputFolderError(InvalidInputError):
     """The output folder cannot be created or written."""
+
+
+def save_whole(path: Path, data: bytes, what: str) -> Path:
+    """data written to path whole or not at all (a temporary file renamed into place): a full disk
+    names the file and leaves the older file of that name, or none, never a truncated one."""
+    return safeload.write_bytes(path, bytes(data), what, OutputFolderError)
+
+
+def png_bytes(pixels: np.ndarray, dpi: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, format="PNG", dpi=(dpi, dpi))
+    return buffer.getvalue()
 
 
 def prepare_out_dir(path: str | os.PathLike) -> Path:
     """Create the folder if needed and prove it is writable, or raise a one-line error."""
     out = Path(path)
+    if len(out.parts) > MAX_OUT_DEPTH:  # pathlib's mkdir recurses once a level: 2,000 levels overflowed
+        raise OutputFolderError(f"cannot write to output folder {safeload.show(str(out))}: it is {len(out.parts)} "
+                                f"folders deep; refcam makes at most {MAX_OUT_DEPTH}")
     try:
         out.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=".refcam-write-test-"):
             pass
     except FileExistsError:
         raise OutputFolderError(f"cannot write to output folder {str(out)!r}: a file of that name exists") from None
-    except OSError as exc:
-        raise OutputFolderError(f"cannot write to output folder {str(out)!r}: {exc.strerror or exc}") from None
+    except (OSError, RecursionError) as exc:
+        raise OutputFolderError(f"cannot write to output folder {str(out)!r}: "
+                                f"{getattr(exc, 'strerror', None) or exc}") from None
     return out
 
 
@@ -113,16 +137,13 @@ def png_name(st: StickerSpec) -> str:
 
 def write_marker_pngs(stickers: Sequence[StickerSpec], out_dir: Path, dpi: int = PNG_DPI,
                       catalog: Catalog | None = None) -> list[Path]:
-    from PIL import Image
-
     catalog = catalog or default_catalog()
     png_dir = prepare_out_dir(Path(out_dir) / "png")
     paths = []
     for st in stickers:
         pixels = marker_png(catalog.dictionary, st.marker_id, st.size_mm, quiet_zone_mm(st.size_mm, catalog), dpi)
         path = png_dir / png_name(st)
-        Image.fromarray(pixels).save(path, dpi=(dpi, dpi))
-        paths.append(path)
+        paths.append(save_whole(path, png_bytes(pixels, dpi), "marker PNG"))
     return paths
 
 
@@ -260,7 +281,7 @@ def _draw_id_list(pdf, paper: str, catalog: Catalog, stickers: Sequence[StickerS
 def write_game_sheet(game: str, out_dir: Path, paper: str = "a4", catalog: Catalog | None = None) -> SheetResult:
     pdf, placed = build_game_pdf(game, paper, catalog)
     path = Path(out_dir) / f"refcam-stickers-{game}-{paper}.pdf"
-    pdf.output(str(path))
+    save_whole(path, pdf.output(), "sticker sheet")
     return SheetResult(game=game, paper=paper, path=path, pages=pdf.pages_count, stickers=placed,
                        guide=pdf.placement_guide)
 
@@ -328,11 +349,7 @@ def charuco_png(dpi: int = PNG_DPI, margin_mm: float = 10.0, catalog: Catalog | 
 
 
 def write_charuco(out_dir: Path, paper: str = "a4", dpi: int = PNG_DPI) -> dict:
-    from PIL import Image
-
     pdf, _ = build_charuco_pdf(paper)
-    pdf_path = Path(out_dir) / f"refcam-charuco-{paper}.pdf"
-    pdf.output(str(pdf_path))
-    png_path = Path(out_dir) / "refcam-charuco.png"
-    Image.fromarray(charuco_png(dpi)).save(png_path, dpi=(dpi, dpi))
+    pdf_path = save_whole(Path(out_dir) / f"refcam-charuco-{paper}.pdf", pdf.output(), "ChArUco sheet")
+    png_path = save_whole(Path(out_dir) / "refcam-charuco.png", png_bytes(charuco_png(dpi), dpi), "ChArUco PNG")
     return {"pdf": str(pdf_path), "png": str(png_path), "png_dpi": dpi, "paper": paper}

@@ -41,8 +41,19 @@ DEFAULT_TABLE = {"size_mm": [1600.0, 1000.0], "centre_mm": [0.0, 0.0], "theta_de
 FLOOR_RGB = (70, 62, 58)
 VISIBLE_MIN_FRACTION = 0.995  # share of a sticker (quiet zone included) left uncovered to call it visible
 IMAGE_MARGIN_PX = 1.0
-MAX_SCENE_NUMBER = 1e10  # mm, degrees, seeds (up to 2**31): a table is a metre or two
-MAX_TABLE_MM = 10_000.0
+# Every number of a scene has a declared range (docs/scene-format.md); the default below covers
+# positions (mm) and angles (degrees). Past it float precision goes, and shapely and OpenCV fail
+# deep inside (pieces at 1e10 mm gave a shapely traceback, blur_sigma 1e4 a segfault,
+# supersample 1e9 never ended).
+MAX_SCENE_NUMBER = 100_000.0  # mm and degrees: a table is a metre or two, a room 10 m
+MAX_SEED = 2**31 - 1
+MAX_BLUR_SIGMA_PX = 20.0  # a picture blurred past this shows no sticker at all
+MAX_NOISE_SIGMA = 255.0
+MAX_SUPERSAMPLE = 8  # memory and time grow with its square
+MAX_ROTATION_RAD = 4 * math.pi  # a rotation vector's parts: one turn is 2 pi
+MAX_LIGHTING = 1_000.0  # gradient, vignette, brightness (fractions) and direction (degrees)
+MAX_PIECE_SIZE_MM = 1_000.0  # a marker, a board, an occluder's axes
+MAX_TABLE_MM = 5_000.0  # its texture is drawn at 2 mm a pixel: 5 m peaks near 0.5 GB, 10 m at 1.17 GB
 # `refcam render` of a scene file: at most 4K, the largest bundled scene (a render peaked at 266 MB at
 # 1080p, 734 MB at 4K and 2.2 GB at 8K; issue 22 asks for 600 MB: 4K is still above it)
 MAX_FILE_RENDER_PIXELS = 3840 * 2160
@@ -74,15 +85,17 @@ def load_scene(path: str | os.PathLike) -> dict:
     return scene
 
 
-def _number(value, what: str, positive: bool = False, minimum: float | None = None) -> float:
+def _number(value, what: str, positive: bool = False, minimum: float | None = None,
+            maximum: float = MAX_SCENE_NUMBER) -> float:
+    """A finite number within [-maximum, maximum] (and positive, or at least minimum, when asked)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SceneError(f"{what} must be a number, got {json.dumps(value)}")
-    if abs(value) > MAX_SCENE_NUMBER:  # y_mm 1e308 used to overflow deep in the projection
-        raise SceneError(f"{what} must be within +-{MAX_SCENE_NUMBER:g}, got {json.dumps(value)}")
+        raise SceneError(f"{what} must be a number, got {safeload.show(value)}")
+    if abs(value) > maximum:  # y_mm 1e308 used to overflow deep in the projection
+        raise SceneError(f"{what} must be within +-{maximum:g}, got {safeload.show(value)}")
     if positive and value <= 0:
-        raise SceneError(f"{what} must be positive, got {json.dumps(value)}")
+        raise SceneError(f"{what} must be positive, got {safeload.show(value)}")
     if minimum is not None and value < minimum:
-        raise SceneError(f"{what} must be at least {minimum}, got {json.dumps(value)}")
+        raise SceneError(f"{what} must be at least {minimum}, got {safeload.show(value)}")
     return float(value)
 
 
@@ -93,10 +106,10 @@ def _list_of(scene: dict, key: str, source: str) -> list:
     return value
 
 
-def _vector(value, n: int, what: str, positive: bool = False) -> list[float]:
+def _vector(value, n: int, what: str, positive: bool = False, maximum: float = MAX_SCENE_NUMBER) -> list[float]:
     if not isinstance(value, (list, tuple)) or len(value) != n:
-        raise SceneError(f"{what} must be a list of {n} numbers, got {json.dumps(value)}")
-    return [_number(v, what, positive=positive) for v in value]
+        raise SceneError(f"{what} must be a list of {n} numbers, got {safeload.show(value)}")
+    return [_number(v, what, positive=positive, maximum=maximum) for v in value]
 
 
 def _colour(value, what: str) -> tuple[int, int, int]:
@@ -159,8 +172,8 @@ def _validate_camera(cam, source: str) -> dict:
     if not isinstance(pose, dict):
         raise SceneError(f"{source}: camera pose must be an object with position_mm/look_at_mm or rvec/tvec")
     if "rvec" in pose or "tvec" in pose:
-        rvec = _vector(pose.get("rvec"), 3, "camera pose rvec")
-        tvec = _vector(pose.get("tvec"), 3, "camera pose tvec")
+        rvec = _vector(pose.get("rvec"), 3, "camera pose rvec", maximum=MAX_ROTATION_RAD)
+        tvec = _vector(pose.get("tvec"), 3, "camera pose tvec", maximum=MAX_CAMERA_MM)
         out_pose = {"rvec": rvec, "tvec": tvec}
     else:
         pos = _vector(pose.get("position_mm"), 3, "camera pose position_mm")
@@ -217,8 +230,8 @@ def _validate_board(i: int, b, source: str) -> dict:
     return {"kind": b["kind"], "x_mm": _number(b.get("x_mm"), f"board {i} x_mm"),
             "y_mm": _number(b.get("y_mm"), f"board {i} y_mm"),
             "theta_deg": _number(b.get("theta_deg", 0.0), f"board {i} theta_deg"),
-            "width_mm": _number(b.get("width_mm"), f"board {i} width_mm", positive=True),
-            "seed": int(_number(b.get("seed", 0), f"board {i} seed", minimum=0)),
+            "width_mm": _number(b.get("width_mm"), f"board {i} width_mm", positive=True, maximum=MAX_PIECE_SIZE_MM),
+            "seed": int(_number(b.get("seed", 0), f"board {i} seed", minimum=0, maximum=MAX_SEED)),
             "z_mm": _number(b.get("z_mm", 0.2), f"board {i} z_mm", minimum=0.0)}
 
 
@@ -227,15 +240,17 @@ def _validate_table(table_in, source: str) -> dict:
         raise SceneError(f"{source}: table must be an object")
     table = dict(DEFAULT_TABLE)
     table.update(table_in)
-    table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True)
+    table["size_mm"] = _vector(table["size_mm"], 2, "table size_mm", positive=True, maximum=math.inf)
     if max(table["size_mm"]) > MAX_TABLE_MM:  # its texture is drawn at 2 mm a pixel
-        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, got {json.dumps(table['size_mm'])}")
+        raise SceneError(f"table size_mm must be at most {MAX_TABLE_MM:g} mm a side, "
+                         f"got {safeload.show(table['size_mm'])}")
     table["centre_mm"] = _vector(table["centre_mm"], 2, "table centre_mm")
     table["theta_deg"] = _number(table["theta_deg"], "table theta_deg")
     _colour(table["colour"], "table colour")
-    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed", minimum=0))
+    table["texture_seed"] = int(_number(table["texture_seed"], "table texture_seed", minimum=0, maximum=MAX_SEED))
     if "texture_contrast" in table:
-        table["texture_contrast"] = _number(table["texture_contrast"], "table texture_contrast", minimum=0.0)
+        table["texture_contrast"] = _number(table["texture_contrast"], "table texture_contrast", minimum=0.0,
+                                              maximum=MAX_LIGHTING)
     return table
 
 
@@ -286,7 +301,8 @@ def _validate_markers(markers_in, pieces: list[dict], source: str, catalog: Cata
         if mid in ids:
             raise DuplicateError(f"{source}: duplicate marker id {mid} (also on {ids[mid]!r})")
         ids[mid] = f"marker {mid}"
-        markers.append({"id": mid, "size_mm": _number(m.get("size_mm"), f"marker {mid} size_mm", positive=True),
+        markers.append({"id": mid, "size_mm": _number(m.get("size_mm"), f"marker {mid} size_mm", positive=True,
+                                                           maximum=MAX_PIECE_SIZE_MM),
                         "x_mm": _number(m.get("x_mm"), f"marker {mid} x_mm"),
                         "y_mm": _number(m.get("y_mm"), f"marker {mid} y_mm"),
                         "theta_deg": _number(m.get("theta_deg", 0.0), f"marker {mid} theta_deg"),
@@ -304,15 +320,15 @@ def _validate_effects(eff_in, source: str) -> dict:
         raise SceneError(f"{source}: effects lighting must be an object, got {json.dumps(light_in)[:40]}")
     light.update(light_in)
     eff.update({k: v for k, v in eff_in.items() if k != "lighting"})
-    eff["lighting"] = {k: _number(v, f"effects lighting {k}") for k, v in light.items()}
-    eff["noise_sigma"] = _number(eff["noise_sigma"], "effects noise_sigma", minimum=0.0)
-    eff["blur_sigma"] = _number(eff["blur_sigma"], "effects blur_sigma", minimum=0.0)
+    eff["lighting"] = {k: _number(v, f"effects lighting {k}", maximum=MAX_LIGHTING) for k, v in light.items()}
+    eff["noise_sigma"] = _number(eff["noise_sigma"], "effects noise_sigma", minimum=0.0, maximum=MAX_NOISE_SIGMA)
+    eff["blur_sigma"] = _number(eff["blur_sigma"], "effects blur_sigma", minimum=0.0, maximum=MAX_BLUR_SIGMA_PX)
     q = _number(eff["jpeg_quality"], "effects jpeg_quality", positive=True)
     if q > 100:
         raise SceneError(f"effects jpeg_quality must be 1-100, got {json.dumps(eff['jpeg_quality'])}")
     eff["jpeg_quality"] = int(q)
-    eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1))
-    eff["seed"] = int(_number(eff["seed"], "effects seed", minimum=0))
+    eff["supersample"] = int(_number(eff["supersample"], "effects supersample", minimum=1, maximum=MAX_SUPERSAMPLE))
+    eff["seed"] = int(_number(eff["seed"], "effects seed", minimum=0, maximum=MAX_SEED))
     if "print" in eff:
         eff["print"] = _validate_print(eff["print"], source)
     return eff
@@ -342,11 +358,12 @@ def _validate_occluder(i: int, o, source: str) -> dict:
     if kind == "hand":
         oo.update(x_mm=_number(o.get("x_mm"), f"occluder {i} x_mm"), y_mm=_number(o.get("y_mm"), f"occluder {i} y_mm"),
                   theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"),
-                  scale=_number(o.get("scale", 1.0), f"occluder {i} scale", positive=True),
-                  arm_length_mm=_number(o.get("arm_length_mm", 350.0), f"occluder {i} arm_length_mm", minimum=0.0))
+                  scale=_number(o.get("scale", 1.0), f"occluder {i} scale", positive=True, maximum=100.0),
+                  arm_length_mm=_number(o.get("arm_length_mm", 350.0), f"occluder {i} arm_length_mm", minimum=0.0,
+                                        maximum=MAX_PIECE_SIZE_MM * 10))
     elif kind == "ellipse":
         oo.update(centre_mm=_vector(o.get("centre_mm"), 2, f"occluder {i} centre_mm"),
-                  axes_mm=_vector(o.get("axes_mm"), 2, f"occluder {i} axes_mm", positive=True),
+                  axes_mm=_vector(o.get("axes_mm"), 2, f"occluder {i} axes_mm", positive=True, maximum=MAX_TABLE_MM),
                   theta_deg=_number(o.get("theta_deg", 0.0), f"occluder {i} theta_deg"))
     elif kind == "polygon":
         pts = o.get("points_mm")

@@ -5,7 +5,8 @@ from the referee's own computer, as it would tell a phone on the LAN apart.
 
 * slow_headers: connections that send a request line, then a header line now and then;
 * unread_streams: MJPEG streams opened and never read;
-* flood: clients asking a costly route (the QR code) as fast as they can.
+* flood: clients asking a costly route (the QR code) as fast as they can;
+* idle_connections: connections that connect and send nothing, from several addresses.
 
 ``probe`` measures what a viewer sees meanwhile: /healthz latency and the referee's frames per
 second (the frame counter of /healthz over time), both from 127.0.0.1.
@@ -93,6 +94,35 @@ def slow_headers(port: int, connections: int = 230, every_s: float = 2.0, source
         stop.set()
         thread.join(timeout=every_s + 5)
         for sock in socks:
+            sock.close()
+
+
+def attacker_addresses(n: int) -> list[str]:
+    """n loopback addresses standing in for n computers on the LAN: 127.0.0.2, 127.0.0.3, ..."""
+    return [f"127.0.0.{2 + i}" for i in range(n)]
+
+
+@contextmanager
+def idle_connections(port: int, connections: int = 230, addresses: int = 10):
+    """connections sockets spread over `addresses` attacker addresses that connect and send
+    nothing. Yields a dict: opened, and closed_by_server (counted when the attack ends)."""
+    assert connections <= MAX_CONNECTIONS
+    sources = attacker_addresses(addresses)
+    socks = [_connect(port, sources[i % len(sources)]) for i in range(connections)]
+    socks = [s for s in socks if s is not None]
+    stats = {"opened": len(socks), "closed_by_server": 0}
+    try:
+        yield stats
+    finally:
+        for sock in socks:
+            try:
+                sock.setblocking(False)
+                if sock.recv(1) == b"":
+                    stats["closed_by_server"] += 1
+            except BlockingIOError:
+                pass
+            except OSError:
+                stats["closed_by_server"] += 1
             sock.close()
 
 

@@ -43,7 +43,7 @@ def run_subprocess(argv: list, timeout: float = 60) -> tuple[int, str, str]:
 def assert_one_line_error(code, err: str, *quoted: str) -> str:
     assert code == 2, err
     assert "Traceback" not in err, err
-    lines = err.strip().splitlines()
+    lines = err.rstrip("\n").splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("refcam: error: "), err
     for q in quoted:

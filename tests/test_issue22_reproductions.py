@@ -76,7 +76,7 @@ def startup_s() -> float:
 
 def assert_one_line(result, *words, code: int = 2) -> str:
     exit_code, err, seconds, peak_mb = result
-    lines = err.strip().splitlines()
+    lines = err.rstrip("\n").splitlines()
     assert exit_code == code, err[-2000:]
     assert "Traceback" not in err, err[-2000:]
     assert seconds < LIMIT_S + startup_s() and peak_mb < LIMIT_MB, (seconds, startup_s(), peak_mb)

@@ -33,7 +33,7 @@ def _run(capsys, tmp_path: Path, scene, out: str | Path | None = None, raw: str 
 
 def _assert_bad(code, err, *needles):
     assert code == 2
-    lines = err.strip().splitlines()
+    lines = err.rstrip("\n").splitlines()
     assert len(lines) == 1 and lines[0].startswith("refcam: error: "), err
     assert "Traceback" not in err
     for needle in needles:

@@ -38,7 +38,7 @@ BIG_INT = "1" + "0" * 400
 def one_line_error(code, err: str, *quoted: str) -> str:
     assert code == 2, err
     assert "Traceback" not in err, err
-    lines = err.strip().splitlines()
+    lines = err.rstrip("\n").splitlines()
     assert len(lines) == 1 and lines[0].startswith("refcam: error: "), err
     for q in quoted:
         assert q in lines[0], lines[0]

@@ -191,7 +191,7 @@ def test_photos_of_a_moved_table_exit_2_with_one_line(table, tmp_path, capsys):
     for command in (["observe", a, b], ["rank", a, b, "--course", "tornado-circuit"]):
         code, out, err = run_cli(capsys, command)
         assert code == 2 and out == ""
-        lines = err.strip().splitlines()
+        lines = err.rstrip("\n").splitlines()
         assert len(lines) == 1 and "after.png" in lines[0] and "tornado/boat-2 moved" in lines[0], err
 
 

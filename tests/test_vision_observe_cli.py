@@ -75,7 +75,7 @@ def test_without_camera_file_warns(scene, capsys):
 
 def _one_line_error(code, err):
     assert code == 2
-    lines = err.strip().splitlines()
+    lines = err.rstrip("\n").splitlines()
     assert len(lines) == 1 and lines[0].startswith("refcam: error: ")
     return lines[0]
 

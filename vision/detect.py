@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from . import edges, foreign
+from .image_guard import check_square_shapes, remap
 
 DICTIONARY = cv2.aruco.DICT_5X5_1000
 REFINE_METHODS = {
@@ -143,6 +144,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     the catalog's ids of that game's pieces (fewer codes to tell apart: fewer misreads and
     clearer leads). Markers read by the first pass are reported whatever their game."""
     gray = to_gray(gray_or_bgr)
+    check_square_shapes(gray)  # the detector's time grows with the square of their number
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
     # id, corners, source, edge rms (-1: not refined), blur px
@@ -379,7 +381,7 @@ def _sample(gray_f: np.ndarray, pts: np.ndarray) -> np.ndarray:
     """Bilinear samples at (..., 2) points; NaN outside the image."""
     flat = pts.reshape(-1, 2).astype(np.float32)
     h, w = gray_f.shape
-    v = cv2.remap(gray_f, flat[:, 0].reshape(1, -1), flat[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    v = remap(gray_f, flat[:, 0].reshape(1, -1), flat[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
     out = np.where((flat[:, 0] >= 0) & (flat[:, 1] >= 0) & (flat[:, 0] <= w - 1) & (flat[:, 1] <= h - 1), v, np.nan)
     return out.reshape(pts.shape[:-1])
 
@@ -542,7 +544,7 @@ def _cell_samples(gray_f: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray
     h, w = gray_f.shape
     if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
         return None
-    vals = cv2.remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    vals = remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
     n_cell = n * n * len(_CELL_OFFSETS)
     return vals[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n), vals[n_cell:]
 
@@ -812,7 +814,7 @@ def _grid_response(n: int, g: int, level: float) -> np.ndarray:
             big[:] = 1.0
             big[S:S + n * S, S:S + n * S] = 0.0
         big = cv2.GaussianBlur(big, (0, 0), level * S, borderType=cv2.BORDER_REPLICATE)
-        v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+        v = remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
         rows.append(np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]]))
     return np.array(rows)
 
@@ -833,7 +835,7 @@ def _cell_response(n: int, level: float) -> np.ndarray:
         r, c = divmod(cell, n + 2)
         big[r * S:(r + 1) * S, c * S:(c + 1) * S] = 1.0
         big = cv2.GaussianBlur(big, (0, 0), level * S, borderType=cv2.BORDER_CONSTANT)
-        v = cv2.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+        v = remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
         rows.append(np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]]))
     B = np.array(rows)
     _TEMPLATE_CACHE[key] = B

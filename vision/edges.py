@@ -17,6 +17,8 @@ import math
 import cv2
 import numpy as np
 
+from .image_guard import remap
+
 SECOND_ROUND_PX = 0.3  # a first correction larger than this: fit again from the corrected corners
 _GROUP_POINTS = 300_000  # profile samples per remap call at most (bounds the memory of a batch)
 
@@ -127,7 +129,7 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
         np.add(base[..., axis, None], offsets[:, None, None, :] * nrm[:, :, None, None, axis], out=m,
                casting="same_kind")
         maps.append(m.reshape(-1, NX))
-    prof = cv2.remap(gray_f, maps[0], maps[1], interpolation=cv2.INTER_LINEAR,
+    prof = remap(gray_f, maps[0], maps[1], interpolation=cv2.INTER_LINEAR,
                      borderMode=cv2.BORDER_REPLICATE).reshape(g, 4, NA, NX)
     black = prof[..., :centre].min(axis=3).astype(np.float64)
     white = prof[..., centre + 1:].max(axis=3).astype(np.float64)

@@ -38,6 +38,8 @@ _PNG_IEND = b"IEND"
 MAX_IMAGE_PIXELS = 16_000_000
 MAX_DECODE_BYTES = 100_000_000  # decoded pixels + 8-bit and BGR copies, counted before decoding
 MAX_FILE_BYTES = 200_000_000
+MAX_SIDE_PIXELS = 32_000  # OpenCV's remap and warps refuse a side of SHRT_MAX (32767) or more
+MAX_JPEG_SCANS = 100  # a progressive JPEG has about 10; each scan costs a pass over the picture
 
 # libjpeg and libpng write these to file descriptor 2 themselves; refcam reads them as the
 # decoder's own verdict and says it in its own line instead.
@@ -74,6 +76,7 @@ def decode_image(data: bytes, source: str = "image", cv2=None) -> np.ndarray:
     if data.startswith(_PNG_MAGIC):
         _check_png_chunks(data, source)
     width, height = _check_decoded_size(data, source)
+    check_jpeg_scans(data, source)
     image, messages = _decode_quietly(cv2, data)
     _judge_decoder_messages(data, messages, source, decoded=image is not None)
     if image is None:
@@ -131,6 +134,21 @@ def decoded_size(data: bytes) -> tuple[int, int, int, int] | None:
     return width, height, channels, sample
 
 
+def jpeg_scans(data: bytes) -> int:
+    """How many scans (start-of-scan markers FF DA) a JPEG holds. Entropy-coded data stuffs every
+    FF byte as FF 00, so FF DA occurs only as a marker: one count, in C, linear in the size."""
+    return data.count(b"\xff\xda") if data.startswith(_JPEG_SOI) else 0
+
+
+def check_jpeg_scans(data: bytes, source: str) -> None:
+    """Refuse a JPEG of more than MAX_JPEG_SCANS scans before decoding: libjpeg decodes them one
+    after another, and 60,000 scans in 1.5 MB took 68 s of CPU."""
+    scans = jpeg_scans(data)
+    if scans > MAX_JPEG_SCANS:
+        raise ImageReadError(f"{source} is a JPEG of {scans} scans; refcam decodes at most {MAX_JPEG_SCANS} "
+                             f"(an ordinary progressive JPEG has about 10)")
+
+
 def _check_png_chunks(data: bytes, source: str) -> None:
     """Every PNG chunk's length within the file, before decoding: OpenCV's reader allocates what a
     chunk claims (a 113-byte PNG whose IDAT claimed 1.9 GB took 1.9 GB before being refused)."""
@@ -157,6 +175,9 @@ def _check_decoded_size(data: bytes, source: str) -> tuple[int, int]:
     pixels = width * height
     if width == 0 or height == 0:
         raise ImageReadError(f"{source} is only {width}x{height} pixels")
+    if max(width, height) > MAX_SIDE_PIXELS:
+        raise ImageReadError(f"{source} is {width}x{height} pixels; refcam reads pictures at most "
+                             f"{MAX_SIDE_PIXELS} pixels a side")
     if pixels > MAX_IMAGE_PIXELS:
         raise ImageReadError(f"{source} has more pixels than refcam reads ({width}x{height}; "
                              f"at most {MAX_IMAGE_PIXELS / 1e6:.0f} Mpx): scale it down")

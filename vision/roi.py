@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 
 from . import detect, edges
+from .image_guard import remap
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ def reads_as_many(gray_f: np.ndarray, corners: np.ndarray, marker_ids, dictionar
                     .reshape(-1, 2) for c in corners])  # (m, P, 2)
     hh, ww = gray_f.shape
     inside = ((pts[..., 0] >= 0) & (pts[..., 1] >= 0) & (pts[..., 0] <= ww - 1) & (pts[..., 1] <= hh - 1)).all(axis=1)
-    vals = cv2.remap(gray_f, pts[..., 0].copy(), pts[..., 1].copy(), cv2.INTER_LINEAR)  # (m, P)
+    vals = remap(gray_f, pts[..., 0].copy(), pts[..., 1].copy(), cv2.INTER_LINEAR)  # (m, P)
     cells, ring = vals[:, :n * n].reshape(m, n, n), vals[:, n * n:]
     border = np.concatenate([cells[:, 0], cells[:, -1], cells[:, 1:-1, 0], cells[:, 1:-1, -1]], axis=1)
     black = np.median(border, axis=1).astype(np.float64)

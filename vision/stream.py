@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import http.client
 import os
+import re
 import socket
 import threading
 import time
@@ -32,6 +33,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from referee import safeload
 from vision.sources import (CameraSource, FrameSource, SessionSource, SourceError, SourceInfo, VideoSource,
                            newest_frames)
 
@@ -40,38 +42,74 @@ CONNECT_TIMEOUT_S = 5.0  # also the longest silence before a stream counts as lo
 MAX_PART_BYTES = 16 * 1024 * 1024  # a JPEG bigger than this is not a camera frame
 MAX_HEADER_LINE = 8192
 MAX_PART_HEADERS = 32  # a camera sends 2 to 5 header lines a part; endless ones are a stream that lies
+FROZEN_S = 10.0  # the same picture (bit for bit, or without a camera's sensor noise) this long: frozen
+FROZEN_MEAN_DIFF = 0.05  # grey levels; a real sensor's noise alone moves frames by about 1
 MAX_FRAME_PIXELS = 16_000_000  # a JPEG header claiming more is not decoded (vision.imageio.MAX_IMAGE_PIXELS)
 NO_PICTURE_S = 3.0  # no decodable frame for this long: the camera is lost (at start-up: an error)
 NO_PICTURE_MESSAGE = f"camera lost: no picture for {NO_PICTURE_S:g} s"
+
+
+_UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f]")
 
 
 class StreamError(SourceError):
     """A stream URL that cannot be opened or is not a camera stream."""
 
 
+def scrubbed(message: str, url: str) -> str:
+    """message with the URL's secrets (user, password, query, the whole URL) replaced by ***:
+    an exception from http.client or OpenCV may quote the URL it was given."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        secrets = [url if url != public_url(url) else "", parts.query, parts.password or "",
+                   urllib.parse.unquote(parts.password or ""), urllib.parse.unquote(parts.query)]
+    except ValueError:
+        secrets = [url if url != public_url(url) else ""]
+    for secret in sorted((x for x in secrets if len(x) >= 3), key=len, reverse=True):
+        message = message.replace(secret, "***").replace(repr(secret)[1:-1], "***")
+    return message
+
+
 def parse_camera(value: int | str) -> int | str:
     """A --camera value: a webcam index (0 = the first camera) or a stream URL
-    (http(s):// MJPEG, rtsp://). Returns the int index or the URL; refuses anything else in one line."""
+    (http(s):// MJPEG, rtsp://). Returns the int index or the URL; refuses anything else in one line,
+    which never shows the URL's user, password or query (public_url)."""
     if isinstance(value, int):
         index = value
     else:
         text = str(value).strip()
-        scheme = urllib.parse.urlsplit(text).scheme.lower()
+        shown = public_url(text) if "://" in text else _shown_plain(text)
+        try:
+            parts = urllib.parse.urlsplit(text)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError as exc:  # "http://[::1" is an unclosed IPv6 address
+            raise StreamError(f"--camera {shown}: not a URL refcam can read ({exc})") from None
+        scheme = parts.scheme.lower()
         if scheme in STREAM_SCHEMES:
-            if not urllib.parse.urlsplit(text).hostname:
-                raise StreamError(f"--camera {text!r}: the URL names no host (e.g. http://192.168.1.20:8080/video)")
+            if not parts.hostname:
+                raise StreamError(f"--camera {shown}: the URL names no host (e.g. http://192.168.1.20:8080/video)")
+            if _UNSAFE_URL_CHARS.search(text):  # http.client refuses them later, quoting the whole URL
+                raise StreamError(f"--camera {shown}: the URL holds a space or a control character "
+                                  f"(write a space as %20)")
             return text
         if "://" in text:
-            raise StreamError(f"--camera {text!r}: unsupported stream type {scheme!r} (use http://, https:// "
-                              f"for MJPEG or rtsp://)")
+            raise StreamError(f"--camera {shown}: unsupported stream type {scheme!r} (use http://, "
+                              f"https:// for MJPEG or rtsp://)")
         try:
             index = int(text)
         except ValueError:
-            raise StreamError(f"--camera {text!r} is neither a camera index (0, 1, ...) nor a stream URL "
+            raise StreamError(f"--camera {shown} is neither a camera index (0, 1, ...) nor a stream URL "
                               f"(http://PHONE:8080/video)") from None
     if index < 0:
         raise StreamError(f"--camera {index}: camera indices start at 0")
     return index
+
+
+def _shown_plain(text: str) -> str:
+    """A --camera value that is not a URL, as shown: without what could be a user and password
+    (before an @) or a query (after a ? or a #), in case it was a URL missing its scheme."""
+    head = text.split("?", 1)[0].split("#", 1)[0].rsplit("@", 1)[-1]
+    return safeload.show(head + ("..." if head != text else ""))
 
 
 def public_url(url: str) -> str:
@@ -82,8 +120,8 @@ def public_url(url: str) -> str:
         parts = urllib.parse.urlsplit(str(url))
         host = parts.hostname or ""
         port = parts.port
-    except ValueError:  # a port that is not a number: show no more than the scheme
-        return f"{str(url).split(':', 1)[0][:10]}://(unreadable address)"
+    except ValueError:  # a port that is not a number, an unclosed [: show no more than the scheme
+        return f"{safeload.show(str(url).split(':', 1)[0][:10])[1:-1]}://(unreadable address)"
     if ":" in host:
         host = f"[{host}]"
     netloc = f"{host}:{port}" if port else host
@@ -108,6 +146,31 @@ def _request(url: str) -> urllib.request.Request:
         token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         req.add_header("Authorization", "Basic " + base64.b64encode(token.encode()).decode("ascii"))
     return req
+
+
+def _origin(url: str) -> tuple:
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+class _SameOriginAuthRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a camera's redirect, but sends its password only to the origin it was given for:
+    urllib's own handler copied `Authorization` to whatever host the Location named."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(new.full_url) != _origin(req.full_url):
+            for name in list(new.headers):
+                if name.lower() == "authorization":
+                    del new.headers[name]
+        return new
+
+
+_OPENER = urllib.request.build_opener(_SameOriginAuthRedirects)
 
 
 def _boundary(content_type: str) -> bytes | None:
@@ -187,16 +250,30 @@ def _part_headers(stream) -> dict | None:
 
 
 def decode_frame(body: bytes):
-    """A part's JPEG (or PNG) as a BGR image, or None: not a picture, or a header claiming more
-    than MAX_FRAME_PIXELS (a 20000x20000 claim would take 1.2 GB to decode)."""
+    """A part's JPEG (or PNG) as a BGR image, or None: not a picture, a header claiming more
+    than MAX_FRAME_PIXELS (a 20000x20000 claim would take 1.2 GB to decode), or a JPEG of more
+    scans than vision.imageio decodes."""
     import cv2
 
-    from vision.imageio import decoded_size
+    from vision.imageio import MAX_JPEG_SCANS, MAX_SIDE_PIXELS, decoded_size, jpeg_scans
 
     size = decoded_size(body)
-    if size is None or size[0] * size[1] > MAX_FRAME_PIXELS or 0 in size[:2]:
+    if size is None or size[0] * size[1] > MAX_FRAME_PIXELS or 0 in size[:2] or max(size[:2]) > MAX_SIDE_PIXELS:
+        return None
+    if jpeg_scans(body) > MAX_JPEG_SCANS:  # a frame that would take seconds to decode: dropped
         return None
     return cv2.imdecode(np.frombuffer(body, np.uint8), cv2.IMREAD_COLOR)
+
+
+def _http_failure(exc: BaseException) -> str:
+    """Why opening a stream failed, in words: the OS's reason, or what the camera's answer broke."""
+    reason = getattr(exc, "reason", None) or exc
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    if isinstance(reason, http.client.HTTPException):
+        detail = " ".join(str(reason).split())[:120]
+        return f"the camera's answer is not HTTP a browser would read ({type(reason).__name__}: {detail or '-'})"
+    return " ".join(str(reason).split())[:200] or type(reason).__name__
 
 
 class MjpegCapture:
@@ -209,13 +286,11 @@ class MjpegCapture:
         self.undecodable = 0
         self.lost: str | None = None  # why read() gave up, when it was the NO_PICTURE_S timer
         try:
-            self._response = urllib.request.urlopen(_request(url), timeout=timeout_s)
+            self._response = _OPENER.open(_request(url), timeout=timeout_s)
         except urllib.error.HTTPError as exc:
-            raise StreamError(f"stream {public_url(url)}: HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", None) or exc
-            raise StreamError(f"cannot open stream {public_url(url)}: {getattr(reason, 'strerror', None) or reason}") \
-                from None
+            raise StreamError(scrubbed(f"stream {public_url(url)}: HTTP {exc.code} {exc.reason}", url)) from None
+        except Exception as exc:  # noqa: BLE001 - refused, timed out, and every lie of the HTTP layer
+            raise StreamError(scrubbed(f"cannot open stream {public_url(url)}: {_http_failure(exc)}", url)) from None
         content_type = self._response.headers.get("Content-Type", "")
         boundary = _boundary(content_type)
         if boundary is None:
@@ -248,7 +323,7 @@ class MjpegCapture:
         while self._open:
             try:
                 body = next(self._parts)
-            except (StopIteration, OSError, http.client.HTTPException, ValueError):
+            except Exception:  # noqa: BLE001 - ended, reset, or a lie of the HTTP layer (a chunk of 2**64 bytes)
                 self.release()
                 break
             image = decode_frame(body)
@@ -337,7 +412,10 @@ def _open_with_deadline(url: str, factory: Callable[[str], object]):
             raise StreamError(mute)
         raise StreamError(f"cannot open stream {public_url(url)}: no answer in {CONNECT_TIMEOUT_S:g} s")
     if "error" in found:
-        raise found["error"]
+        error = found["error"]
+        if isinstance(error, SourceError):
+            raise error
+        raise StreamError(scrubbed(f"cannot open stream {public_url(url)}: {_http_failure(error)}", url))
     ok, first = found["read"]
     if not ok or first is None:
         found["cap"].release()
@@ -355,29 +433,35 @@ class StreamSource(FrameSource):
 
     BACKOFF_S = (0.5, 1.0, 2.0, 5.0)  # pause before reconnect attempt 1, 2, 3, 4 and later
 
-    def __init__(self, url: str, capture_factory: Callable[[str], object] = open_stream_capture):
+    def __init__(self, url: str, capture_factory: Callable[[str], object] = open_stream_capture,
+                 clock: Callable[[], float] = time.monotonic):
         super().__init__()
         self.url = url
         self._factory = capture_factory
+        self._clock = clock  # the watchdog's and the frozen check's time (tests pass their own)
         cap, first = _open_with_deadline(url, capture_factory)
         self._cap = cap
         name = f"stream {public_url(url)}"
         self.info = SourceInfo(kind="stream", name=name, frame_size=(first.shape[1], first.shape[0]))
         self._cond = threading.Condition()
-        self._t0 = time.monotonic()
+        self._t0 = clock()
         self._newest: tuple[float, np.ndarray] | None = (0.0, first)
-        self._picture_due = time.monotonic() + NO_PICTURE_S  # the watchdog's deadline for the next frame
+        self._picture_due = clock() + NO_PICTURE_S  # the watchdog's deadline for the next frame
+        self._previous: np.ndarray | None = first[::8, ::8].astype(np.int16)  # a sample of the last frame
+        self._same_since = clock()  # when the picture last changed
+        self.frozen = False
         self.frames_grabbed = 1
         self.frames_dropped = 0
         self.reconnects = 0
         self.pictureless = 0  # times the watchdog found no picture for NO_PICTURE_S
+        self.last_error = ""  # why the last reconnect failed
         self._lost_reason: str | None = None  # why the camera was called lost, for the status while away
         self._thread: threading.Thread | None = None
         self._watchdog: threading.Thread | None = None
 
     def start(self) -> None:
         if self._thread is None:
-            self._picture_due = time.monotonic() + NO_PICTURE_S
+            self._picture_due = self._clock() + NO_PICTURE_S
             self._thread = threading.Thread(target=self._grab_loop, name="grab-stream", daemon=True)
             self._thread.start()
             self._watchdog = threading.Thread(target=self._watch, name="watch-stream", daemon=True)
@@ -386,17 +470,24 @@ class StreamSource(FrameSource):
     def _watch(self) -> None:
         """Call the camera lost when no frame has decoded by the deadline, and break the read."""
         while not self._closed.wait(0.2):
-            if time.monotonic() <= self._picture_due:
-                continue
-            self.pictureless += 1
-            self._picture_due = float("inf")  # the grab loop sets a new deadline when it reconnects
-            self._lost_reason = f"{NO_PICTURE_MESSAGE} from {self.info.name}"
-            self.warn(f"{self._lost_reason}; reconnecting")
-            self.set_state("lost", f"{self._lost_reason}; reconnecting")
-            getattr(self._cap, "interrupt", lambda: None)()
+            self.watch_once()
+
+    def watch_once(self) -> None:
+        """One look of the watchdog: past the deadline for a picture, the camera is lost."""
+        if self._clock() <= self._picture_due:
+            return
+        self.pictureless += 1
+        self._picture_due = float("inf")  # the grab loop sets a new deadline when it reconnects
+        self._lost_reason = f"{NO_PICTURE_MESSAGE} from {self.info.name}"
+        self.warn(f"{self._lost_reason}; reconnecting")
+        self.set_state("lost", f"{self._lost_reason}; reconnecting")
+        getattr(self._cap, "interrupt", lambda: None)()
 
     def _reconnect(self):
-        """Try again with growing pauses until connected (returns the capture) or closed (None)."""
+        """Try again with growing pauses until connected (returns the capture) or closed (None), for as
+        long as the source is open. Each attempt has the start-up's deadlines, and whatever it meets
+        (a lie of the HTTP layer, a camera that connects and sends nothing) is one more failed attempt:
+        one bad answer used to end the reader thread while the page said "retrying" forever."""
         attempt = 0
         self._picture_due = float("inf")  # no deadline while away: the state already says lost
         while not self.closed:
@@ -407,12 +498,13 @@ class StreamSource(FrameSource):
                 return None
             attempt += 1
             try:
-                cap = self._factory(self.url)
-            except SourceError:
+                cap, first = _open_with_deadline(self.url, self._factory)
+            except Exception as exc:  # noqa: BLE001 - StreamError, or a factory's own bug: try again
+                self.last_error = scrubbed(str(exc), self.url)
                 continue
             self._cap = cap
             self.reconnects += 1
-            self._picture_due = time.monotonic() + NO_PICTURE_S
+            self._note_frame(first)
             return cap
         return None
 
@@ -420,7 +512,10 @@ class StreamSource(FrameSource):
         cap = self._cap
         self.set_state("running", f"{self.info.name} live")
         while not self.closed and cap is not None:
-            ok, img = cap.read()
+            try:
+                ok, img = cap.read()
+            except Exception:  # noqa: BLE001 - whatever a capture raises, the camera is lost, not the thread
+                ok, img = False, None
             if not ok or img is None:
                 cap.release()
                 if self.closed:
@@ -432,18 +527,36 @@ class StreamSource(FrameSource):
                 cap = self._reconnect()
                 self._lost_reason = None
                 continue
-            if self.state != "running":
-                self.set_state("running", f"camera back: {self.info.name}")
-            self._picture_due = time.monotonic() + NO_PICTURE_S
-            with self._cond:
-                if self._newest is not None:
-                    self.frames_dropped += 1  # the consumer did not take the previous one: replace it
-                self._newest = (time.monotonic() - self._t0, img)
-                self.frames_grabbed += 1
-                self._cond.notify_all()
+            self._note_frame(img)
         if cap is not None:
             cap.release()
         with self._cond:
+            self._cond.notify_all()
+
+    def _note_frame(self, img: np.ndarray) -> None:
+        """A decoded frame: the watchdog's next deadline, the frozen check, and the newest frame."""
+        now = self._clock()
+        self._picture_due = now + NO_PICTURE_S
+        sample = img[::8, ::8].astype(np.int16)
+        previous, self._previous = self._previous, sample
+        if previous is None or previous.shape != sample.shape \
+                or float(np.abs(sample - previous).mean()) > FROZEN_MEAN_DIFF:
+            self._same_since = now
+        if now - self._same_since >= FROZEN_S:
+            if not self.frozen:
+                self.frozen = True
+                message = (f"camera frozen: {self.info.name} has sent the same picture for {FROZEN_S:g} s "
+                           f"(no sensor noise at all); it is not live")
+                self.warn(message)
+                self.set_state("lost", message)
+        elif self.state != "running" or self.frozen:
+            self.frozen = False
+            self.set_state("running", f"camera back: {self.info.name}")
+        with self._cond:
+            if self._newest is not None:
+                self.frames_dropped += 1  # the consumer did not take the previous one: replace it
+            self._newest = (self._clock() - self._t0, img)
+            self.frames_grabbed += 1
             self._cond.notify_all()
 
     __iter__ = newest_frames

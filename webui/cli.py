@@ -133,9 +133,11 @@ MAX_MESSAGE_CHARS = 400  # an error quoting a 100 MB input is still one short li
 
 
 def _one_line(message: str) -> str:
-    """A file name may hold a line break; the error stays one line (written as \\n), at most
-    MAX_MESSAGE_CHARS long."""
-    message = message.replace("\r", "\\r").replace("\n", "\\n")
+    """A file name or a piece name may hold a line break or a terminal escape; the error stays
+    one plain line (safeload.printable), at most MAX_MESSAGE_CHARS long."""
+    from referee.safeload import printable
+
+    message = printable(message.strip())
     if len(message) > MAX_MESSAGE_CHARS:
         message = message[:MAX_MESSAGE_CHARS - 30] + f"... ({len(message)} characters in all)"
     return message

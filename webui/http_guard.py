@@ -14,7 +14,9 @@
   over a cap gets 503 with Retry-After, so the page and the API always find a free worker;
 * costly routes (COSTLY_ROUTES: the QR code, "Settle it", the state, the page) are rate-limited
   per client address (429 with Retry-After), so a flood from one address cannot starve the
-  referee of CPU.
+  referee of CPU; every other change route (POST) shares one bucket an address (POST_RATE);
+* a tenth of the stream slots is kept for addresses that hold no stream yet, so a new viewer
+  gets in while a few addresses hold every other slot.
 The server below Flask (webui.lan_guard) caps connections per address and times out slow
 requests and clients that do not read.
 """
@@ -42,6 +44,8 @@ MAX_BODY_BYTES = 64 * 1024  # the largest settings form is well under 1 kB
 MAX_BODY_DEPTH = 8  # settings are one object of texts (a script may nest one level)
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 STREAM_RETRY_S = 5
+STREAM_SLOTS_RESERVED_SHARE = 10  # a tenth of the stream slots wait for addresses that hold none
+POST_RATE = (5.0, 10)  # every change route not in COSTLY_ROUTES: requests per second and burst per address
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 SECURITY_HEADERS = {
@@ -109,7 +113,8 @@ class RateLimiter:
 
 def install_guard(app: Flask, policy: AccessPolicy) -> None:
     app.extensions["refcam_access"] = policy
-    app.extensions["refcam_rate"] = RateLimiter(app.config.get("RATE_LIMITS", COSTLY_ROUTES))
+    app.extensions["refcam_rate"] = RateLimiter({"(every change)": POST_RATE,
+                                                 **app.config.get("RATE_LIMITS", COSTLY_ROUTES)})
     app.config.setdefault("MAX_CONTENT_LENGTH", MAX_BODY_BYTES)
     app.config.setdefault("MAX_FORM_MEMORY_SIZE", MAX_BODY_BYTES)
     app.config.setdefault("MAX_FORM_PARTS", 64)
@@ -121,7 +126,11 @@ def install_guard(app: Flask, policy: AccessPolicy) -> None:
 
 
 def one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
+    """One plain line of at most `limit` characters: whitespace runs folded, other control
+    characters written out (a piece name may hold a terminal escape)."""
+    from referee.safeload import printable
+
+    text = printable(" ".join(str(text).split()))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -150,7 +159,10 @@ def check_request() -> None:
 
 
 def _rate_limit() -> None:
-    wait = current_app.extensions["refcam_rate"].wait_s(request.remote_addr or "", request.path)
+    route = request.path
+    if request.method not in SAFE_METHODS and route not in current_app.extensions["refcam_rate"].limits:
+        route = "(every change)"  # every POST route shares one bucket an address unless it has its own
+    wait = current_app.extensions["refcam_rate"].wait_s(request.remote_addr or "", route)
     if wait:
         raise TooManyRequests(wait)
 
@@ -205,6 +217,9 @@ class StreamSlots:
     def __init__(self, limit: int, per_address: int = MAX_STREAMS_PER_ADDRESS):
         self.limit = limit
         self.per_address = per_address
+        # slots only an address holding no stream yet may take: a new viewer always gets in,
+        # even when a few addresses have every other slot (40 unread streams from 10 addresses)
+        self.reserved = max(1, limit // STREAM_SLOTS_RESERVED_SHARE) if limit > 1 else 0
         self.open = 0
         self.refused = 0
         self._by_address: dict[str, int] = {}
@@ -213,9 +228,11 @@ class StreamSlots:
     def take(self, address: str = "") -> None:
         with self._lock:
             mine = self._by_address.get(address, 0)
-            if self.open >= self.limit or (mine >= self.per_address and address not in TRUSTED_ADDRESSES):
+            trusted = address in TRUSTED_ADDRESSES
+            full = self.open >= self.limit or (mine and not trusted and self.open >= self.limit - self.reserved)
+            if full or (mine >= self.per_address and not trusted):
                 self.refused += 1
-                why = (f"{self.limit} live streams are open, the most this page serves" if self.open >= self.limit
+                why = (f"{self.open} live streams are open, the most this page serves" if full
                        else f"{self.per_address} live streams are open from your address, its share")
                 raise ServiceUnavailable(f"{why}; close a tab or try again shortly", retry_after=STREAM_RETRY_S)
             self.open += 1

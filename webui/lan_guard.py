@@ -9,6 +9,11 @@ Each limit answers one attack that stalled it before (issue 22), in the order a 
 * reading a request: its headers and body must arrive within REQUEST_READ_S of its first
   byte, and an idle connection closes after IDLE_S (waitress's channel_timeout); the check
   runs every CLEANUP_S;
+* idle connections (connected, nothing asked): one that sends no byte for FIRST_BYTE_S after
+  connecting is closed; and when the server comes within ROOM_FOR_NEW of its connection limit,
+  idle connections are closed at once to make room, from the address holding the most first,
+  oldest first (230 idle sockets, from loopback or 10 LAN addresses, used to hold every one of
+  waitress's connections and leave /healthz unanswered for 15-18 s);
 * writing: a client that stops reading a stream is dropped once nothing of its waiting
   output could be sent for STALLED_CLIENT_S (the kernel's send buffer is SEND_BUFFER_BYTES),
   or its thread has waited that long above OUTBUF_HIGH_WATERMARK, so its server thread and
@@ -35,6 +40,9 @@ MAX_CONNECTIONS_PER_ADDRESS = 24  # a browser opens about 6, plus 2 streams a ta
 REQUEST_READ_S = 5.0  # a request's headers and body (the API takes 64 kB at most)
 IDLE_S = 20.0  # a keep-alive connection with nothing to do
 CLEANUP_S = 1.0  # how often the limits above are checked
+FIRST_BYTE_S = 5.0  # a new connection that sends nothing for this long is closed
+ROOM_FOR_NEW = 8  # connections kept free for newcomers by closing idle ones
+IDLE_EVICT_S = 0.5  # an idle connection quiet this long may be closed to make room
 STALLED_CLIENT_S = 10.0  # a stream client that reads nothing for this long is dropped
 SEND_BUFFER_BYTES = 256 * 1024  # the kernel's send buffer per connection: ample for a LAN
 OUTBUF_HIGH_WATERMARK = 1024 * 1024  # unsent bytes per connection before its thread waits (about 10 frames)
@@ -100,6 +108,31 @@ class GuardedServer(TcpWSGIServer):
     refused_connections = 0
     slow_requests_closed = 0
     stalled_clients_dropped = 0
+    idle_closed = 0
+
+    def readable(self):
+        self._make_room()
+        return super().readable()
+
+    def _make_room(self) -> None:
+        """Within ROOM_FOR_NEW of the connection limit, close idle connections (nothing asked, nothing
+        to send), from the address holding the most connections first and the quietest first, so a
+        newcomer is always accepted and one address's idle sockets cannot crowd out the rest."""
+        channels = [ch for ch in list(self.active_channels.values()) if not ch.will_close]
+        over = len(channels) - (self.adj.connection_limit - ROOM_FOR_NEW)
+        if over <= 0:
+            return
+        now = time.time()
+        held: dict[str, int] = {}
+        for channel in channels:
+            held[_host(channel.addr)] = held.get(_host(channel.addr), 0) + 1
+        idle = [ch for ch in channels if _idle(ch, now, IDLE_EVICT_S)]
+        idle.sort(key=lambda ch: (-held[_host(ch.addr)], ch.last_activity))
+        for channel in idle[:over]:
+            channel.will_close = True
+            self.idle_closed += 1
+        if idle:
+            self.pull_trigger()
 
     def connections_from(self, host: str) -> int:
         return sum(1 for ch in list(self.active_channels.values()) if _host(ch.addr) == host)
@@ -132,7 +165,10 @@ class GuardedServer(TcpWSGIServer):
         for channel in list(self.active_channels.values()):
             if not isinstance(channel, GuardedChannel):
                 continue
-            if channel.reading_too_long(mono):
+            if _idle(channel, now, FIRST_BYTE_S) and channel.last_activity == channel.creation_time:
+                self.idle_closed += 1  # connected and never sent a byte
+                channel.will_close = True
+            elif channel.reading_too_long(mono):
                 self.slow_requests_closed += 1
                 channel.will_close = True
             elif channel.total_outbufs_len and now - channel.last_activity > STALLED_CLIENT_S:
@@ -141,6 +177,12 @@ class GuardedServer(TcpWSGIServer):
                 channel.stalled = True
                 channel.will_close = True
         self.pull_trigger()
+
+
+def _idle(channel, now: float, quiet_s: float) -> bool:
+    """Nothing asked, nothing being answered or sent, and quiet for quiet_s (waitress's clock)."""
+    return (channel.request is None and not channel.requests and not channel.total_outbufs_len
+            and not channel.will_close and now - channel.last_activity >= quiet_s)
 
 
 def _host(addr) -> str:

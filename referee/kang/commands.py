@@ -23,6 +23,7 @@ from .position import Position, PositionError
 # already takes minutes (tests/bench/kang.py), and the counts grow about twentyfold per ply.
 MAX_POSITION_CHARS = 200
 MAX_PERFT_DEPTH = 12
+MAX_PERFT_POSITIONS = 1e7  # about a minute of counting on one core
 
 
 def _common(p: argparse.ArgumentParser, image: bool = True) -> None:
@@ -193,11 +194,29 @@ def perft_depth(text: str) -> int:
     return depth
 
 
+def perft_counts(pos: Position, depth: int) -> list[int]:
+    """Positions at each depth 1..depth. Before each depth past the second, its count is estimated
+    from the last two (each turn multiplies them by about their ratio); a depth estimated past
+    MAX_PERFT_POSITIONS, minutes of counting, is refused in one line, whatever the machine's speed."""
+    memo: dict = {}
+    counts: list[int] = []
+    for d in range(1, depth + 1):
+        if len(counts) >= 2:
+            ratio = counts[-1] / max(1, counts[-2])
+            estimate = counts[-1] * ratio ** (depth - d + 1)
+            if estimate > MAX_PERFT_POSITIONS:
+                raise InvalidInputError(
+                    f"depth {depth} would count about {estimate:.1e} positions (each turn multiplies them by about "
+                    f"{ratio:.0f}), hours of counting; refcam counts at most {MAX_PERFT_POSITIONS:.0e} positions, "
+                    f"about a minute")
+        counts.append(perft(pos, d, memo))
+    return counts
+
+
 def run_perft(args, tools) -> int:
     depth = perft_depth(args.depth)
     pos = load_position(args.position)
-    memo: dict = {}
-    counts = [perft(pos, d, memo) for d in range(1, depth + 1)] if depth else []
+    counts = perft_counts(pos, depth)
     total = counts[-1] if counts else 1
     doc = {"position": str(pos), "depth": depth, "per_depth": counts, "perft": total}
     lines = [f"position: {pos}"] + [f"depth {d}: {n}" for d, n in enumerate(counts, 1)] + [str(total)]

@@ -1,4 +1,4 @@
-"""`make bench-lan`: the three LAN attacks of issue 22 against `refcam serve` replaying the
+"""`make bench-lan`: the LAN attacks of issues 22 and 35 (idle sockets) against `refcam serve` replaying the
 bundled Kang session in real time (4 frames/s, as the issue measured), on loopback only.
 
 The server runs in its own process; its phone routes answer as on a page reachable from the
@@ -67,6 +67,8 @@ def stop_server(proc: subprocess.Popen) -> None:
 def attacks(port: int):
     return [("230 connections trickling header lines (one every 10 s)",
              lambda: lan_attacks.slow_headers(port, connections=230, every_s=10.0)),
+            ("230 idle connections from 10 addresses (nothing sent)",
+             lambda: lan_attacks.idle_connections(port, connections=230, addresses=10)),
             ("40 MJPEG streams never read", lambda: lan_attacks.unread_streams(port, streams=40)),
             ("QR code flood, 16 clients, 267 requests/s",
              lambda: lan_attacks.flood(port, "/phone-qr.svg", clients=16, rate=267.0))]
@@ -103,7 +105,7 @@ def main(argv=None) -> int:
             before = after
     finally:
         stop_server(proc)
-    print(f"bench-lan: {3 - failed} of 3 attacks failed to stall the page (pass: /healthz < 1 s, fps >= 90 %)")
+    print(f"bench-lan: {len(attacks(port)) - failed} of {len(attacks(port))} attacks failed to stall the page (pass: /healthz < 1 s, fps >= 90 %)")
     return 1 if failed else 0
 
 

@@ -28,18 +28,33 @@ def register(subparsers) -> None:
 
 
 def record_frames(source, writer, seconds: float | None = None, quality: int = 95) -> int:
-    """Encode and append every frame of source to writer until seconds have passed; returns the count."""
+    """Encode and append every frame of source to writer until seconds have passed; returns the count.
+
+    seconds is a deadline on this computer's clock, whatever the camera does: a timer closes the
+    source then, which ends the iteration even while no frame comes (a camera that went silent
+    or lies forever used to keep `record --seconds 10` running without end)."""
+    import threading
+
     import cv2
 
+    timer = None
+    if seconds is not None:
+        timer = threading.Timer(seconds, source.close)
+        timer.daemon = True
+        timer.start()
     t_start = None
-    for t, image in source:
-        if t_start is None:
-            t_start = t
-        if seconds is not None and t - t_start > seconds:
-            break
-        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        if ok:
-            writer.add_encoded(buf.tobytes(), t - t_start)
+    try:
+        for t, image in source:
+            if t_start is None:
+                t_start = t
+            if seconds is not None and t - t_start > seconds:
+                break
+            ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+            if ok:
+                writer.add_encoded(buf.tobytes(), t - t_start)
+    finally:
+        if timer is not None:
+            timer.cancel()
     return writer.count
 
 

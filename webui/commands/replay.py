@@ -36,6 +36,7 @@ class Progress:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.last_pct = -1
+        self.on_line = False  # a bar is drawn on the terminal's current line
 
     def update(self, done: int) -> None:
         pct = min(100, int(100 * done / self.total))
@@ -44,15 +45,21 @@ class Progress:
                 bar = "#" * (pct // 4)
                 self.stream.write(f"\rrefcam: replay [{bar:<25}] {pct:3d}% ({done}/{self.total} frames)")
                 self.stream.flush()
+                self.on_line = True
         elif pct // 10 != self.last_pct // 10 or (pct == 100 and self.last_pct != 100):
             self.stream.write(f"refcam: replay {pct}%\n")
             self.stream.flush()
         self.last_pct = pct
 
-    def close(self) -> None:
-        if self.tty:
+    def end_line(self) -> None:
+        """End the bar's line, if one is drawn (an error or a warning then starts a line of its
+        own; with no bar, nothing: an error before the first frame used to follow a blank line)."""
+        if self.on_line:
             self.stream.write("\n")
             self.stream.flush()
+            self.on_line = False
+
+    close = end_line
 
 
 def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, observe=None,
@@ -204,8 +211,7 @@ def run(args: argparse.Namespace) -> int:
 
     def warn(message: str) -> None:
         warnings.append(message)
-        if progress.tty:
-            sys.stderr.write("\n")
+        progress.end_line()
         print(f"refcam: warning: {message}", file=sys.stderr)
 
     try:
