@@ -39,8 +39,10 @@ Coordinates: "ideal pixels" = undistorted pixel coordinates under K (no distorti
 
 from __future__ import annotations
 
+import copy
 import math
-from dataclasses import dataclass, field, replace
+from collections import OrderedDict
+from dataclasses import astuple, dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -379,13 +381,46 @@ def _init_camera(ref: list[StickerObs], K: np.ndarray, normal: np.ndarray | None
     return rvec, t
 
 
+# The last few solves, by their exact inputs: a table at rest whose stickers a stream follows
+# without moving them (vision/roi.py holds a sticker's corners while it stays within its hold
+# distance) hands the same stickers every frame, and the same inputs give the same fit.
+SOLVE_MEMO_SIZE = 8
+_solve_memo: OrderedDict = OrderedDict()
+
+
+def _solve_key(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
+               f_init: float | None, outlier_sigma: float) -> tuple:
+    """The exact inputs of one solve, as a hashable key (every sticker's every field, arrays as bytes)."""
+    def sticker(s: StickerObs) -> tuple:
+        return tuple(v.tobytes() if isinstance(v, np.ndarray) else v for v in astuple(s))
+
+    return (reference, astuple(intrinsics), f_init, outlier_sigma,
+            tuple((n, tuple(sticker(s) for s in groups[n])) for n in sorted(groups)))
+
+
 def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
                      f_init: float | None = None, outlier_sigma: float = 6.0) -> TablePose:
     """Joint fit of the camera pose and the in-plane poses of the flat pieces in `groups`.
 
     groups: piece name -> its detected stickers (all flat, or used as flat); reference: the
-    piece held at the identity (must be in groups).
+    piece held at the identity (must be in groups). The same inputs as one of the last
+    SOLVE_MEMO_SIZE solves give a copy of its answer without fitting again.
     """
+    key = _solve_key(groups, reference, intrinsics, f_init, outlier_sigma)
+    if key in _solve_memo:
+        _solve_memo.move_to_end(key)
+        return copy.deepcopy(_solve_memo[key])
+    tp = _solve_fresh(groups, reference, intrinsics, f_init, outlier_sigma)
+    _solve_memo[key] = copy.deepcopy(tp)
+    if len(_solve_memo) > SOLVE_MEMO_SIZE:
+        _solve_memo.popitem(last=False)
+    return tp
+
+
+def _solve_fresh(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
+                 f_init: float | None, outlier_sigma: float) -> TablePose:
+    """solve_table_pose without the memo: the fit, refitted with the edge bias held or each corner's
+    sigma widened by the bias's spread as the first fit calls for."""
     tp = _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma)
     if abs(tp.edge_bias_px) < EDGE_BIAS_SIGNIFICANT * tp.edge_bias_sigma_px and tp.edge_bias_blur_px < EDGE_BIAS_SHARP_PX:
         return _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, bias_prior_px=EDGE_BIAS_HELD_PX)
