@@ -42,7 +42,7 @@ from __future__ import annotations
 import copy
 import math
 from collections import OrderedDict
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import astuple, dataclass, field, fields, replace
 
 import cv2
 import numpy as np
@@ -388,14 +388,27 @@ SOLVE_MEMO_SIZE = 8
 _solve_memo: OrderedDict = OrderedDict()
 
 
+_STICKER_FIELDS = tuple(f.name for f in fields(StickerObs))
+
+
 def _solve_key(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
                f_init: float | None, outlier_sigma: float) -> tuple:
     """The exact inputs of one solve, as a hashable key (every sticker's every field, arrays as bytes)."""
     def sticker(s: StickerObs) -> tuple:
-        return tuple(v.tobytes() if isinstance(v, np.ndarray) else v for v in astuple(s))
+        values = (getattr(s, f) for f in _STICKER_FIELDS)
+        return tuple(v.tobytes() if isinstance(v, np.ndarray) else v for v in values)
 
     return (reference, astuple(intrinsics), f_init, outlier_sigma,
             tuple((n, tuple(sticker(s) for s in groups[n])) for n in sorted(groups)))
+
+
+def _copy_pose(tp: TablePose) -> TablePose:
+    """A copy of a memo's table pose that its user may change (its lists and dicts; nothing writes
+    into its arrays)."""
+    out = copy.copy(tp)
+    out.piece_poses, out.piece_cov = dict(tp.piece_poses), dict(tp.piece_cov)
+    out.camera_share_added, out.outliers, out.used_pieces = dict(tp.camera_share_added), list(tp.outliers), list(tp.used_pieces)
+    return out
 
 
 def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrinsics: Intrinsics,
@@ -409,9 +422,9 @@ def solve_table_pose(groups: dict[str, list[StickerObs]], reference: str, intrin
     key = _solve_key(groups, reference, intrinsics, f_init, outlier_sigma)
     if key in _solve_memo:
         _solve_memo.move_to_end(key)
-        return copy.deepcopy(_solve_memo[key])
+        return _copy_pose(_solve_memo[key])
     tp = _solve_fresh(groups, reference, intrinsics, f_init, outlier_sigma)
-    _solve_memo[key] = copy.deepcopy(tp)
+    _solve_memo[key] = _copy_pose(tp)
     if len(_solve_memo) > SOLVE_MEMO_SIZE:
         _solve_memo.popitem(last=False)
     return tp
