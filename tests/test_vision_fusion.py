@@ -316,3 +316,38 @@ def test_hand_held_photos_a_few_centimetres_apart_register_and_read_right():
         err = math.hypot(p.x_mm - where[p.name]["x_mm"], p.y_mm - where[p.name]["y_mm"])
         assert err <= 3.0 * p.sigma_mm + 0.05, f"{p.name} off {err:.2f} mm, sigma {p.sigma_mm:.2f}"
     assert len(obs.pieces) >= 10
+
+
+def test_photos_of_three_different_tables_are_refused_naming_the_photo(capsys):
+    """samples/tornado-finish holds three stills of three different races: the finish line's
+    stickers are common to all, the boats and cards are not. `rank` once fused them into one
+    "complete" 6-boat ranking; it must refuse in one line naming the photo, exit 2."""
+    folder = SAMPLES / "tornado-finish"
+    if not (folder / "000.jpg").is_file():
+        pytest.skip("samples/tornado-finish missing")
+    code, out, err = run_cli(capsys, ["rank", str(folder)])
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "001.jpg does not show the table of 000.jpg" in lines[0], err
+    assert "tornado/boat-1" in lines[0] and "tornado/boat-2" in lines[0]
+
+
+def test_a_piece_taken_away_between_photos_is_refused_but_a_small_sticker_lost_to_noise_is_not(table):
+    still = SAMPLES / "tornado" / "000.scene.json"
+    if not still.is_file():
+        pytest.skip("samples/tornado missing")
+    scene = json.loads(still.read_text())
+    image, _ = _render(scene)
+    first = fusion.detected_frames([image], ["a.jpg"], CAT)[0]
+    biggest = max(first.detections, key=lambda d: d.side_px)
+    assert biggest.side_px >= fusion.MISSING_SIDE_PX
+    name = CAT.sticker(biggest.marker_id).piece
+    scene["pieces"] = [p for p in scene["pieces"] if p["name"] != name]
+    gone, _ = _render(scene)
+    frames = [first] + fusion.detected_frames([gone], ["b.jpg"], CAT)
+    with pytest.raises(fusion.FusionError, match=f"b.jpg does not show the table of a.jpg \\({name} of a.jpg not in it\\)"):
+        fusion.register_all(frames, CAT)
+    assert len(fusion.register_all(frames, CAT, strict=False)[0]) == 2  # the live engine's calm frames: not checked
+    # the noisy frames of one still table read different small stickers, and fuse
+    kept, _ = fusion.register_all(table["frames"], CAT)
+    assert len(kept) == FRAMES
