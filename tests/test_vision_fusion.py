@@ -351,3 +351,42 @@ def test_a_piece_taken_away_between_photos_is_refused_but_a_small_sticker_lost_t
     # the noisy frames of one still table read different small stickers, and fuse
     kept, _ = fusion.register_all(table["frames"], CAT)
     assert len(kept) == FRAMES
+
+
+def test_the_trimmed_mean_drops_each_pixels_lowest_and_highest_value():
+    """Four frames and more: the mean without each pixel's lowest and highest value. A hand's
+    edge in one frame (255 there) and a shadow in another (0) leave the pixel at the others'
+    mean exactly; worked by hand: (100 + 104) / 2 = 102 with 4 frames."""
+    base = np.full((8, 8, 3), 100, np.uint8)
+    frames = [base.copy(), base.copy(), base.copy(), base.copy()]
+    frames[1][2, 3] = 104
+    frames[2][2, 3] = 255  # bright: dropped
+    frames[3][2, 3] = 0  # dark: dropped
+    fused = fusion.fuse([fusion.Frame(f, {}) for f in frames], [fusion.Registration(None, 0.0, 0)] * 4)
+    assert fused.image[2, 3].tolist() == [102, 102, 102]
+    assert (np.delete(fused.image.reshape(-1, 3), 2 * 8 + 3, axis=0) == 100).all()
+    assert "without each pixel's lowest and highest" in fused.method
+
+
+def _stickers(shift_of_last: float) -> dict:
+    square = np.array([[0, 0], [30, 0], [30, 30], [0, 30]], dtype=np.float64)
+    places = [(100, 100), (600, 120), (1100, 90), (320, 400), (900, 380), (150, 600), (640, 620), (1150, 600),
+              (400, 250)]  # nine stickers over a 720p table
+    out = {200 + k: square + p for k, p in enumerate(places)}
+    out[203] = out[203] + (shift_of_last, 0.0)
+    return out
+
+
+@pytest.mark.parametrize("shift, moved", [(2.5, False), (3.5, True), (4.0, True), (5.0, True), (6.0, True)])
+def test_a_piece_moved_a_few_pixels_between_photos_is_refused(shift, moved):
+    """MOVED_PX = 3: a sticker 3.5-6 px off the homography the other stickers agree on moved
+    (a hand-held phone's parallax stays below it); 2.5 px is still the same place."""
+    still = np.zeros((720, 1280, 3), np.uint8)
+    frames = [fusion.Frame(still, _stickers(0.0), "a.jpg"), fusion.Frame(still, _stickers(shift), "b.jpg")]
+    reg = fusion.register(frames[0].stickers, frames[1].stickers)
+    assert (203 in reg.moved) == moved
+    if moved:
+        with pytest.raises(fusion.FusionError, match="b.jpg: .* moved since a.jpg"):
+            fusion.register_all(frames, CAT)
+    else:
+        assert len(fusion.register_all(frames, CAT)[0]) == 2
