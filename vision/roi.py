@@ -80,6 +80,7 @@ class RoiDetector:
         self.full_passes = 0
         self.roi_passes = 0
         self.changed_passes = 0  # of the roi passes: searches of what changed
+        self._kept = None  # (result, key, what was made of it): remember / recall
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
         gray = detect.to_gray(image)
@@ -100,6 +101,16 @@ class RoiDetector:
             self.roi_passes += 1
         self._last = result
         return result
+
+    def recall(self, found: detect.DetectionResult, key) -> object | None:
+        """What remember() kept for this very result (the same object: every sticker held since) and
+        the same key (the camera and game it was read with), or None."""
+        kept = self._kept
+        return kept[2] if kept is not None and kept[0] is found and kept[1] == key else None
+
+    def remember(self, found: detect.DetectionResult, key, what) -> None:
+        """Keep what was made of this result (an observation) for recall()."""
+        self._kept = (found, key, what)
 
     def _shrink(self, gray: np.ndarray) -> np.ndarray:
         s = self.settings.motion_scale
@@ -207,6 +218,8 @@ class RoiDetector:
         found = self._follow_many(gray, self._last.detections)
         if found is None:
             return None
+        if all(d is last for d, last in zip(found, self._last.detections)):
+            return self._last  # every sticker held: the same result, so what follows it may be kept too
         return detect.DetectionResult(found, self._last.unknown_ids, self._last.second_pass_found)
 
     def _follow_many(self, gray: np.ndarray, last) -> tuple[detect.Detection, ...] | None:
