@@ -1423,6 +1423,7 @@ def layout_mismatches(groups: dict[str, list[StickerObs]], K: np.ndarray) -> dic
 # than FOCAL_DISAGREE_SIGMA of their own estimate and FOCAL_DISAGREE_REL of the focal length
 FOCAL_CHECK_RMS_SIGMA = 0.8
 FOCAL_SCORE_SIGMA = 1.0
+FOCAL_SCORE_SD_REL = 0.1
 FOCAL_DISAGREE_SIGMA = 4.0
 FOCAL_DISAGREE_REL = 0.02
 # ... and warn, keeping the file's fit, when they disagree by more than FOCAL_WARN_SIGMA and
@@ -1449,8 +1450,11 @@ def check_camera_file(groups: dict[str, list[StickerObs]], reference: str, intri
         return tp, None
     # the step must also reach what a warning needs (FOCAL_WARN_REL): a true file's steps are 1-2.4 %
     # and often over 1 sd (a stream would refit every frame), a file 11 % off steps 8-15 %
+    # and the stickers must fix the focal length to FOCAL_SCORE_SD_REL: straight down they cannot
+    # (a 247-sticker table: +-21 %, a step of 1.1 sd refitted it every frame)
     score = abs(tp.focal_offset_px) >= max(FOCAL_SCORE_SIGMA * tp.focal_offset_sigma_px,
-                                           FOCAL_WARN_REL * intrinsics.fx)
+                                           FOCAL_WARN_REL * intrinsics.fx) \
+        and tp.focal_offset_sigma_px <= FOCAL_SCORE_SD_REL * intrinsics.fx
     if tp.rms_sigma < FOCAL_CHECK_RMS_SIGMA and not score:
         return tp, None
     free = replace(intrinsics, focal_free=True, prior_f=intrinsics.fx)
