@@ -217,3 +217,14 @@ def test_a_boats_reading_counts_the_cameras_error_against_the_gate_not_its_own_s
     # without a field (an older observation), the whole measurement sigma, as before
     assert sigma_against_gate_mm(_lineup(boat), boat, obs.piece("tornado/start-gate"), default_catalog(),
                                  (-37.0, -50.0)) == pytest.approx(0.1, abs=1e-6)
+
+
+@pytest.mark.parametrize("turn", [3.0, -4.0, 4.9])
+def test_a_turned_boats_sideways_placement_reads_along_the_gate_by_tan_turn(turn):
+    """A boat turned t from square: its sticker's sideways placement (0.5 mm sd) reads along the
+    gate's normal by 0.5 tan t, added in quadrature to the measurement's 0.1 mm: at 3 deg that is
+    hypot(0.1, 0.0262) = 0.1034 mm (worked by hand; a square boat keeps 0.1)."""
+    reach = 11 * math.cos(math.radians(turn)) + 2 * abs(math.sin(math.radians(turn))) + 6
+    (r,), _ = read_lineup(_lineup(_boat(3, -20 - reach, 0.0, turn)), default_catalog(), "a.jpg")
+    assert r.sigma_mm == pytest.approx(math.hypot(0.1, 0.5 * math.tan(math.radians(abs(turn)))), abs=2e-4)
+    assert r.sigma_mm - 0.1 > 0.003  # the term is there, not lost in rounding

@@ -81,3 +81,18 @@ def test_a_marker_in_a_grid_of_foreign_squares_is_dropped_and_a_lone_one_kept():
     assert not foreign.in_foreign_grid(detected, grid, inked, unframed)[0]
     # one neighbour is not a grid
     assert not foreign.in_foreign_grid(detected, grid[:1], inked, inked)[0]
+
+
+def test_one_foreign_square_reported_twice_is_one_neighbour():
+    """The detector returns a square once per threshold window that finds it: the same square
+    twice (a pixel apart) is one neighbour, so a marker beside one foreign square is kept; a
+    second square of its own makes the grid (the boundary: FOREIGN_GRID_MIN_NEIGHBOURS = 2)."""
+    square = np.array([[0, 0], [20, 0], [20, 20], [0, 20]], dtype=np.float64)
+    detected = np.array([square + 100])
+    inked = np.array([[30.0, 230.0]])
+    twice = np.array([square + (126, 100), square + (126.8, 100.6)])
+    assert foreign.foreign_grid_neighbours(detected, twice, inked, np.repeat(inked, 2, axis=0))[0] == 1
+    assert not foreign.in_foreign_grid(detected, twice, inked, np.repeat(inked, 2, axis=0))[0]
+    two = np.array([square + (126, 100), square + (74, 100)])
+    assert foreign.foreign_grid_neighbours(detected, two, inked, np.repeat(inked, 2, axis=0))[0] == 2
+    assert foreign.in_foreign_grid(detected, two, inked, np.repeat(inked, 2, axis=0))[0]

@@ -97,3 +97,32 @@ def test_exact_river_tiles_under_a_tone_curve_keep_their_layout():
     for p in tiles:
         err = ((p.x_mm - where[p.name]["x_mm"]) ** 2 + (p.y_mm - where[p.name]["y_mm"]) ** 2) ** 0.5
         assert err < 1.0 and err < 3 * p.measure_sigma_mm, (p.name, err, p.measure_sigma_mm)
+
+
+def test_the_camera_share_added_by_hand_stuck_stickers_is_what_exceeds_the_exact_stickers_share():
+    """TablePose.camera_share_added: the part of each piece's covariance that moves with the camera
+    on a hand-stuck copy beyond what it would with exact stickers. Worked on a made-up joint
+    covariance (camera 6, two pieces 3 each, edge bias 1): a hand-stuck fit as tight as the exact
+    one adds nothing; one twice as loose everywhere adds the exact share once more (B C^-1 B^T,
+    the piece's regression on the camera, doubles)."""
+    import numpy as np
+
+    from vision.table_pose import _camera_share_added
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(40, 13))
+    exact_normal = a.T @ a
+    noise = 1.3
+    exact_cov = np.linalg.inv(exact_normal) * noise ** 2
+    names = ["ref", "tornado/card-1-01", "tornado/card-1-02"]
+    same = _camera_share_added(exact_cov, exact_normal, noise, names, 6)
+    assert set(same) == set(names[1:])
+    for m in same.values():
+        assert np.abs(m).max() < 1e-9 * np.abs(exact_cov).max()
+    looser = _camera_share_added(2.0 * exact_cov, exact_normal, noise, names, 6)
+    C = exact_cov[:6, :6]
+    for k, name in enumerate(names[1:]):
+        B = exact_cov[6 + 3 * k:9 + 3 * k, :6]
+        share = B @ np.linalg.inv(C) @ B.T
+        assert np.allclose(looser[name], share, rtol=1e-6, atol=1e-12 * np.abs(share).max())
+    assert _camera_share_added(exact_cov, None, noise, names, 6) == {}  # no placement prior: nothing added

@@ -316,3 +316,77 @@ def test_hand_held_photos_a_few_centimetres_apart_register_and_read_right():
         err = math.hypot(p.x_mm - where[p.name]["x_mm"], p.y_mm - where[p.name]["y_mm"])
         assert err <= 3.0 * p.sigma_mm + 0.05, f"{p.name} off {err:.2f} mm, sigma {p.sigma_mm:.2f}"
     assert len(obs.pieces) >= 10
+
+
+def test_photos_of_three_different_tables_are_refused_naming_the_photo(capsys):
+    """samples/tornado-finish holds three stills of three different races: the finish line's
+    stickers are common to all, the boats and cards are not. `rank` once fused them into one
+    "complete" 6-boat ranking; it must refuse in one line naming the photo, exit 2."""
+    folder = SAMPLES / "tornado-finish"
+    if not (folder / "000.jpg").is_file():
+        pytest.skip("samples/tornado-finish missing")
+    code, out, err = run_cli(capsys, ["rank", str(folder)])
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "001.jpg does not show the table of 000.jpg" in lines[0], err
+    assert "tornado/boat-1" in lines[0] and "tornado/boat-2" in lines[0]
+
+
+def test_a_piece_taken_away_between_photos_is_refused_but_a_small_sticker_lost_to_noise_is_not(table):
+    still = SAMPLES / "tornado" / "000.scene.json"
+    if not still.is_file():
+        pytest.skip("samples/tornado missing")
+    scene = json.loads(still.read_text())
+    image, _ = _render(scene)
+    first = fusion.detected_frames([image], ["a.jpg"], CAT)[0]
+    biggest = max(first.detections, key=lambda d: d.side_px)
+    assert biggest.side_px >= fusion.MISSING_SIDE_PX
+    name = CAT.sticker(biggest.marker_id).piece
+    scene["pieces"] = [p for p in scene["pieces"] if p["name"] != name]
+    gone, _ = _render(scene)
+    frames = [first] + fusion.detected_frames([gone], ["b.jpg"], CAT)
+    with pytest.raises(fusion.FusionError, match=f"b.jpg does not show the table of a.jpg \\({name} of a.jpg not in it\\)"):
+        fusion.register_all(frames, CAT)
+    assert len(fusion.register_all(frames, CAT, strict=False)[0]) == 2  # the live engine's calm frames: not checked
+    # the noisy frames of one still table read different small stickers, and fuse
+    kept, _ = fusion.register_all(table["frames"], CAT)
+    assert len(kept) == FRAMES
+
+
+def test_the_trimmed_mean_drops_each_pixels_lowest_and_highest_value():
+    """Four frames and more: the mean without each pixel's lowest and highest value. A hand's
+    edge in one frame (255 there) and a shadow in another (0) leave the pixel at the others'
+    mean exactly; worked by hand: (100 + 104) / 2 = 102 with 4 frames."""
+    base = np.full((8, 8, 3), 100, np.uint8)
+    frames = [base.copy(), base.copy(), base.copy(), base.copy()]
+    frames[1][2, 3] = 104
+    frames[2][2, 3] = 255  # bright: dropped
+    frames[3][2, 3] = 0  # dark: dropped
+    fused = fusion.fuse([fusion.Frame(f, {}) for f in frames], [fusion.Registration(None, 0.0, 0)] * 4)
+    assert fused.image[2, 3].tolist() == [102, 102, 102]
+    assert (np.delete(fused.image.reshape(-1, 3), 2 * 8 + 3, axis=0) == 100).all()
+    assert "without each pixel's lowest and highest" in fused.method
+
+
+def _stickers(shift_of_last: float) -> dict:
+    square = np.array([[0, 0], [30, 0], [30, 30], [0, 30]], dtype=np.float64)
+    places = [(100, 100), (600, 120), (1100, 90), (320, 400), (900, 380), (150, 600), (640, 620), (1150, 600),
+              (400, 250)]  # nine stickers over a 720p table
+    out = {200 + k: square + p for k, p in enumerate(places)}
+    out[203] = out[203] + (shift_of_last, 0.0)
+    return out
+
+
+@pytest.mark.parametrize("shift, moved", [(2.5, False), (3.5, True), (4.0, True), (5.0, True), (6.0, True)])
+def test_a_piece_moved_a_few_pixels_between_photos_is_refused(shift, moved):
+    """MOVED_PX = 3: a sticker 3.5-6 px off the homography the other stickers agree on moved
+    (a hand-held phone's parallax stays below it); 2.5 px is still the same place."""
+    still = np.zeros((720, 1280, 3), np.uint8)
+    frames = [fusion.Frame(still, _stickers(0.0), "a.jpg"), fusion.Frame(still, _stickers(shift), "b.jpg")]
+    reg = fusion.register(frames[0].stickers, frames[1].stickers)
+    assert (203 in reg.moved) == moved
+    if moved:
+        with pytest.raises(fusion.FusionError, match="b.jpg: .* moved since a.jpg"):
+            fusion.register_all(frames, CAT)
+    else:
+        assert len(fusion.register_all(frames, CAT)[0]) == 2

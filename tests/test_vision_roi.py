@@ -27,7 +27,7 @@ def two_frames():
 @pytest.mark.parametrize("mode,tol,tol_second", [("follow", 0.03, 0.25), ("regions", 0.001, 0.001)])
 def test_a_table_at_rest_is_followed_to_the_whole_frame_answer(two_frames, mode, tol, tol_second):
     first, second = two_frames
-    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode))
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode, hold_px=0.0))  # the follow itself
     follower.detect(first)
     got = follower.detect(second)
     assert follower.full_passes == 1 and follower.roi_passes == 1
@@ -42,6 +42,25 @@ def test_a_table_at_rest_is_followed_to_the_whole_frame_answer(two_frames, mode,
         # stickers carry them as a whole-frame pass does (else the page's sigma loses that term)
         if "edge_blur_px" in w.extra:
             assert np.allclose(g.extra["edge_blur_px"], w.extra["edge_blur_px"], rtol=0.1, atol=0.05), g.marker_id
+
+
+def test_at_rest_stickers_keep_their_corners_and_a_moved_one_is_given_where_it_is(two_frames):
+    """hold_px: a followed sticker within it of where it was given out keeps those corners (the same
+    result, so the table's fit is not done again); one moved further is given out where it is now."""
+    first, second = two_frames
+    follower = roi.RoiDetector(CAT)
+    one = follower.detect(first)
+    two = follower.detect(second)
+    assert two is one and follower.roi_passes == 1  # fresh noise moves a corner ~0.05 px: all held
+    whole = detect.detect_all(second, CAT)
+    for g, w in zip(two.detections, whole.detections):
+        assert np.abs(g.corners - w.corners).max() < follower.settings.hold_px + 0.25
+    shifted = np.ascontiguousarray(np.roll(second, 1, axis=1))  # every sticker 1 px right: beyond hold_px
+    follower._reference = follower._shrink(shifted)  # the motion check would catch it: test the follow itself
+    three = follower.detect(shifted)
+    assert follower.full_passes == 1 and three is not one
+    for g, w in zip(three.detections, one.detections):
+        assert np.abs(g.corners - w.corners - (1.0, 0.0)).max() < 0.3, g.marker_id
 
 
 def test_a_moved_sticker_forces_a_whole_frame_pass(two_frames):

@@ -78,13 +78,19 @@ def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_l
 
 def _distinct(centres: np.ndarray, sides: np.ndarray) -> np.ndarray:
     """(m,) bool, one candidate per place: the detector returns a square several times (threshold
-    windows)."""
-    keep: list[int] = []
-    for k in np.argsort(-sides):
-        if all(np.linalg.norm(centres[k] - centres[j]) >= 0.5 * min(sides[k], sides[j]) for j in keep):
-            keep.append(int(k))
-    out = np.zeros(len(centres), dtype=bool)
-    out[keep] = True
+    windows). Largest first, a candidate is kept unless a kept one lies within half the smaller
+    side of it. The clashes are found for all pairs at once; only candidates that clash with a
+    larger one (a few per place) are decided in order."""
+    m = len(centres)
+    order = np.argsort(-sides)
+    c, s = centres[order], sides[order]
+    dist = np.sqrt(((c[:, None, :] - c[None, :, :]) ** 2).sum(axis=2))
+    clash = np.tril(dist < 0.5 * np.minimum(s[:, None], s[None, :]), k=-1)  # with an earlier (larger) one
+    kept = np.ones(m, dtype=bool)
+    for i in np.flatnonzero(clash.any(axis=1)):
+        kept[i] = not (clash[i, :i] & kept[:i]).any()
+    out = np.zeros(m, dtype=bool)
+    out[order[kept]] = True
     return out
 
 

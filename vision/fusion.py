@@ -48,6 +48,12 @@ MOVED_PX = 3.0
 # this many read it: the tracker asks 3 sightings in a row of a new piece, so one frame's read
 # must not slip a flash past that guard (photos on the command line: one photo suffices).
 LIVE_MIN_READS = 2
+# Photos of one still table show the same stickers: a sticker one photo reads at this side (px)
+# or more, that the registration puts wholly inside the other photo (a side from its edge), and
+# that the other does not read, is not on that table (another table, a piece taken away, or a
+# hand over it). Readers find 99.8 % of stickers from 21 px through a webcam's whole chain
+# (tests/bench/webcam.py); smaller ones come and go with the noise.
+MISSING_SIDE_PX = 24.0
 # Below this many common stickers the homography is not trusted: a shift (median) is used.
 MIN_STICKERS_FOR_HOMOGRAPHY = 3
 # A fitted motion that moves no sticker corner by more than this (px) is taken as no motion: no
@@ -156,7 +162,7 @@ def register_all(frames: list[Frame], catalog: Catalog | None = None, strict: bo
     kept, regs = [ref], [Registration(None, 0.0, len(ref.stickers))]
     for f in frames[1:]:
         reg = register(ref.stickers, f.stickers) if f.image.shape == ref.image.shape else None
-        problem = _mismatch(ref, f, reg, catalog)
+        problem = _mismatch(ref, f, reg, catalog) or (_not_shown(ref, f, reg, catalog) if strict else None)
         if problem is None:
             kept.append(f)
             regs.append(reg)
@@ -178,6 +184,41 @@ def _mismatch(ref: Frame, f: Frame, reg: Registration | None, catalog: Catalog) 
         return (f"{name}: {', '.join(pieces)} moved since {ref_name}; photos to fuse must show one still "
                 f"table (take them again without touching the pieces)")
     return None
+
+
+def _not_shown(ref: Frame, f: Frame, reg: Registration, catalog: Catalog) -> str | None:
+    """Why frame f does not show the reference's table (one line naming both), or None: pieces
+    one of them reads clearly where the other shows nothing (MISSING_SIDE_PX). The live engine's
+    calm frames are of one table by the tracker's own test, so only photos are checked."""
+    to_f = np.eye(3) if reg.identity else np.linalg.inv(reg.homography)
+    to_ref = np.eye(3) if reg.identity else reg.homography
+    gone = _missing_in(ref.stickers, f.stickers, to_f, f.image.shape)
+    new = _missing_in(f.stickers, ref.stickers, to_ref, ref.image.shape)
+    if not gone and not new:
+        return None
+    name, ref_name = f.label or "a frame", ref.label or "the first frame"
+
+    def pieces(ids):
+        return ", ".join(sorted({catalog.sticker(i).piece if catalog.sticker(i) else f"id {i}" for i in ids}))
+
+    parts = ([f"{pieces(gone)} of {ref_name} not in it"] if gone else []) + (
+        [f"{pieces(new)} not in {ref_name}"] if new else [])
+    return (f"{name} does not show the table of {ref_name} ({'; '.join(parts)}): photos to fuse must show one "
+            f"still table, nothing moved, taken away or covered")
+
+
+def _missing_in(seen: dict, other: dict, H: np.ndarray, shape: tuple) -> list[int]:
+    """The ids `seen` reads at MISSING_SIDE_PX or more that `other` (a picture of `shape`) does not
+    read, though H (seen px -> other px) puts them wholly inside it, a side from its edges."""
+    h, w = shape[:2]
+    out = []
+    for i in sorted(set(seen) - set(other)):
+        corners = cv2.perspectiveTransform(np.asarray(seen[i], np.float64).reshape(-1, 1, 2), H).reshape(4, 2)
+        side = detect.side_px(corners)
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+        if side >= MISSING_SIDE_PX and (lo >= side).all() and hi[0] <= w - 1 - side and hi[1] <= h - 1 - side:
+            out.append(i)
+    return out
 
 
 ROWS_PER_BAND = 256  # the float average is made a band of rows at a time (4K: 8 MB, not 100 MB)

@@ -25,6 +25,11 @@ Between whole frames, two ways (RoiSettings.mode):
   there; no detector run at all. Corners are within 0.01 px of a whole-frame pass on the
   same frame (noise moves a corner ~0.05 px), verdicts the same, sigmas within ~2 %
   (the edge scatter depends a little on where the fit starts). Cheapest: the live page's way.
+  A followed sticker whose corners all stay within ``hold_px`` of where they were last given
+  out is given out unchanged (the same Detection): at rest, frame after frame hands the same
+  stickers on, and what comes after detection (the table's fit: vision/table_pose.py keeps
+  its last answers by their inputs) is not done again. A sticker that moves further, even
+  slowly, is given out where it is now and held there.
 """
 
 from __future__ import annotations
@@ -53,6 +58,11 @@ class RoiSettings:
     # most) and follow the stickers elsewhere, instead of a whole-frame pass
     changed_only: bool = True
     changed_max_share: float = 0.8
+    # mode "follow": a sticker whose corners moved no more than this (px) since they were last given
+    # out keeps them. Noise moves a followed corner ~0.05 px (1080p sessions, 1.2 grey levels); a
+    # held corner is an earlier measurement of a still sticker, as good as this frame's, and a piece
+    # that truly moves goes far beyond it. 0: never held.
+    hold_px: float = 0.25
 
 
 class RoiDetector:
@@ -71,6 +81,7 @@ class RoiDetector:
         self.full_passes = 0
         self.roi_passes = 0
         self.changed_passes = 0  # of the roi passes: searches of what changed
+        self._kept = None  # (result, key, what was made of it): remember / recall
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
         gray = detect.to_gray(image)
@@ -91,6 +102,16 @@ class RoiDetector:
             self.roi_passes += 1
         self._last = result
         return result
+
+    def recall(self, found: detect.DetectionResult, key) -> object | None:
+        """What remember() kept for this very result (the same object: every sticker held since) and
+        the same key (the camera and game it was read with), or None."""
+        kept = self._kept
+        return kept[2] if kept is not None and kept[0] is found and kept[1] == key else None
+
+    def remember(self, found: detect.DetectionResult, key, what) -> None:
+        """Keep what was made of this result (an observation) for recall()."""
+        self._kept = (found, key, what)
 
     def _shrink(self, gray: np.ndarray) -> np.ndarray:
         s = self.settings.motion_scale
@@ -198,6 +219,8 @@ class RoiDetector:
         found = self._follow_many(gray, self._last.detections)
         if found is None:
             return None
+        if all(d is last for d, last in zip(found, self._last.detections)):
+            return self._last  # every sticker held: the same result, so what follows it may be kept too
         return detect.DetectionResult(found, self._last.unknown_ids, self._last.second_pass_found)
 
     def _follow_many(self, gray: np.ndarray, last) -> tuple[detect.Detection, ...] | None:
@@ -216,8 +239,10 @@ class RoiDetector:
         if not reads_as_many(crop, corners, [d.marker_id for d in last]).all():
             return None
         corners = corners + offset
+        held = np.abs(corners - before).max(axis=(1, 2)) <= self.settings.hold_px
         sides = np.linalg.norm(corners - np.roll(corners, -1, axis=1), axis=2).mean(axis=1)
-        return tuple(detect.Detection(marker_id=d.marker_id, corners=corners[k], side_px=float(sides[k]),
+        return tuple(d if held[k] else
+                     detect.Detection(marker_id=d.marker_id, corners=corners[k], side_px=float(sides[k]),
                                       edge_rms_px=float(rms[k]), source=d.source, known=d.known,
                                       blur_px=float(blur[k]), extra=_edge_blur_extra(blur_edges[k]))
                      for k, d in enumerate(last))

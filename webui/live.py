@@ -710,6 +710,10 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
 
     catalog = default_catalog()
     found = detector.detect(image) if detector is not None else detect.detect_all(image, catalog, second_pass=thorough)
+    key = (id(camera), game, empty_ok, image.shape[:2])
+    kept = detector.recall(found, key) if detector is not None else None
+    if kept is not None:  # every sticker where it was last frame (vision/roi.py hold_px): the same reading
+        return kept
     dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
     h, w = image.shape[:2]
     try:
@@ -717,8 +721,12 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
     except pipeline.NoStickersError:
         if not empty_ok:
             raise
-        return Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
-    return replace(obs, extra={**obs.extra, "detections": dets})
+        obs = Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
+    else:
+        obs = replace(obs, extra={**obs.extra, "detections": dets})
+    if detector is not None:
+        detector.remember(found, key, obs)
+    return obs
 
 
 DETECT_MODES = ("follow", "regions", "whole")

@@ -376,9 +376,24 @@ class DetectionClock:
         detect.detect_all, roi.RoiDetector.detect = self._saved
 
 
-def scaling(repeats: int = 4) -> list[tuple]:
+def still_frames(image, n: int, seed: int = 17) -> list:
+    """n frames of one still table: the picture with fresh sensor noise (FRAME_NOISE grey levels)
+    and JPEG (q85) each, as a webcam gives a table at rest (the same picture n times would be a
+    table no camera shows: every sticker exactly where it was)."""
+    import cv2
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        noisy = np.clip(image + rng.normal(0, FRAME_NOISE, image.shape), 0, 255).astype(np.uint8)
+        out.append(cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR))
+    return out
+
+
+def scaling(repeats: int = 6) -> list[tuple]:
     """Time per frame of (a), (b) and (c) against the stickers found on the same table (c: the
-    table at rest, every sticker followed)."""
+    table at rest, every sticker followed), over `repeats` frames of it with fresh noise each."""
     import cv2
 
     from vision.sources import SessionSource
@@ -389,6 +404,8 @@ def scaling(repeats: int = 4) -> list[tuple]:
     rows = []
     for cards in SCALING_CARDS:
         image, camera = scaling_frames(cards)
+        frames = still_frames(image, repeats + 1)
+        image = frames[0]
         engines = [LiveEngine(SessionSource(REPO / "samples" / "sessions" / "tornado", realtime=False),
                               tracking_observe(mode=mode), LiveSettings(game="tornado", camera=camera))
                    for mode in ("whole", "follow")]
@@ -397,11 +414,11 @@ def scaling(repeats: int = 4) -> list[tuple]:
         for engine in engines:
             engine.process(0.0, image)  # warm up (and c's whole-frame pass)
         detecting = [DetectionClock(), DetectionClock()]
-        for i in range(repeats):
-            ca.time(bare.detectMarkers, image)
+        for i, frame in enumerate(frames[1:]):
+            ca.time(bare.detectMarkers, frame)
             for engine, clock, (frames_sub, events_sub), det in zip(engines, (cb, cc), subs, detecting):
                 with det:
-                    clock.time(engine.process, 0.1 * (i + 1), image)
+                    clock.time(engine.process, 0.1 * (i + 1), frame)
                 _drain(frames_sub, events_sub, [])
         after = [(clock.cpu - det.cpu) * 1000.0 / max(1, clock.n) for clock, det in zip((cb, cc), detecting)]
         engine = engines[0]
@@ -417,7 +434,25 @@ def scaling(repeats: int = 4) -> list[tuple]:
         print(f"  per extra sticker: a {(a1 - a0) / (s1 - s0):.2f} ms, b {(b1 - b0) / (s1 - s0):.2f} ms, c "
               f"{(k1 - k0) / (s1 - s0):.2f} ms; after detection b {(ab1 - ab0) / (s1 - s0):.2f} ms, c "
               f"{(ac1 - ac0) / (s1 - s0):.2f} ms; b at {s1} stickers {b1 / b0:.1f} x b at {s0}", flush=True)
+    print_scaling_summary(rows)
     return rows
+
+
+def print_scaling_summary(rows: list[tuple]) -> None:
+    """The scaling in one table: ms at each sticker count, after detection per sticker (linear work
+    keeps it flat or falling), and the largest table's fps and its ratio to the bare detector."""
+    print("  stickers        | " + " | ".join(f"{s:6d}" for _, s, *_ in rows), flush=True)
+    for label, k in (("a bare ms", 2), ("b whole ms", 3), ("c at rest ms", 4), ("b after det. ms", 5),
+                     ("c after det. ms", 6)):
+        print(f"  {label:15s} | " + " | ".join(f"{r[k]:6.1f}" for r in rows), flush=True)
+    for label, k in (("b after det./st.", 5), ("c after det./st.", 6)):
+        print(f"  {label:15s} | " + " | ".join(f"{r[k] / max(1, r[1]):6.3f}" for r in rows), flush=True)
+    _, s, a, b, c, ab, ac = rows[-1]
+    growth = [(r[5] / max(1, r[1])) for r in rows]
+    print(f"  {s}-sticker table: a {1000 / a:.1f} fps, b {1000 / b:.1f} fps (b/a {b / a:.2f}), c at rest "
+          f"{1000 / c:.1f} fps (c/a {c / a:.2f}); after detection per sticker (b) from {growth[0]:.3f} to "
+          f"{growth[-1]:.3f} ms: {'no faster than linear' if growth[-1] <= 1.1 * min(growth) else 'FASTER than linear'}",
+          flush=True)
 
 
 def main(argv=None) -> int:
