@@ -173,6 +173,12 @@ def run_check(game, args, tools) -> int:
         together = explain_turns(before, after, game.book, args.advanced)
     if together is not None and together.found:
         return _print_turns(before, after, together, args.json)
+    if together is not None and together.cut:
+        head = verdict_line(CANNOT_TELL, f"no single turn explains the change, and the search for 2-3 turns seen "
+                                         f"together stopped after {together.visited} positions", "Turns")
+        print(json.dumps({"legal": None, "summary": head, "before": before.text(), "after": after.text()})
+              if args.json else head)
+        return 0
     if args.json:
         print(json.dumps({**verdict.to_json(), "left_out": LEFT_OUT}))
         return 0
@@ -191,15 +197,12 @@ def _print_turns(before: Position, after: Position, together, as_json: bool) -> 
     if together.agreed:
         seq = options[0]
         head = verdict_line(LEGAL, f"{len(seq.turns)} turns seen together, each legal", "Turns")
-        more = together.count() - 1
-        if more:
-            head += f"; {more} other sequence(s) the camera cannot tell apart lead to the same"
     else:
         head = verdict_line(CANNOT_TELL, f"{len(options)} sequences of turns explain the change and differ in who "
-                                         "won", "Game End")
+                                         "reached the Finish first", "Game End")
     doc = {"legal": True if together.agreed else None, "summary": head, "before": before.text(),
            "after": after.text(), "seen_together": True,
-           "sequences": [{"turns": [t.text() for t in s.turns], "winner": [pawn_name(p) for p in s.winner]}
+           "sequences": [{"turns": [t.text() for t in s.turns], "finish_order": [pawn_name(p) for p in s.places]}
                          for s in options], "positions_searched": together.visited}
     if as_json:
         print(json.dumps(doc))

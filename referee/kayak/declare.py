@@ -85,7 +85,8 @@ def declare(game, state, declaration: Declaration, t: float) -> Step:
     # refill: the end of that player's turn; a Life Ring's short hand is made up again
     ended = state.turn_of in (None, pawn)
     new = replace(state, turn_of=None if ended else state.turn_of, spent_actions=0 if ended else state.spent_actions,
-                  short_hands=tuple(p for p in state.short_hands if p != pawn))
+                  short_hands=tuple(p for p in state.short_hands if p != pawn),
+                  last_mover=pawn if ended else state.last_mover, rings=() if ended else state.rings)
     return Step(new, (declared_ruling(GAME_ID, declaration, t, f"{who}'s player refills to five: the turn is over",
                                       str(rule("Turns"))),))
 

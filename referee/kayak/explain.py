@@ -239,9 +239,16 @@ def _distance(a: Position, b: Position) -> int:
 
 def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
     """A lower bound on the actions still needed (it prunes the search, so it must never be
-    too high): Weather Shifts, Tips and Whirlpools each fix one thing (a Whirlpool two places);
-    one move action takes a kayak at most 2 lanes across or 4 rows along (two steps, each maybe
-    riding a double space)."""
+    too high): the river cards needed, and the most move actions any one kayak needs."""
+    river, moves = needs(pos, goal, rows)
+    return river + max(moves.values(), default=0)
+
+
+def needs(pos: Position, goal: Position, rows: int) -> tuple[int, dict]:
+    """(river cards needed, per kayak the move actions needed), each a lower bound: Weather
+    Shifts, Tips and Whirlpools each fix one thing (a Whirlpool two places); one move action
+    takes a kayak at most 2 lanes across or 4 rows along (two steps, each maybe riding a
+    double space)."""
     old = {rt.tile: (i, rt) for i, rt in enumerate(pos.tiles)}
     new = {rt.tile: (i, rt) for i, rt in enumerate(goal.tiles)}
     differing = {t for t in old if t in new and old[t] != new[t]}
@@ -251,7 +258,7 @@ def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
     turned = sum(old[t][1].rotation != new[t][1].rotation for t in differing)
     moved = sum(old[t][0] != new[t][0] for t in differing)
     river = shifts + turned + (moved + 1) // 2
-    moves = 0
+    moves = {}
     there = dict(goal.kayaks)
     for pawn, s in pos.kayaks:
         g = there.get(pawn)
@@ -259,12 +266,12 @@ def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
             continue
         a, b = pos.tiles[s.index], goal.tiles[g.index] if g.index < len(goal.tiles) else None
         if b is None or a.tile in differing or b.tile in differing or a.tile not in new or b.tile not in old:
-            moves = max(moves, 1 if a.tile not in differing else 0)
+            moves[pawn] = 1 if a.tile not in differing else 0
             continue
         along = abs((g.index - s.index) * rows + g.row - s.row)
         across = abs(g.lane + b.shift - s.lane - a.shift)
-        moves = max(moves, -(-across // 2), -(-along // 4), 1)
-    return river + moves
+        moves[pawn] = max(-(-across // 2), -(-along // 4), 1)
+    return river, moves
 
 
 def _new_tiles(before: Position, after: Position):

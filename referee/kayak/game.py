@@ -175,6 +175,9 @@ class KayakGame:
                                      state.last_mover, limit)
             if together.found:
                 return self._seen_together(state, before, after, together, joined, cards, t)
+            if together.cut:  # not searched to the end: no ground to call it illegal
+                return self._cannot_tell(state, t, f"no single turn explains the change, and the search for 2-3 "
+                                                   f"turns seen together stopped after {together.visited} positions")
         return self._one_turn(state, verdict, joined, cards, t)
 
     def _first_river(self, state: KayakState, reading: RiverReading, cards, t: float) -> Step:
@@ -224,10 +227,9 @@ class KayakGame:
         if not together.agreed:
             named = " or ".join(f"[{s.text()}]" + (f" ({pawn_name(s.winner[0])} first)" if s.winner else "")
                                 for s in options)
-            why = f"{len(options)} sequences of turns explain the change and differ in who won: {named}"
+            why = f"{len(options)} sequences of turns explain the change and differ in who reached the Finish first: {named}"
             return self._cannot_tell(state, t, why)
         sequence: Sequence = options[0]
-        total = together.count()
         listing = [turn.text() for turn in sequence.turns]
         rulings = list(joined)
         for k, turn in enumerate(sequence.turns, 1):
@@ -235,8 +237,6 @@ class KayakGame:
             what = f"turn {n}, {turn.text()}"
             section = _turn_section(turn)
             text = verdict_line(LEGAL, what, section) + f"; seen together with {len(sequence.turns) - 1} other turn(s)"
-            if k == 1 and total > 1:
-                text += f"; {total - 1} other sequence(s) the camera cannot tell apart lead to the same"
             verdict = Explained(turn.before, turn.after, (Reading(turn.actions, turn.placements),), True)
             details = {**verdict.to_json(), "seen_together": k, "sequence": listing, "player": f"pawn-{turn.player}"}
             rulings.append(Ruling(t, GAME_ID, "move", text, True, str(rule(section)), details))

@@ -11,11 +11,11 @@ action, and keeps it bounded the way ``explain`` does: a kayak moves by its own 
 its player's turn and only if it changed place over the whole change (or a tile was laid);
 river cards touch only tiles that changed and their neighbours; a lower bound on the actions
 still needed prunes every branch; and each (position, turn, actions used, cards used, tiles
-laid) is searched once. The game ends when a kayak first reaches the Finish (Game End), so a
-sequence ends with the action that puts the first finisher there.
+laid) is searched once.
 
-What a sequence implies is its winner (places and finishes follow from the table seen).
-Sequences that agree on it are one ruling; sequences that disagree are "cannot tell".
+What a sequence implies is the order in which kayaks reached the Finish (Game End: the first
+wins; a kayak pushed there arrives before the one pushing it); where each kayak ends is the
+table seen. Sequences that agree on it are one ruling; sequences that disagree are "cannot tell".
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError
-from .explain import MAX_ACTIONS, _actions_needed, _candidates, _new_tiles
+from .explain import MAX_ACTIONS, _candidates, _new_tiles, needs
 from .position import Position, winners
 from .rules import Placement, apply
 from .tiles import RiverTile, TileBook, tile_book
@@ -34,7 +34,7 @@ MAX_TURNS = 3
 END = "end of turn"
 # positions tried (apply calls) before the search gives up and says so: a ruling never waits on
 # an unbounded search, and never depends on how fast the machine is (a count, not a clock)
-BUDGET = 30_000
+BUDGET = 60_000
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,19 @@ class SeenTurn:
 @dataclass(frozen=True)
 class Sequence:
     turns: tuple[SeenTurn, ...]
-    winner: tuple[int, ...] = ()  # the first kayak(s) onto the Finish; () when none
+    places: tuple[int, ...] = ()  # kayaks new on the Finish, in the order they got there
 
     def text(self) -> str:
         return "; ".join(t.text() for t in self.turns)
 
     @property
+    def winner(self) -> tuple[int, ...]:
+        """The first kayak onto the Finish, () when none reached it in these turns."""
+        return self.places[:1]
+
+    @property
     def consequence(self) -> tuple[int, ...]:
-        return self.winner
+        return self.places
 
 
 @dataclass
@@ -87,9 +92,6 @@ class TurnsVerdict:
     def sequences(self) -> list[Sequence]:
         """One sequence per consequence, the shortest first."""
         return sorted((s for _, s in self.by_consequence.values()), key=lambda s: (len(s.turns), s.text()))
-
-    def count(self) -> int:
-        return sum(n for n, _ in self.by_consequence.values())
 
 
 def seating_orders(players: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -134,18 +136,30 @@ class _TurnSearch:
         self.settle = settle
         self.mover_pawns = {m.pawn for m in moves}
 
+    def beyond_reach(self, pos: Position, turn: int, used: int) -> bool:
+        """The turns left cannot reach ``after`` (a lower bound on the actions needed against the
+        actions left). In the narrower first pass (settle), a kayak moves only by its own
+        player's cards, so each kayak's moves come out of its own player's turns."""
+        got = self.needed.get(pos)
+        if got is None:
+            got = self.needed[pos] = needs(pos, self.after, self.book.rows)
+        river, moves = got
+        total = self.capacity(turn) - used + MAX_ACTIONS * (len(self.schedule) - turn - 1)
+        if river + max(moves.values(), default=0) > total:
+            return True
+        if not self.settle:
+            return False
+        if river + sum(moves.values()) > total:
+            return True
+        return any(d > self.own_capacity(pawn, turn, used) for pawn, d in moves.items())
+
+    def own_capacity(self, pawn: int, turn: int, used: int) -> int:
+        """Actions left to ``pawn``'s player from here to the end of the schedule."""
+        own = self.capacity(turn) - used if self.schedule[turn] == pawn else 0
+        return own + MAX_ACTIONS * sum(1 for p in self.schedule[turn + 1:] if p == pawn)
+
     def capacity(self, turn: int) -> int:
         return self.first_limit if turn == 0 else MAX_ACTIONS
-
-    def remaining(self, turn: int, used: int) -> tuple[int, int]:
-        """(all actions left, kayak-move actions left) from here to the end of the schedule."""
-        total = move = self.capacity(turn) - used
-        if self.schedule[turn] not in self.mover_pawns:
-            move = 0
-        for k in range(turn + 1, len(self.schedule)):
-            total += MAX_ACTIONS
-            move += MAX_ACTIONS if self.schedule[k] in self.mover_pawns else 0
-        return total, move
 
     def unsettled(self, pos: Position, turn: int) -> bool:
         """A kayak whose player has no turn left (this one included) is not where it ends."""
@@ -165,11 +179,7 @@ class _TurnSearch:
         if self.settle and self.unsettled(pos, turn):
             self.dead.add(key)
             return False
-        need = self.needed.get(pos)
-        if need is None:
-            need = self.needed[pos] = _actions_needed(pos, self.after, self.book.rows)
-        total, _ = self.remaining(turn, used)
-        if need > total:
+        if self.beyond_reach(pos, turn, used):
             self.dead.add(key)
             return False
         found = False
@@ -205,14 +215,11 @@ class _TurnSearch:
         if new == pos:
             return False
         step = path + ((action, out.placements),)
-        arrived = set(winners(new, self.book)) - self.finished - set(winners(pos, self.book))
         if new == self.after:
             if sum(1 for i, item in enumerate(step) if item != END and (i == 0 or step[i - 1] == END)) < 2:
                 return False  # one visible turn: explain() already judged that reading
             self.solutions.append(step)
             return True
-        if arrived:
-            return False  # Game End: the first kayak onto the Finish ends the game there
         if isinstance(action, A.FreeMove):  # Turns: the free move ends the turn at once
             if turn + 1 >= len(self.schedule):
                 return False
@@ -257,7 +264,7 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
                 n, first = verdict.by_consequence.get(sequence.consequence, (0, sequence))
                 better = (len(sequence.turns), sequence.text()) < (len(first.turns), first.text())
                 verdict.by_consequence[sequence.consequence] = (n + 1, sequence if better else first)
-            if verdict.found and not want_all or verdict.cut:
+            if verdict.cut:
                 return verdict
         if verdict.found:
             return verdict
@@ -267,7 +274,7 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
 def _sequence(book: TileBook, before: Position, schedule: tuple[int, ...], path: tuple) -> Sequence:
     """The path's turns, played again to record each turn's river before and after, and its winner."""
     turns, actions, placements, pos, start, k = [], [], [], before, before, 0
-    winner: tuple[int, ...] = ()
+    places: list[int] = []
     for item in path:
         if item == END:
             turns.append(SeenTurn(schedule[k], tuple(actions), tuple(placements), start, pos))
@@ -275,12 +282,11 @@ def _sequence(book: TileBook, before: Position, schedule: tuple[int, ...], path:
             continue
         action, placed = item
         out = apply(pos, action, book, tuple(p.tile for p in placed))
-        arrived = set(winners(out.position, book)) - set(winners(pos, book))
-        if arrived:
-            pushed = arrived - {getattr(action, "pawn", None)}
-            winner = tuple(sorted(pushed or arrived))  # Pushing Kayaks: the kayak ahead arrives first
+        arrived = set(winners(out.position, book)) - set(winners(pos, book)) - set(places)
+        mover = getattr(action, "pawn", None)
+        places += sorted(arrived - {mover}) + sorted(arrived & {mover})  # Pushing Kayaks: the one ahead first
         actions.append(action)
         placements += list(out.placements)
         pos = out.position
     turns.append(SeenTurn(schedule[k], tuple(actions), tuple(placements), start, pos))
-    return Sequence(tuple(turns), winner if not set(winners(before, book)) else ())
+    return Sequence(tuple(turns), tuple(p for p in places if p not in winners(before, book)))
