@@ -27,14 +27,14 @@ from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError
 from .explain import MAX_ACTIONS, _candidates, _new_tiles, needs
 from .position import Position, winners
-from .rules import Placement, apply
+from .rules import SIDE_STEP, Placement, apply
 from .tiles import RiverTile, TileBook, tile_book
 
 MAX_TURNS = 3
 END = "end of turn"
 # positions tried (apply calls) before the search gives up and says so: a ruling never waits on
 # an unbounded search, and never depends on how fast the machine is (a count, not a clock)
-BUDGET = 60_000
+BUDGET = 80_000
 
 
 @dataclass(frozen=True)
@@ -115,117 +115,171 @@ def schedules(players: tuple[int, ...], last_mover: int | None) -> list[tuple[in
 
 
 class _TurnSearch:
-    """The search for one schedule (players in turn order)."""
+    """The search over every schedule at once. Whose turn each turn is stays open until a kayak
+    moves by its own card in it (a turn of river cards only, or of discards, is anyone's in
+    line); each choice must leave some schedule (seating order) that fits every turn so far."""
 
-    def __init__(self, book, before, after, advanced, first_limit, moves, river, supply, schedule, finished,
-                 budget, want_all, settle):
+    def __init__(self, book, before, after, advanced, first_limit, moves, river, supply, plans, finished,
+                 budget, want_all, settle, straight=False):
         self.book, self.after, self.advanced = book, after, advanced
-        self.first_limit, self.schedule, self.supply = first_limit, schedule, supply
+        self.first_limit, self.plans, self.supply = first_limit, plans, supply
         self.moves, self.river, self.finished = moves, river, finished
         self.dead: set = set()
         self.needed: dict = {}
+        self.fitting: dict = {}
         self.visited, self.budget = 0, budget
-        self.solutions: list[tuple] = []  # the action paths (with END marks) that reach ``after``
+        self.solutions: list[tuple] = []  # (action path with END marks, the schedule it fits)
         # every path only where the consequences could differ (2 kayaks new on the Finish);
-        # else the first one answers, and the count of the others is not needed
+        # else the first one answers
         self.cap = 400 if want_all else 1
         self.goal = {p: (after.tiles[s.index].tile, s.row, s.lane) for p, s in after.kayaks}
-        self.tipped = {a.tile for a in river if isinstance(a, A.Tip)}
-        # settle: a kayak whose player has no turn left is already where it ends (a first,
-        # narrower pass: a later push or Tip that moves it is found by the second, full pass)
+        # settle: a kayak moves only by its own player's cards, so it is where it ends once its
+        # player has no turn left (a first, narrower pass: pushes are found by the full pass)
         self.settle = settle
-        self.mover_pawns = {m.pawn for m in moves}
+        self.turned = {rt.tile: rt.rotation for rt in after.tiles}
+        self.straight = straight  # river cards only toward ``after`` (see toward)
 
-    def beyond_reach(self, pos: Position, turn: int, used: int) -> bool:
-        """The turns left cannot reach ``after`` (a lower bound on the actions needed against the
-        actions left). In the narrower first pass (settle), a kayak moves only by its own
-        player's cards, so each kayak's moves come out of its own player's turns."""
+    @property
+    def done(self) -> bool:
+        return len(self.solutions) >= self.cap or self.visited >= self.budget
+
+    def fits(self, movers: tuple) -> tuple:
+        """The schedules whose players match every turn's mover known so far."""
+        got = self.fitting.get(movers)
+        if got is None:
+            got = self.fitting[movers] = tuple(s for s in self.plans
+                                               if all(m is None or s[i] == m for i, m in enumerate(movers)))
+        return got
+
+    def capacity(self, turn: int) -> int:
+        return self.first_limit if turn == 0 else MAX_ACTIONS
+
+    def beyond_reach(self, pos: Position, turn: int, used: int, movers: tuple) -> bool:
+        """The turns left cannot reach ``after``: a lower bound on the actions needed against the
+        actions left; in the settle pass, each kayak's moves against its own player's turns."""
         got = self.needed.get(pos)
         if got is None:
             got = self.needed[pos] = needs(pos, self.after, self.book.rows)
         river, moves = got
-        total = self.capacity(turn) - used + MAX_ACTIONS * (len(self.schedule) - turn - 1)
+        total = self.capacity(turn) - used + MAX_ACTIONS * (MAX_TURNS - turn - 1)
         if river + max(moves.values(), default=0) > total:
             return True
         if not self.settle:
             return False
         if river + sum(moves.values()) > total:
             return True
-        return any(d > self.own_capacity(pawn, turn, used) for pawn, d in moves.items())
-
-    def own_capacity(self, pawn: int, turn: int, used: int) -> int:
-        """Actions left to ``pawn``'s player from here to the end of the schedule."""
-        own = self.capacity(turn) - used if self.schedule[turn] == pawn else 0
-        return own + MAX_ACTIONS * sum(1 for p in self.schedule[turn + 1:] if p == pawn)
-
-    def capacity(self, turn: int) -> int:
-        return self.first_limit if turn == 0 else MAX_ACTIONS
-
-    def unsettled(self, pos: Position, turn: int) -> bool:
-        """A kayak whose player has no turn left (this one included) is not where it ends."""
-        left = set(self.schedule[turn:])
-        for pawn, s in pos.kayaks:
-            if pawn not in left and (pos.tiles[s.index].tile, s.row, s.lane) != self.goal.get(pawn):
+        plans = self.fits(movers)
+        for pawn, d in moves.items():
+            own = max((self.capacity(turn) - used if s[turn] == pawn else 0)
+                      + MAX_ACTIONS * s[turn + 1:].count(pawn) for s in plans)
+            if d > own:
                 return True
         return False
 
-    def run(self, before: Position) -> None:
-        self._dfs(before, 0, 0, frozenset(), 0, ())
+    def unsettled(self, pos: Position, turn: int, movers: tuple) -> bool:
+        """A kayak whose player has no turn left in any fitting schedule is not where it ends."""
+        left = {p for s in self.fits(movers) for p in s[turn:]}
+        # a kayak on a tile still to be tipped changes space without moving itself
+        return any(pawn not in left and pos.tiles[s.index].rotation == self.turned.get(pos.tiles[s.index].tile)
+                   and (pos.tiles[s.index].tile, s.row, s.lane) != self.goal.get(pawn) for pawn, s in pos.kayaks)
 
-    def _dfs(self, pos, turn, used, kinds, laid, path) -> bool:
-        key = (pos, turn, used, kinds, laid)
-        if key in self.dead or len(self.solutions) >= self.cap or self.visited >= self.budget:
+    def run(self, before: Position) -> None:
+        self.on_path = {before}
+        self._dfs(before, 0, 0, frozenset(), 0, (None,), ())
+
+    def _dfs(self, pos, turn, used, kinds, laid, movers, path) -> bool:
+        key = (pos, turn, used, kinds, laid, movers)
+        if key in self.dead or self.done:
             return False
-        if self.settle and self.unsettled(pos, turn):
-            self.dead.add(key)
-            return False
-        if self.beyond_reach(pos, turn, used):
+        if (self.settle and self.unsettled(pos, turn, movers)) or self.beyond_reach(pos, turn, used, movers):
             self.dead.add(key)
             return False
         found = False
-        player = self.schedule[turn]
         if used < self.capacity(turn):
-            for action in self._actions(player, used, kinds):
-                found |= self._try(pos, turn, used, kinds, laid, path, action)
-        if turn + 1 < len(self.schedule) and pos != self.after:
-            found |= self._dfs(pos, turn + 1, 0, frozenset(), laid, path + (END,))
-        if not found:
+            # nearest first: a legal sequence is found early, the rest only when none is
+            for _, action, place, out in sorted(self._children(pos, turn, used, kinds, laid, movers),
+                                                key=lambda child: child[0]):
+                found |= self._descend(out, turn, place, laid, path, action)
+                if self.done:
+                    return found
+        if turn + 1 < MAX_TURNS and pos != self.after:  # this turn ends here, the next begins
+            found |= self._dfs(pos, turn + 1, 0, frozenset(), laid, movers + (None,), path + (END,))
+        if not found and self.visited < self.budget:  # searched to the end from here
             self.dead.add(key)
         return found
 
-    def _actions(self, player, used, kinds):
+    def _actions(self, turn, used, kinds, movers):
+        """(action, where it goes) for every action worth trying in this turn: a kayak moves by
+        its own card only in its player's turn, in some seating order that fits."""
+        current = movers[turn]
         for action in self.moves:
-            if action.pawn == player and not (self.advanced and action.kind in kinds):
-                yield action
-        if used == 0:
-            for action in self.moves:  # the discard-5 free move: one space, alone in its turn
-                if action.pawn == player and isinstance(action, (A.Paddle, A.Swerve)):
-                    yield A.FreeMove(player, action.direction)
+            if current not in (None, action.pawn) or (self.advanced and action.kind in kinds):
+                continue
+            mine = movers[:turn] + (action.pawn,)
+            if current is None and not self.fits(mine):
+                continue  # not this player's turn in any seating order
+            yield action, (turn, used, kinds, mine)
+            if used == 0 and isinstance(action, (A.Paddle, A.Swerve)):  # discard 5: alone in its turn
+                yield A.FreeMove(action.pawn, action.direction), (turn, used, kinds, mine)
         for action in self.river:
             if not (self.advanced and action.kind in kinds):
-                yield action
+                yield action, (turn, used, kinds, movers)
 
-    def _try(self, pos, turn, used, kinds, laid, path, action) -> bool:
-        try:
-            out = apply(pos, action, self.book, self.supply[laid:])
-        except (IllegalActionError, NeedsNewTileError):
-            return False
-        self.visited += 1
+    def toward(self, pos: Position, action) -> bool:
+        """Whether a river card brings the river nearer to ``after``: a Weather Shift toward its
+        place's shift there, a Tip of a tile lying otherwise there, a Whirlpool that puts two
+        tiles in the order they have there. (The straight passes leave out river cards that are
+        undone later, as explain() leaves out a tile that ends the turn lying as it began.)"""
+        if isinstance(action, A.WeatherShift):
+            i = pos.index_of(action.tile)
+            if i is None or i >= len(self.after.tiles):
+                return True
+            return (self.after.tiles[i].shift - pos.tiles[i].shift) * SIDE_STEP[action.direction] > 0
+        if isinstance(action, A.Tip):
+            i, j = pos.index_of(action.tile), self.after.index_of(action.tile)
+            return i is None or j is None or pos.tiles[i].rotation != self.after.tiles[j].rotation
+        if isinstance(action, A.Whirlpool):
+            i, j = pos.index_of(action.tile_a), pos.index_of(action.tile_b)
+            gi, gj = self.after.index_of(action.tile_a), self.after.index_of(action.tile_b)
+            return None in (i, j, gi, gj) or (i < j) != (gi < gj)
+        return True
+
+    def _children(self, pos, turn, used, kinds, laid, movers):
+        """(how far from ``after``, action, where it goes, outcome) for each action that may come next."""
+        for action, place in self._actions(turn, used, kinds, movers):
+            if self.straight and not self.toward(pos, action):
+                continue
+            try:
+                out = apply(pos, action, self.book, self.supply[laid:])
+            except (IllegalActionError, NeedsNewTileError):
+                continue
+            self.visited += 1
+            if out.position in self.on_path:
+                # a loop back to a position of this sequence: the sequence without the loop is
+                # legal too (fewer actions, the same turns) and is searched on its own
+                continue
+            got = self.needed.get(out.position)
+            if got is None:
+                got = self.needed[out.position] = needs(out.position, self.after, self.book.rows)
+            yield got[0] + sum(got[1].values()), action, place, out
+
+    def _descend(self, out, turn, place, laid, path, action) -> bool:
         new = out.position
-        if new == pos:
-            return False
+        to, used, kinds, movers = place
         step = path + ((action, out.placements),)
         if new == self.after:
             if sum(1 for i, item in enumerate(step) if item != END and (i == 0 or step[i - 1] == END)) < 2:
                 return False  # one visible turn: explain() already judged that reading
-            self.solutions.append(step)
+            self.solutions.append((step, self.fits(movers)[0]))
             return True
-        if isinstance(action, A.FreeMove):  # Turns: the free move ends the turn at once
-            if turn + 1 >= len(self.schedule):
-                return False
-            return self._dfs(new, turn + 1, 0, frozenset(), laid + len(out.placements), step + (END,))
+        # Turns: the discard-5 free move ends the turn at once
+        used = self.capacity(to) if isinstance(action, A.FreeMove) else used + 1
         kinds = kinds | {action.kind} if self.advanced else kinds  # Advanced Rules: one card of each type a turn
-        return self._dfs(new, turn, used + 1, kinds, laid + len(out.placements), step)
+        self.on_path.add(new)
+        try:
+            return self._dfs(new, to, used, kinds, laid + len(out.placements), movers, step)
+        finally:
+            self.on_path.discard(new)
 
 
 def explain_turns(before: Position, after: Position, book: TileBook | None = None, advanced: bool = False,
@@ -252,23 +306,34 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
                      for turns in itertools.product((0, 180), repeat=len(seen))
                      if any(r != rt.rotation for rt, r in zip(seen, turns))]
     want_all = len(set(winners(after, book)) - finished) >= 2
-    for settle, supply in itertools.product((True, False), supplies):
-        for schedule in schedules(players, last_mover):
-            search = _TurnSearch(book, before, after, advanced, first_limit, moves, river, supply, schedule, finished,
-                                 BUDGET - verdict.visited, want_all, settle)
-            search.run(before)
-            verdict.visited += search.visited
-            verdict.cut |= search.visited >= search.budget
-            for path in search.solutions:
-                sequence = _sequence(book, before, schedule, path)
-                n, first = verdict.by_consequence.get(sequence.consequence, (0, sequence))
-                better = (len(sequence.turns), sequence.text()) < (len(first.turns), first.text())
-                verdict.by_consequence[sequence.consequence] = (n + 1, sequence if better else first)
-            if verdict.cut:
-                return verdict
+    plans = schedules(players, last_mover)
+    # narrower passes first (river cards only toward the river seen, then kayaks moved only by
+    # their own players), each with a share of what is left; the last pass leaves nothing out
+    passes = ((True, True, 4), (False, True, 3), (True, False, 2), (False, False, 1))
+    tries = [(settle, straight, share, supply) for settle, straight, share in passes for supply in supplies]
+    for settle, straight, share, supply in tries:
+        budget = (BUDGET - verdict.visited) // share
+        search = _TurnSearch(book, before, after, advanced, first_limit, moves, river, supply, plans, finished,
+                             budget, want_all, settle, straight)
+        search.run(before)
+        verdict.visited += search.visited
+        for path, schedule in search.solutions:
+            _collect(verdict, book, before, schedule, (path,))
         if verdict.found:
             return verdict
+        if share == 1 and search.visited >= search.budget:
+            verdict.cut = True  # not searched to the end: no ground to call it illegal
+            return verdict
     return verdict
+
+
+def _collect(verdict: TurnsVerdict, book: TileBook, before: Position, schedule, paths) -> None:
+    """Each path as a Sequence, grouped by what it implies; the shortest kept for each."""
+    for path in paths:
+        sequence = _sequence(book, before, schedule, path)
+        n, first = verdict.by_consequence.get(sequence.consequence, (0, sequence))
+        better = (len(sequence.turns), sequence.text()) < (len(first.turns), first.text())
+        verdict.by_consequence[sequence.consequence] = (n + 1, sequence if better else first)
 
 
 def _sequence(book: TileBook, before: Position, schedule: tuple[int, ...], path: tuple) -> Sequence:
