@@ -34,7 +34,7 @@ MAX_TURNS = 3
 END = "end of turn"
 # positions tried (apply calls) before the search gives up and says so: a ruling never waits on
 # an unbounded search, and never depends on how fast the machine is (a count, not a clock)
-BUDGET = 80_000
+BUDGET = 120_000
 
 
 @dataclass(frozen=True)
@@ -309,7 +309,7 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
     plans = schedules(players, last_mover)
     # narrower passes first (river cards only toward the river seen, then kayaks moved only by
     # their own players), each with a share of what is left; the last pass leaves nothing out
-    passes = ((True, True, 4), (False, True, 3), (True, False, 2), (False, False, 1))
+    passes = ((True, True, 2), (False, True, 2), (True, False, 2), (False, False, 1))
     tries = [(settle, straight, share, supply) for settle, straight, share in passes for supply in supplies]
     for settle, straight, share, supply in tries:
         budget = (BUDGET - verdict.visited) // share
