@@ -242,13 +242,18 @@ def test_replay_command_through_vision_on_the_rules_session(capsys):
     events = [json.loads(x)["event"] for x in (RULES_SESSION / "truth.jsonl").read_text().splitlines()]
     events = [e for e in events if e]
     moves = [r for r in doc["rulings"] if r["kind"] == "move"]
-    assert [m["details"]["after"] for m in moves] == [e["after"] for e in events]
+    # the last change holds the illegal turn and two more kayaks' turns: proving that no 2-3
+    # turns explain it is beyond the seen-together search's budget, so it is "cannot tell"
+    # (referee/kayak/sequences.py), not a guess either way
+    cut = [r for r in doc["rulings"] if "search for 2-3 turns seen together stopped" in r["summary"]]
+    assert len(cut) == 1 and cut[0]["summary"].startswith("Cannot tell: ")
+    assert [m["details"]["after"] for m in moves] == [e["after"] for e in events][:-1]
     k = next(i for i, e in enumerate(events) if not e["legal"])
     assert [m["legal"] for m in moves[:k + 1]] == [e["legal"] for e in events[:k + 1]]
     # the script plays on from the illegal river, but a replay holds no players' word accepting
     # it (referee/pending.py): each later turn is judged from the last legal river, and stays illegal
     assert all(m["legal"] is False and m["details"]["before"] == events[k]["before"] for m in moves[k + 1:])
-    assert len([r for r in doc["rulings"] if r["kind"] == "pending"]) == len(events) - k
+    assert len([r for r in doc["rulings"] if r["kind"] == "pending"]) == len(events) - k - 1
     assert doc["final"] == events[k]["before"] and doc["winner"] is None
 
 
