@@ -13,12 +13,11 @@ from __future__ import annotations
 import json
 import random
 
-import pytest
 
 from referee.game import Declaration, expected_pieces_of
 from referee.kayak import actions as A
 from referee.kayak.explain import explain
-from referee.kayak.game import GAME, KayakState
+from referee.kayak.game import GAME
 from referee.kayak.playout import deck_mix, play_game
 from referee.kayak.position import from_text, to_text, winners
 from referee.kayak.rules import apply

@@ -307,13 +307,23 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
                      if any(r != rt.rotation for rt, r in zip(seen, turns))]
     want_all = len(set(winners(after, book)) - finished) >= 2
     plans = schedules(players, last_mover)
-    # narrower passes first (river cards only toward the river seen, then kayaks moved only by
-    # their own players), each with a share of what is left; the last pass leaves nothing out
-    passes = ((True, True, 2), (False, True, 2), (True, False, 2), (False, False, 1))
-    tries = [(settle, straight, share, supply) for settle, straight, share in passes for supply in supplies]
-    for settle, straight, share, supply in tries:
+    # the last pass also moves a kayak that ends where it began on a tile that changed (it moved,
+    # and a Tip or a Whirlpool took it back): on a river that did not change, that is left out
+    # as explain() leaves it out (LEFT_OUT)
+    changed = {rt.tile for rt in before.tiles if rt not in after.tiles}
+    riders = {m.pawn for m in moves} | {p for p, sp in before.kayaks if before.tiles[sp.index].tile in changed}
+    every = [kind(p, d) for p in sorted(riders & set(players))
+             for kind, ways in ((A.Paddle, A.ALONG), (A.DoublePaddle, A.ALONG), (A.Swerve, A.ACROSS),
+                                (A.DoubleSwerve, A.ACROSS)) for d in ways]
+    # narrower passes first (river cards only toward the river seen, kayaks moved only by their
+    # own players, only kayaks that changed place), each with a share of what is left; the last
+    # pass leaves nothing out
+    passes = ((True, True, 2, moves), (False, True, 2, moves), (True, False, 2, moves), (False, False, 1, every))
+    tries = [(settle, straight, share, movable, supply) for settle, straight, share, movable in passes
+             for supply in supplies]
+    for settle, straight, share, movable, supply in tries:
         budget = (BUDGET - verdict.visited) // share
-        search = _TurnSearch(book, before, after, advanced, first_limit, moves, river, supply, plans, finished,
+        search = _TurnSearch(book, before, after, advanced, first_limit, movable, river, supply, plans, finished,
                              budget, want_all, settle, straight)
         search.run(before)
         verdict.visited += search.visited
