@@ -178,6 +178,9 @@ class KayakGame:
             if together.cut:  # not searched to the end: no ground to call it illegal
                 return self._cannot_tell(state, t, f"no single turn explains the change, and the search for 2-3 "
                                                    f"turns seen together stopped after {together.visited} positions")
+            step = self._one_turn(state, verdict, joined, cards, t)
+            return Step(step.state, tuple(replace(r, summary=r.summary + ". No 2-3 turns seen together explain it "
+                                                  "either") if r.kind == "move" else r for r in step.rulings))
         return self._one_turn(state, verdict, joined, cards, t)
 
     def _first_river(self, state: KayakState, reading: RiverReading, cards, t: float) -> Step:
