@@ -292,3 +292,18 @@ def test_random_games_with_merged_turns_and_unread_pieces_are_never_ruled_illega
     # measured (docs/whole-games-kayak.md): seed 9 to the win; 0 and 7 cut at turns 185/202 and 71/144
     assert any(done for done, _ in results.values()), results
     assert all(followed >= 60 for _, followed in results.values()), results
+
+
+def test_back_on_track_when_two_legal_turns_reach_the_table_while_an_illegal_one_is_pending():
+    """An illegal table (pawn-1 carried 7 rows down lane 4) is pending; the players put pawn-1
+    back and play two legal turns before the camera sees a still table again: judged from the
+    last legal river, they are two turns seen together, and the game goes on (referee/pending.py
+    words the resumption)."""
+    legal = "0A/1A/4A 1@0.0.4,2@0.0.2,3@0.0.3"
+    held = _steps(legal, "0A/1A/4A 1@1.3.4,2@0.0.2,3@0.0.3")
+    assert any(r.kind == "pending" for r in held.rulings)
+    # pawn-2 Paddle (0.0.2 -> 0.1.2), pawn-3 Double Paddle (0.0.3 -> 0.2.3): two legal turns
+    step = GAME.step(held.state, observation_of("0A/1A/4A 1@0.0.4,2@0.1.2,3@0.2.3"), 2.0)
+    moves = [r for r in step.rulings if r.kind == "move"]
+    assert [(r.legal, r.details["seen_together"]) for r in moves] == [(True, 1), (True, 2)]
+    assert step.state.guard.illegal is None and step.state.position == from_text("0A/1A/4A 1@0.0.4,2@0.1.2,3@0.2.3")
