@@ -94,14 +94,15 @@ def test_a_file_name_is_still_a_file(capsys):
 def test_rule_breaking_after_position_is_ruled_illegal_not_refused(capsys, before, after, rule):
     doc = _verdict(capsys, before, after)
     assert doc["legal"] is False and rule in doc["rules"], doc["summary"]
-    assert doc["summary"].startswith("illegal: ") and rule in doc["summary"]
+    # the verdict first, then the rule's section (Kayak Chaos, <section>)
+    assert doc["summary"].startswith("Illegal: ") and f"({rule.split(', ', 1)[1]})" in doc["summary"]
     assert doc["readings"]  # the nearest reading is given, as for any other illegal change
 
 
 def test_pawn_on_a_rock_is_named_in_the_ruling(capsys):
     doc = _verdict(capsys, "0A/1A 1@0.0.2", "0A/1A 1@0.2.2")
-    assert doc["summary"] == ("illegal: Double Paddle pawn-1 downstream: kayak/pawn-1 would move onto a rock at "
-                              "0.2.2 (Kayak Chaos, Rocks)")
+    assert doc["summary"] == ("Illegal: kayak/pawn-1 would move onto a rock at 0.2.2 (Rocks). "
+                              "Double Paddle pawn-1 downstream")
     assert doc["position_breaches"][0]["reason"] == "kayak/pawn-1 at 0.2.2 is on a rock of tile 0A"
 
 
@@ -201,9 +202,17 @@ def test_left_out_reading_of_the_issue_example_is_stated():
     assert " ".join(LEFT_OUT.split()) in doc, "docs/kayak.md must state LEFT_OUT word for word"
 
 
-def test_check_prints_what_is_left_out(capsys):
+def test_check_prints_the_verdict_first_and_what_is_left_out_only_when_it_matters(capsys):
+    """The first line is the verdict in plain words, then the two rivers; the short "left out"
+    line only under a verdict that is not legal (a reading the search leaves out could matter
+    there), and --json keeps the whole LEFT_OUT."""
     code, out, _ = _check(capsys, "0A/1A 1@0.0.0", "0A/1A 1@0.2.0")
-    assert code == 0 and out.rstrip().endswith(f"left out: {LEFT_OUT}")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("Legal: Double Paddle pawn-1 downstream (Double Paddle Cards)")
+    assert lines[1] == "before: 0A/1A 1@0.0.0" and "left out" not in out
+    code, out, _ = _check(capsys, "0A/1A 1@0.0.0", "0A/1A 1@1.3.0")  # 7 rows: no turn carries it
+    assert code == 0 and out.startswith("Illegal: ") and out.rstrip().splitlines()[-1].startswith("left out: ")
+    assert _verdict(capsys, "0A/1A 1@0.0.0", "0A/1A 1@1.3.0")["left_out"] == LEFT_OUT
 
 
 # --- issue 23: whole games from the one-tile river to a win ----------------------------------
@@ -246,8 +255,9 @@ def test_no_joining_a_kayak_in_a_double_space_from_the_side(capsys):
     """Issue 21, 1: pawn-2 swerves into the empty upstream half beside pawn-1. A second kayak
     may share a double space only by coming in from upstream, behind the first."""
     code, out, _ = _check(capsys, SHARED, "0A/1A/2A 1@1.2.3,2@1.1.3,3@1.0.3")
-    assert code == 0 and out.splitlines()[2].startswith("illegal: Swerve pawn-2 right: ")
-    assert "(Kayak Chaos, Double Spaces)" in out.splitlines()[2]
+    assert code == 0 and out.splitlines()[0] == (
+        "Illegal: kayak/pawn-2 would move into the double space at 1.1.3 from the side, where kayak/pawn-1 "
+        "already is (Double Spaces). Swerve pawn-2 right")
 
 
 def test_double_space_boundary_behind_is_legal_beside_is_not():
@@ -295,7 +305,7 @@ def test_the_first_finisher_keeps_the_win_when_a_second_finishes():
     first = GAME.step(state, observation_of(f"{FINAL} 1@7.2.0,2@7.3.4"), 1.0)
     assert first.state.winner == 2
     finished = [r.summary for r in first.rulings if r.kind == "finish"]
-    assert finished == ["kayak/pawn-2 reaches the Finish space and wins"]
+    assert finished == ["Legal: kayak/pawn-2 reaches the Finish space and wins (Game End)"]
     second = GAME.step(first.state, observation_of(f"{FINAL} 1@7.3.0,2@7.3.4"), 2.0)
     assert second.state.winner == 2 and not [r for r in second.rulings if r.kind == "finish"]
     assert [(r.kind, r.legal) for r in second.rulings] == [("move", True)]
@@ -312,7 +322,8 @@ def test_a_kayak_pushed_onto_the_finish_is_first_there():
     assert move.legal and move.details["readings"][0]["text"] == (
         "Paddle pawn-1 downstream then Swerve pawn-1 left then Paddle pawn-1 downstream")
     assert step.state.winner == 2
-    assert [r.summary for r in step.rulings if r.kind == "finish"] == ["kayak/pawn-2 reaches the Finish space and wins"]
+    assert [r.summary for r in step.rulings if r.kind == "finish"] == [
+        "Legal: kayak/pawn-2 reaches the Finish space and wins (Game End)"]
 
 
 def test_first_to_finish_says_when_the_readings_disagree():

@@ -14,7 +14,9 @@ from ..errors import InvalidInputError
 from ..game import Command
 from ..observation import Observation
 from .errors import KayakStateError, RiverGapError, rule
+from ..rulings import CANNOT_TELL, LEGAL, verdict_line
 from .explain import LEFT_OUT, explain
+from .sequences import explain_turns
 from .position import Position, Space, from_text, pawn_name, validate
 from .river import read_river, survey_river
 from .tiles import RiverTile
@@ -154,20 +156,64 @@ def _print_survey(doc: dict, observation: Observation, as_json: bool) -> int:
     return 0
 
 
+LEFT_OUT_SHORT = ("left out: readings that leave no trace on the table (a kayak or a tile moved and back, "
+                  "discards, Life Rings); `kayak check --json` gives the whole list")
+
+
 def run_check(game, args, tools) -> int:
+    """The verdict first, in plain words; then the two rivers and the readings. A change no
+    single turn explains is searched as 2 or 3 turns seen together (referee/kayak/sequences.py)."""
     game = _game(game, args)
     before, cards_before, _ = load_reading(game, args.before, args, tools)
     after, cards_after, _ = load_reading(game, args.after, args, tools)
     # the cards played this turn are those that were not lying face up before it
     verdict = explain(before, after, game.book, args.advanced, (cards_after - cards_before) or None)
+    together = None
+    if not verdict.legal and not verdict.position_breaches:
+        together = explain_turns(before, after, game.book, args.advanced)
+    if together is not None and together.found:
+        return _print_turns(before, after, together, args.json)
+    if together is not None and together.cut:
+        head = verdict_line(CANNOT_TELL, f"no single turn explains the change, and the search for 2-3 turns seen "
+                                         f"together stopped after {together.visited} positions", "Turns")
+        print(json.dumps({"legal": None, "summary": head, "before": before.text(), "after": after.text()})
+              if args.json else head)
+        return 0
     if args.json:
         print(json.dumps({**verdict.to_json(), "left_out": LEFT_OUT}))
         return 0
+    print(verdict.summary())
     print(f"before: {before.text()}\nafter:  {after.text()}")
-    print(("legal: " if verdict.legal else "") + verdict.summary())
     for r in verdict.readings:
         print(f"  {r.text()}" + "".join(f"\n    breaks {s}: {why}" for s, why in r.breaches))
-    print(f"left out: {LEFT_OUT}")
+    if not verdict.legal:  # the verdict may rest on what the search leaves out
+        print(LEFT_OUT_SHORT)
+    return 0
+
+
+def _print_turns(before: Position, after: Position, together, as_json: bool) -> int:
+    """Turns seen together: one sequence (or several implying the same), or "cannot tell"."""
+    options = together.sequences()
+    if together.agreed:
+        seq = options[0]
+        head = verdict_line(LEGAL, f"{len(seq.turns)} turns seen together, each legal", "Turns")
+    else:
+        head = verdict_line(CANNOT_TELL, f"{len(options)} sequences of turns explain the change and differ in who "
+                                         "reached the Finish first", "Game End")
+    doc = {"legal": True if together.agreed else None, "summary": head, "before": before.text(),
+           "after": after.text(), "seen_together": True,
+           "sequences": [{"turns": [t.text() for t in s.turns], "finish_order": [pawn_name(p) for p in s.places]}
+                         for s in options], "positions_searched": together.visited}
+    if as_json:
+        print(json.dumps(doc))
+        return 0
+    print(head)
+    print(f"before: {before.text()}\nafter:  {after.text()}")
+    for s in options:
+        for k, turn in enumerate(s.turns, 1):
+            print(f"  {k}. {turn.text()}")
+        if s.winner:
+            print(f"  -> {pawn_name(s.winner[0])} reaches the Finish first and wins")
     return 0
 
 

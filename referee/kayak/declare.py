@@ -77,12 +77,16 @@ def declare(game, state, declaration: Declaration, t: float) -> Step:
         spent = state.spent_actions + 1
         summary = (f"Life Ring played by {who}: a Weather Shift, Tip the Kayak or Whirlpool action is cancelled "
                    f"and still counts ({MAX_ACTIONS - spent} action(s) left); {who}'s player holds 4 cards")
-        new = replace(state, spent_actions=spent, short_hands=tuple(sorted(set(state.short_hands) | {pawn})))
+        # whose turn it was may be known only once the camera sees the turn: the game checks then
+        # that the ring was not played on its own player's turn (referee/kayak/game.py)
+        new = replace(state, spent_actions=spent, short_hands=tuple(sorted(set(state.short_hands) | {pawn})),
+                      rings=tuple(sorted(set(state.rings) | {pawn})))
         return Step(new, (declared_ruling(GAME_ID, declaration, t, summary, str(rule("Life Ring Cards"))),))
     # refill: the end of that player's turn; a Life Ring's short hand is made up again
     ended = state.turn_of in (None, pawn)
     new = replace(state, turn_of=None if ended else state.turn_of, spent_actions=0 if ended else state.spent_actions,
-                  short_hands=tuple(p for p in state.short_hands if p != pawn))
+                  short_hands=tuple(p for p in state.short_hands if p != pawn),
+                  last_mover=pawn if ended else state.last_mover, rings=() if ended else state.rings)
     return Step(new, (declared_ruling(GAME_ID, declaration, t, f"{who}'s player refills to five: the turn is over",
                                       str(rule("Turns"))),))
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 from . import actions as A
 from .errors import IllegalActionError, NeedsNewTileError, rule
+from ..rulings import ILLEGAL, LEGAL, verdict_line
 from .position import Position, pawn_name, rule_breaches, tile_token, winners
-from .rules import Placement, apply, check_turn
+from .rules import CARD_SECTION, Placement, apply, check_turn
 from .tiles import RiverTile, TileBook, tile_book
 
 MAX_ACTIONS = 3
@@ -74,16 +75,42 @@ class Explained:
     def rules(self) -> list[str]:
         return sorted({str(rule(s)) for r in self.readings for s, _ in r.breaches})
 
-    def summary(self) -> str:
+    @property
+    def section(self) -> str:
+        """The rulebook section the verdict rests on: the first broken rule, or the first
+        action's card section for a legal change."""
+        first = self.readings[0] if self.readings else None
+        if first is None:
+            return "Turns"
+        if not self.legal:
+            return first.breaches[0][0] if first.breaches else "Turns"
+        return action_section(first.actions[0]) if first.actions else "Turns"
+
+    def headline(self, who: str = "") -> str:
+        """The verdict in plain words first, then who did what and the rule: "Illegal: pawn-2
+        paddled on pawn-1's turn (Turns)". ``who``: words before a legal reading ("turn 3")."""
         if self.before == self.after:
-            return "no change on the river"
+            return verdict_line(LEGAL, "no change on the river")
         if not self.readings:
-            return self.note
-        head = self.readings[0].text()
-        more = f" (or {len(self.readings) - 1} other reading(s) the camera cannot tell apart)" if len(self.readings) > 1 else ""
+            return verdict_line(ILLEGAL, self.note, "Turns")
+        first = self.readings[0]
         if self.legal:
-            return head + more
-        return f"illegal: {head}: " + "; ".join(f"{r} ({rule(s)})" for s, r in self.readings[0].breaches)
+            return verdict_line(LEGAL, (f"{who}, " if who else "") + first.text(), self.section)
+        return verdict_line(ILLEGAL, first.breaches[0][1], self.section)
+
+    def summary(self, who: str = "") -> str:
+        """The headline, then the notation: the readings (legal) or the nearest reading and any
+        further broken rule (illegal)."""
+        head = self.headline(who)
+        if self.before == self.after or not self.readings:
+            return head
+        first = self.readings[0]
+        if self.legal:
+            more = len(self.readings) - 1
+            return head + (f"; or {more} other reading(s) the camera cannot tell apart" if more else "")
+        also = "".join(f"; also {r} ({rule(s)})" for s, r in first.breaches[1:])
+        reading = first.text() if first.actions else "no action reaches it"
+        return f"{head}. {who + ': ' if who else ''}{reading}{also}"
 
     def to_json(self) -> dict:
         doc = {"legal": self.legal, "summary": self.summary(), "note": self.note,
@@ -98,6 +125,12 @@ class Explained:
 def _identity(pos: Position) -> dict:
     """Where each kayak is, by tile number rather than place in the river."""
     return {p: (pos.tiles[s.index].tile, s.row, s.lane) for p, s in pos.kayaks}
+
+
+def action_section(action) -> str:
+    """The rulebook section of an action's card (the discard-5 free move: Turns)."""
+    return CARD_SECTION.get(action.kind) or {"weather-shift": "Weather Shift Cards", "tip": "Tip the Kayak Cards",
+                                             "whirlpool": "Whirlpool Cards"}.get(action.kind, "Action Cards")
 
 
 def _candidates(before: Position, after: Position, lenient: bool, tip_new: bool = False) -> tuple[list, list]:
@@ -131,9 +164,10 @@ def _candidates(before: Position, after: Position, lenient: bool, tip_new: bool 
 
 
 class _Search:
-    def __init__(self, book, before, after, supply, advanced, lenient, limit):
+    def __init__(self, book, before, after, supply, advanced, lenient, limit, player=None):
         self.book, self.after, self.supply = book, after, supply
         self.advanced, self.lenient, self.limit = advanced, lenient, limit
+        self.player = player  # whose turn it is, when declared: only that kayak moves by its own cards
         self.moves, self.river = _candidates(before, after, lenient)
         self.found: list[Reading] = []
         self.visited = 0
@@ -145,7 +179,7 @@ class _Search:
         self._successors = {}  # they depend on the tiles waiting to be laid
         if not self.lenient:
             for move in self.moves:  # the discard-5 free move: one space, alone in its turn
-                if isinstance(move, (A.Paddle, A.Swerve)):
+                if isinstance(move, (A.Paddle, A.Swerve)) and self.player in (None, move.pawn):
                     self._visit(before, A.FreeMove(move.pawn, move.direction), (), (), (), {before}, final=True)
         self._dfs(before, (), (), (), {before})
 
@@ -155,7 +189,7 @@ class _Search:
             need = self._needed[pos] = _actions_needed(pos, self.after, self.book.rows)
         if len(seq) + need > self.limit:
             return
-        mover = next((a.pawn for a in seq if hasattr(a, "pawn")), None)
+        mover = self.player or next((a.pawn for a in seq if hasattr(a, "pawn")), None)
         for action in self.moves + self.river:
             if not self.lenient and mover is not None and getattr(action, "pawn", mover) != mover:
                 continue
@@ -186,7 +220,7 @@ class _Search:
         seq2, placed2 = seq + (action,), placed + out.placements
         breaches2 = breaches + noted
         if out.position == self.after:
-            turn = tuple(check_turn(seq2, self.advanced))
+            turn = tuple(check_turn(seq2, self.advanced, self.player))
             if self.lenient or not turn:
                 self.found.append(Reading(seq2, placed2, breaches2 + turn if self.lenient else ()))
             return
@@ -205,9 +239,16 @@ def _distance(a: Position, b: Position) -> int:
 
 def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
     """A lower bound on the actions still needed (it prunes the search, so it must never be
-    too high): Weather Shifts, Tips and Whirlpools each fix one thing (a Whirlpool two places);
-    one move action takes a kayak at most 2 lanes across or 4 rows along (two steps, each maybe
-    riding a double space)."""
+    too high): the river cards needed, and the most move actions any one kayak needs."""
+    river, moves = needs(pos, goal, rows)
+    return river + max(moves.values(), default=0)
+
+
+def needs(pos: Position, goal: Position, rows: int) -> tuple[int, dict]:
+    """(river cards needed, per kayak the move actions needed), each a lower bound: Weather
+    Shifts, Tips and Whirlpools each fix one thing (a Whirlpool two places); one move action
+    takes a kayak at most 2 lanes across or 4 rows along (two steps, each maybe riding a
+    double space)."""
     old = {rt.tile: (i, rt) for i, rt in enumerate(pos.tiles)}
     new = {rt.tile: (i, rt) for i, rt in enumerate(goal.tiles)}
     differing = {t for t in old if t in new and old[t] != new[t]}
@@ -217,7 +258,7 @@ def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
     turned = sum(old[t][1].rotation != new[t][1].rotation for t in differing)
     moved = sum(old[t][0] != new[t][0] for t in differing)
     river = shifts + turned + (moved + 1) // 2
-    moves = 0
+    moves = {}
     there = dict(goal.kayaks)
     for pawn, s in pos.kayaks:
         g = there.get(pawn)
@@ -225,12 +266,12 @@ def _actions_needed(pos: Position, goal: Position, rows: int) -> int:
             continue
         a, b = pos.tiles[s.index], goal.tiles[g.index] if g.index < len(goal.tiles) else None
         if b is None or a.tile in differing or b.tile in differing or a.tile not in new or b.tile not in old:
-            moves = max(moves, 1 if a.tile not in differing else 0)
+            moves[pawn] = 1 if a.tile not in differing else 0
             continue
         along = abs((g.index - s.index) * rows + g.row - s.row)
         across = abs(g.lane + b.shift - s.lane - a.shift)
-        moves = max(moves, -(-across // 2), -(-along // 4), 1)
-    return river + moves
+        moves[pawn] = max(-(-across // 2), -(-along // 4), 1)
+    return river, moves
 
 
 def _new_tiles(before: Position, after: Position):
@@ -239,9 +280,11 @@ def _new_tiles(before: Position, after: Position):
 
 
 def explain(before: Position, after: Position, book: TileBook | None = None, advanced: bool = False,
-            cards: Counter | None = None, limit: int = MAX_ACTIONS) -> Explained:
+            cards: Counter | None = None, limit: int = MAX_ACTIONS, player: int | None = None) -> Explained:
     """Every reading of the change from ``before`` to ``after`` (see the module docstring).
-    ``cards``: kinds of action cards seen played face up, which narrow the readings."""
+    ``cards``: kinds of action cards seen played face up, which narrow the readings;
+    ``player``: whose turn it is when the players declared it (another kayak moving by its own
+    cards then breaks Turns)."""
     book = book or tile_book()
     if before == after:
         return Explained(before, after, (), True, "no change on the river")
@@ -249,7 +292,7 @@ def explain(before: Position, after: Position, book: TileBook | None = None, adv
     # a legal new tile is laid lined up with the last one (The River); it may move later in the turn
     # a new tile is laid lined up with the last tile (shift None: decided when laid); first as it
     # lies now, then, only if that explains nothing, laid the other way round and tipped later
-    legal = _Search(book, before, after, (), advanced, False, limit)
+    legal = _Search(book, before, after, (), advanced, False, limit, player)
     legal.supply = tuple(RiverTile(rt.tile, rt.side, rt.rotation, None) for rt in seen)
     legal.run(before)
     if seen and not legal.found:
@@ -262,17 +305,23 @@ def explain(before: Position, after: Position, book: TileBook | None = None, adv
     # a position that breaks a rule (a kayak on a rock, the Start tile moved) is ruled, not refused:
     # what it breaks that the position before did not is named whatever reading is found
     fresh = tuple(b for b in rule_breaches(after, book) if b not in rule_breaches(before, book))
-    lenient = _Search(book, before, after, seen, advanced, True, limit)
+    lenient = _Search(book, before, after, seen, advanced, True, limit, player)
     lenient.run(before)
     searched = legal.visited + lenient.visited
     if lenient.found:
-        fewest = min(len(r.breaches) for r in lenient.found)
-        best = [r for r in _unique(lenient.found) if len(r.breaches) == fewest]
-        best.sort(key=lambda r: len(r.actions))
-        best = [_with_breaches(r, fresh) for r in best if len(r.actions) == len(best[0].actions)]
+        # fewest broken rules; then a reading that breaks only how a turn is made up (Turns,
+        # Advanced Rules: the cards could all be played) before one that moves a kayak where
+        # no card can (onto a rock, past a bank); then the fewest actions
+        best = sorted(_unique(lenient.found), key=_implausibility)
+        best = [_with_breaches(r, fresh) for r in best if _implausibility(r) == _implausibility(best[0])]
         return Explained(before, after, tuple(best), False, "no legal turn explains the change", searched,
                          fresh)
     return _unexplained(before, after, legal, searched, fresh)
+
+
+def _implausibility(reading: Reading) -> tuple[int, int, int]:
+    physical = sum(s not in ("Turns", "Advanced Rules") for s, _ in reading.breaches)
+    return len(reading.breaches), physical, len(reading.actions)
 
 
 def _with_breaches(reading: Reading, fresh) -> Reading:

@@ -1,28 +1,32 @@
 """Kayak Chaos behind the game seam (referee/game.py): state, step, view, shapes, explain.
 
 Each new stable observation is read as a river (referee.kayak.river) and the change from
-the last one is explained as one turn of up to three actions (referee.kayak.explain).
-The game frame is the Start tile's frame.
+the last one is explained as one turn of up to three actions (referee.kayak.explain), or,
+when no single turn explains it, as 2 or 3 turns seen together in turn order
+(referee.kayak.sequences). A kayak not read keeps its last reading; a change while one is
+unread is "cannot tell", naming it. The game frame is the Start tile's frame.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from ..catalog import Catalog, default_catalog
 from ..errors import InvalidInputError, RefcamError
-from ..game import Declarable, Declaration, Explanation, Option, Shape, Step, View
+from ..game import Declarable, Declaration, ExpectedPiece, Explanation, Option, Shape, Step, View
 from ..observation import Observation
 from ..pending import TurnGuard, guarded_step, pending_json
-from ..rulings import Ruling
+from ..rulings import CANNOT_TELL, ILLEGAL, LEGAL, Ruling, verdict_line
 from . import declare
 from .errors import GAME_ID, GAME_TITLE, rule
 from .commands import kayak_commands
 from .diagram import river_diagram
-from .explain import MAX_ACTIONS, Explained, explain, first_to_finish
-from .position import Position, pawn_name
+from .explain import MAX_ACTIONS, Explained, Reading, explain, first_to_finish
+from .position import Position, Space, pawn_name
 from .river import RiverReading, read_river, space_centre
+from .sequences import Sequence, explain_turns
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
 _OCCLUSION_WORDS = ("hand", "occlu", "hidden")
@@ -57,7 +61,13 @@ class KayakState:
     turn_of: int | None = None
     spent_actions: int = 0
     short_hands: tuple[int, ...] = ()
+    rings: tuple[int, ...] = ()  # players who played a Life Ring during the turn not ruled yet
     guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
+    # the player who took the last turn ruled, when the camera or the players told (turn order)
+    last_mover: int | None = None
+    # each piece's last reading (name -> pose, stable tables since it was read): a piece not
+    # read keeps it (Observation.seen_empty says which places were seen empty)
+    readings: tuple = field(default=(), compare=False)
 
 
 class KayakGame:
@@ -97,6 +107,7 @@ class KayakGame:
         return not reading.problems and reading.position == state.position
 
     def _rule_step(self, state: KayakState, observation: Observation, t: float) -> Step:
+        state = replace(state, readings=_readings_after(state.readings, observation))
         blocked = next((w for w in observation.warnings if any(k in w.lower() for k in _OCCLUSION_WORDS)), None)
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
@@ -108,85 +119,201 @@ class KayakGame:
         if reading.problems:
             return self._cannot_tell(state, t, "; ".join(reading.problems))
         if state.position is not None:
-            gone = [pawn_name(p) for p, _ in state.position.kayaks if reading.position.where(p) is None]
-            if gone:
-                return self._cannot_tell(state, t, f"{', '.join(gone)} not in view")
+            unread = [p for p, _ in state.position.kayaks if reading.position.where(p) is None]
+            if unread:
+                return self._unread(state, reading, unread, observation, t)
         step = self._rule(state, reading, t)
         if not reading.kept:
             return step
-        kept = Ruling(t, GAME_ID, "warning", f"{', '.join(reading.kept)} not in view: its last stable place is kept",
-                      None, None)
-        return Step(step.state, (kept,) + step.rulings)
+        # a tile out of view kept its last stable place: each ruling says so after its verdict
+        note = f" ({', '.join(reading.kept)} not in view: its last stable place is kept)"
+        return Step(step.state, tuple(replace(r, summary=r.summary + note) if r.kind in ("move", "state") else r
+                                      for r in step.rulings))
+
+    def _unread(self, state: KayakState, reading: RiverReading, unread: list[int], observation: Observation,
+                t: float) -> Step:
+        """A kayak of the last river is missing from the observation. Not read: it keeps its last
+        reading, and if nothing else changed there is nothing to rule; anything else rests on it
+        and is "cannot tell", naming it. Its place seen empty (Observation.seen_empty): it moved,
+        and where to is not known."""
+        kayaks = dict(reading.position.kayaks)
+        for p in unread:
+            kayaks[p] = state.position.where(p)
+        names = [pawn_name(p) for p in unread]
+        empty = [n for n in names if n in observation.seen_empty]
+        if not empty and Position.make(reading.position.tiles, kayaks) == state.position:
+            return Step(replace(state, cannot_tell=""))
+        if empty:
+            why = f"{', '.join(empty)} left its space and was not read elsewhere"
+        else:
+            why = f"{', '.join(names)} {'was' if len(names) == 1 else 'were'} not read"
+        return self._cannot_tell(state, t, why)
 
     def _cannot_tell(self, state: KayakState, t: float, why: str) -> Step:
-        ruling = Ruling(t, GAME_ID, "warning", f"cannot tell: {why}", None, None)
+        ruling = Ruling(t, GAME_ID, "warning", verdict_line(CANNOT_TELL, why), None, None, {"cannot_tell": True})
         return Step(replace(state, cannot_tell=why), (ruling,) if why != state.cannot_tell else ())
 
     def _rule(self, state: KayakState, reading: RiverReading, t: float) -> Step:
         after = reading.position
         cards = tuple(sorted((k, n) for k, n in reading.cards.items() if k))
         if state.position is None:
-            text = f"river {after.text()} ({len(after.tiles)} tile(s), {len(after.kayaks)} kayak(s))"
-            # a first river that breaks a rule is reported with the conflict flagged, not refused
-            text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts)
-            new = replace(state, position=after, cards=cards, cannot_tell="")
-            return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
-                                     {"position": after.text()}),))
-        before, joined = self._joining(state.position, after, t)
-        if after == before:
-            return Step(replace(state, position=after, cards=cards, cannot_tell=""), joined)
-        seen_before = dict(state.cards)
+            return self._first_river(state, reading, cards, t)
         played = reading.cards.copy()
-        for kind, n in seen_before.items():
+        for kind, n in dict(state.cards).items():
             played[kind] -= n
         played = +played
         # Turns: actions the players declared (discards, a cancelled action) leave fewer for what is seen
-        verdict = explain(before, after, self.book, state.advanced, played or None,
-                          limit=max(0, MAX_ACTIONS - state.spent_actions))
+        limit = max(0, MAX_ACTIONS - state.spent_actions)
+        before, joined, verdict = self._joining(state, after, played or None, limit, t)
+        if after == before:
+            return Step(replace(state, position=after, cards=cards, cannot_tell=""), joined)
+        if verdict is None:
+            verdict = explain(before, after, self.book, state.advanced, played or None, limit=limit,
+                              player=state.turn_of)
+        if not verdict.legal and state.turn_of is None and not verdict.position_breaches:
+            together = explain_turns(before, after, self.book, state.advanced, self._players(state, before),
+                                     state.last_mover, limit)
+            if together.found:
+                return self._seen_together(state, before, after, together, joined, cards, t)
+            if together.cut:  # not searched to the end: no ground to call it illegal
+                return self._cannot_tell(state, t, f"no single turn explains the change, and the search for 2-3 "
+                                                   f"turns seen together stopped after {together.visited} positions")
+            step = self._one_turn(state, verdict, joined, cards, t)
+            return Step(step.state, tuple(replace(r, summary=r.summary + ". No 2-3 turns seen together explain it "
+                                                  "either") if r.kind == "move" else r for r in step.rulings))
+        return self._one_turn(state, verdict, joined, cards, t)
+
+    def _first_river(self, state: KayakState, reading: RiverReading, cards, t: float) -> Step:
+        """Game Setup: the first river seen. A kayak not read yet is not missing: it joins when
+        it is first read, from a Start space."""
+        after = reading.position
+        pawns = ", ".join(pawn_name(p) for p, _ in after.kayaks) or "none yet"
+        if reading.conflicts:
+            # a first river that breaks a rule is reported with the conflict flagged, not refused
+            section, why = reading.conflicts[0]
+            head = verdict_line(ILLEGAL, why, section)
+        else:
+            head = verdict_line(LEGAL, f"the river is set up with {len(after.tiles)} tile(s)", "Game Setup")
+        text = f"{head}. River {after.text()}; kayaks read: {pawns}"
+        text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts[1:])
+        new = replace(state, position=after, cards=cards, cannot_tell="")
+        return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
+                                 {"position": after.text()}),))
+
+    def _players(self, state: KayakState, before: Position) -> tuple[int, ...]:
+        return tuple(p for p, _ in before.kayaks)
+
+    def _one_turn(self, state: KayakState, verdict: Explained, joined, cards, t: float) -> Step:
+        """One turn (or the nearest reading of an illegal change) ruled, and what it leads to."""
         rulings = list(joined) + [self._move_ruling(verdict, t, state.turns + 1, state)]
+        mover = state.turn_of or _mover(verdict)
+        if verdict.legal and mover is not None and mover in state.rings:
+            rulings.append(_ring_on_own_turn(mover, t))
         winner = state.winner
         firsts = first_to_finish(verdict, self.book) if winner is None else ()
         if len(firsts) > 1:
-            rulings.append(Ruling(t, GAME_ID, "warning", "cannot tell which kayak reached the Finish space first: "
-                                  + " or ".join(map(pawn_name, firsts)), None, str(rule("Game End"))))
+            rulings.append(Ruling(t, GAME_ID, "warning", verdict_line(
+                CANNOT_TELL, "which kayak reached the Finish space first: " + " or ".join(map(pawn_name, firsts)),
+                rule("Game End")), None, str(rule("Game End")), {"cannot_tell": True}))
         elif firsts:
             winner = firsts[0]
-            rulings.append(Ruling(t, GAME_ID, "finish", f"{pawn_name(winner)} reaches the Finish space and wins",
-                                  True, str(rule("Game End"))))
-        new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
-                      cannot_tell="", turn_of=None, spent_actions=0)
+            rulings.append(_win_ruling(winner, t))
+        new = replace(state, position=verdict.after, last=verdict, turns=state.turns + 1, winner=winner,
+                      cards=cards, cannot_tell="", turn_of=None, spent_actions=0, rings=(), last_mover=mover)
         return Step(new, tuple(rulings))
 
-    def _joining(self, before: Position, after: Position, t: float) -> tuple[Position, tuple[Ruling, ...]]:
-        """Game Setup: a kayak seen for the first time joins the game on a Start space; it is
-        added to the position before the turn so that only the turn itself is explained."""
-        kayaks, rulings = dict(before.kayaks), []
-        for pawn, space in after.kayaks:
-            if pawn in kayaks:
-                continue
+    def _seen_together(self, state: KayakState, before: Position, after: Position, together, joined, cards,
+                       t: float) -> Step:
+        """Turns Seen Together: one ruling per turn when every sequence found implies the same
+        (the winner); "cannot tell", naming them, when they do not, and nothing recorded."""
+        options = together.sequences()
+        if not together.agreed:
+            named = " or ".join(f"[{s.text()}]" + (f" ({pawn_name(s.winner[0])} first)" if s.winner else "")
+                                for s in options)
+            why = f"{len(options)} sequences of turns explain the change and differ in who reached the Finish first: {named}"
+            return self._cannot_tell(state, t, why)
+        sequence: Sequence = options[0]
+        listing = [turn.text() for turn in sequence.turns]
+        rulings = list(joined)
+        for k, turn in enumerate(sequence.turns, 1):
+            n = state.turns + k
+            what = f"turn {n}, {turn.text()}"
+            section = _turn_section(turn)
+            text = verdict_line(LEGAL, what, section) + f"; seen together with {len(sequence.turns) - 1} other turn(s)"
+            verdict = Explained(turn.before, turn.after, (Reading(turn.actions, turn.placements),), True)
+            details = {**verdict.to_json(), "seen_together": k, "sequence": listing, "player": f"pawn-{turn.player}"}
+            rulings.append(Ruling(t, GAME_ID, "move", text, True, str(rule(section)), details))
+        first = sequence.turns[0].player
+        if first in state.rings:
+            rulings.append(_ring_on_own_turn(first, t))
+        winner = state.winner
+        if winner is None and sequence.winner:
+            winner = sequence.winner[0]
+            rulings.append(_win_ruling(winner, t))
+        actions = tuple(a for turn in sequence.turns for a in turn.actions)
+        placed = tuple(p for turn in sequence.turns for p in turn.placements)
+        last = Explained(before, after, (Reading(actions, placed),), True)
+        new = replace(state, position=after, last=last, turns=state.turns + len(sequence.turns), winner=winner,
+                      cards=cards, cannot_tell="", turn_of=None, spent_actions=0, rings=(),
+                      last_mover=sequence.turns[-1].player)
+        return Step(new, tuple(rulings))
+
+    def _joining(self, state: KayakState, after: Position, played, limit: int, t: float):
+        """Game Setup: a kayak read for the first time was on a Start space since the setup (it
+        may not have been read then). On a free Start space it joins there before the turn; seen
+        elsewhere, it has moved since: each free Start space is tried as where it began, and the
+        first from which the change is legal is taken. Returns (river before the turn, rulings,
+        the verdict found while trying, or None)."""
+        before = state.position
+        new = [(p, s) for p, s in after.kayaks if before.where(p) is None]
+        if not new:
+            return before, (), None
+        kayaks, rulings, moved = dict(before.kayaks), [], []
+        for pawn, space in new:
             on_start = space.index == 0 and self.book.cell(after.tiles[0], space.row, space.lane) == START
             if on_start and before.occupant_free(space):
                 kayaks[pawn] = space
-                rulings.append(Ruling(t, GAME_ID, "state", f"{pawn_name(pawn)} joins on the Start space", True,
-                                      str(rule("Game Setup"))))
+                rulings.append(Ruling(t, GAME_ID, "state", verdict_line(
+                    LEGAL, f"{pawn_name(pawn)} joins on the Start space", "Game Setup"), True, str(rule("Game Setup"))))
             else:
-                rulings.append(Ruling(t, GAME_ID, "violation", f"{pawn_name(pawn)} appears at {space}, not on the "
-                                      "Start space", False, str(rule("Game Setup"))))
-                if space.index < len(before.tiles):
-                    kayaks[pawn] = space
-        return Position.make(before.tiles, kayaks), tuple(rulings)
+                moved.append((pawn, space))
+        if not moved:
+            return Position.make(before.tiles, kayaks), tuple(rulings), None
+        starts = [Space(0, 0, lane) for lane in range(self.book.lanes)
+                  if self.book.cell(before.tiles[0], 0, lane) == START and Space(0, 0, lane) not in kayaks.values()]
+        for origins in itertools.islice(itertools.permutations(starts, len(moved)), 60):
+            trial = Position.make(before.tiles, {**kayaks, **{p: o for (p, _), o in zip(moved, origins)}})
+            verdict = explain(trial, after, self.book, state.advanced, played, limit=limit, player=state.turn_of)
+            if verdict.legal:
+                rulings += [Ruling(t, GAME_ID, "state", verdict_line(
+                    LEGAL, f"{pawn_name(p)} joins, first read at {s}: it began on the Start space {o}", "Game Setup"),
+                    True, str(rule("Game Setup"))) for (p, s), o in zip(moved, origins)]
+                return trial, tuple(rulings), verdict
+        for pawn, space in moved:
+            rulings.append(Ruling(t, GAME_ID, "violation", verdict_line(
+                ILLEGAL, f"{pawn_name(pawn)} appears at {space}, not on the Start space and not by a legal turn from "
+                "it", "Game Setup"), False, str(rule("Game Setup"))))
+            if space.index < len(before.tiles):
+                kayaks[pawn] = space
+        return Position.make(before.tiles, kayaks), tuple(rulings), None
 
     @staticmethod
     def _move_ruling(verdict: Explained, t: float, turn: int, state: KayakState) -> Ruling:
-        first = verdict.readings[0] if verdict.readings else None
-        if verdict.legal and first and first.actions:
-            section = {"free-move": "Turns"}.get(first.actions[0].kind) or _card_section(first.actions[0].kind)
-        else:
-            section = first.breaches[0][0] if first and first.breaches else "Turns"
-        whose = f" ({pawn_name(state.turn_of)}'s)" if state.turn_of else ""
+        whose = f" (pawn-{state.turn_of}'s)" if state.turn_of else ""
         spent = f" after {state.spent_actions} declared action(s)" if state.spent_actions else ""
-        return Ruling(t, GAME_ID, "move", f"turn {turn}{whose}{spent}: {verdict.summary()}", verdict.legal,
-                      str(rule(section)), verdict.to_json())
+        return Ruling(t, GAME_ID, "move", verdict.summary(f"turn {turn}{whose}{spent}"), verdict.legal,
+                      str(rule(verdict.section)), verdict.to_json())
+
+    # --- where vision should look again ----------------------------------------------------------
+    def expected_pieces(self, state: KayakState) -> tuple[ExpectedPiece, ...]:
+        """Each tile's and kayak's last reading (its sigma grown by a space for every stable table
+        since, as far as a turn can carry a kayak); nothing before anything is read (the Start
+        space's lanes are not fixed per pawn by the setup)."""
+        a, out = self.book.space_mm, []
+        for name, (pose, missed) in state.readings:
+            grown = min(pose.sigma_mm + missed * a, 2 * self.book.tile_length_mm)
+            out.append(ExpectedPiece(name, pose.x_mm, pose.y_mm, pose.theta_deg, grown))
+        return tuple(out)
 
     # --- what the page shows -------------------------------------------------------------------
     def view(self, state: KayakState) -> View:
@@ -236,7 +363,7 @@ class KayakGame:
         if verdict is None:
             lines.append("no turn seen yet")
         else:
-            lines.append(("legal: " if verdict.legal else "") + verdict.summary())
+            lines.append(verdict.summary())
             lines += [f"  reading: {r.text()}" for r in verdict.readings[:6]]
             lines += [f"  rule: {x}" for x in verdict.rules]
         if state.winner:
@@ -259,6 +386,40 @@ class KayakGame:
         return declare.declare(self, state, declaration, t)
 
 
+def _mover(verdict: Explained) -> int | None:
+    """The player whose kayak every legal reading moves by its own cards; None when no reading
+    moves a kayak (river cards only: anyone's turn) or the readings disagree."""
+    movers = {next((a.pawn for a in r.actions if hasattr(a, "pawn")), None) for r in verdict.readings}
+    return movers.pop() if len(movers) == 1 else None
+
+
+def _turn_section(turn) -> str:
+    from .explain import action_section
+
+    return action_section(turn.actions[0]) if turn.actions else "Turns"
+
+
+def _ring_on_own_turn(player: int, t: float) -> Ruling:
+    """Life Ring Cards: a Life Ring is played on another player's turn, never on one's own."""
+    return Ruling(t, GAME_ID, "violation", verdict_line(ILLEGAL, f"pawn-{player} played a Life Ring on their own turn",
+                                                        "Life Ring Cards"), False, str(rule("Life Ring Cards")))
+
+
+def _win_ruling(winner: int, t: float) -> Ruling:
+    return Ruling(t, GAME_ID, "finish", verdict_line(LEGAL, f"{pawn_name(winner)} reaches the Finish space and wins",
+                                                     "Game End"), True, str(rule("Game End")))
+
+
+def _readings_after(readings: tuple, observation: Observation) -> tuple:
+    """Each Kayak piece's last reading: read now, or kept with one more stable table since, unless
+    its place was seen empty (then it is gone from where it was)."""
+    now = {p.name: (p, 0) for p in observation.pieces if p.name.startswith(("kayak/tile-", "kayak/pawn-"))}
+    for name, (pose, missed) in readings:
+        if name not in now and name not in observation.seen_empty:
+            now[name] = (pose, missed + 1)
+    return tuple(sorted(now.items()))
+
+
 def _follows_from_turn(ruling: Ruling) -> bool:
     """Game End: reaching the Finish wins; a turn ruled illegal must not win (referee/pending.py)."""
     return ruling.kind == "finish"
@@ -270,7 +431,7 @@ def _caption(state: KayakState) -> tuple[str, ...]:
         return (f"cannot tell: {state.cannot_tell}",) if state.cannot_tell else ("no river seen yet",)
     lines = [f"turn {state.turns}" if state.turns else "no turn played yet"]
     if state.last is not None:
-        lines.append(("last turn: " if state.last.legal else "last turn, ") + state.last.summary())
+        lines.append("last turn: " + state.last.summary())
     if state.winner:
         lines.append(f"winner: {pawn_name(state.winner)}")
     declared = declare.summary(state)
@@ -279,12 +440,6 @@ def _caption(state: KayakState) -> tuple[str, ...]:
     if state.cannot_tell:
         lines.append(f"cannot tell: {state.cannot_tell}")
     return tuple(lines)
-
-
-def _card_section(kind: str) -> str:
-    return {"paddle": "Paddle Cards", "double-paddle": "Double Paddle Cards", "swerve": "Swerve Cards",
-            "double-swerve": "Double Swerve Cards", "weather-shift": "Weather Shift Cards",
-            "tip": "Tip the Kayak Cards", "whirlpool": "Whirlpool Cards"}.get(kind, "Action Cards")
 
 
 def river_shapes(book: TileBook, pos: Position) -> list[Shape]:

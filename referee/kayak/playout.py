@@ -58,16 +58,42 @@ class Turn:
     placed: tuple  # tiles laid during the turn
 
 
+def deck_mix(catalog=None) -> dict[str, float]:
+    """How often each card kind is in the catalog's action deck (its Kayak action-card mix)."""
+    from ..catalog import default_catalog
+
+    names = {"tip-the-kayak": "tip"}
+    mix: dict[str, float] = {}
+    for piece in (catalog or default_catalog()).pieces(game="kayak", family="kayak/action-card"):
+        kind = names.get(piece.attrs.get("kind"), piece.attrs.get("kind"))
+        mix[kind] = mix.get(kind, 0) + 1
+    return mix
+
+
+def _weighted_order(rng: random.Random, choices: list, mix: dict[str, float]) -> list:
+    """The choices in a random order where each card kind comes first as often as the deck holds
+    it (not as often as it has targets: a Whirlpool has many tile pairs, the deck few cards)."""
+    per_kind: dict[str, int] = {}
+    for a in choices:
+        per_kind[a.kind] = per_kind.get(a.kind, 0) + 1
+    keyed = [(rng.random() ** (per_kind[a.kind] / max(mix.get(a.kind, 0), 1e-9)), i) for i, a in enumerate(choices)]
+    return [choices[i] for _, i in sorted(keyed, reverse=True)]
+
+
 def play_turn(rng: random.Random, book: TileBook, pos: Position, pawn: int, stack: list[int],
-              advanced: bool = False, discard_rate: float = 0.15) -> Turn:
-    """Up to three random legal actions by one player (discards included)."""
+              advanced: bool = False, discard_rate: float = 0.15, mix: dict[str, float] | None = None) -> Turn:
+    """Up to three random legal actions by one player (discards included); ``mix``: card kinds
+    drawn as often as the deck holds them (else every legal action alike)."""
     before, done, seen, placed = pos, [], [], []
     for _ in range(3):
         if rng.random() < discard_rate:
             done.append(A.Discard())
             continue
         choices = candidate_actions(pos, pawn)
-        rng.shuffle(choices)
+        if mix:
+            choices = _weighted_order(rng, choices, mix)
+        else:
+            rng.shuffle(choices)
         for action in choices:
             if check_turn(tuple(done) + (action,), advanced):
                 continue
@@ -94,14 +120,16 @@ def play_turn(rng: random.Random, book: TileBook, pos: Position, pawn: int, stac
     return Turn(pawn, before, pos, tuple(done), tuple(seen), tuple(placed))
 
 
-def play_game(seed: int, max_turns: int = 12, book: TileBook | None = None, advanced: bool = False):
-    """Yield the turns of one seeded game until a kayak finishes or max_turns pass."""
+def play_game(seed: int, max_turns: int = 12, book: TileBook | None = None, advanced: bool = False,
+              mix: dict[str, float] | None = None):
+    """Yield the turns of one seeded game until a kayak finishes or max_turns pass; ``mix``:
+    see play_turn."""
     rng = random.Random(seed)
     book = book or tile_book()
     pawns = rng.randint(2, 4)
     pos, stack = start_position(rng, book, pawns), tile_stack(rng, book)
     for n in range(max_turns):
-        turn = play_turn(rng, book, pos, n % pawns + 1, stack, advanced)
+        turn = play_turn(rng, book, pos, n % pawns + 1, stack, advanced, mix=mix)
         yield turn
         pos = turn.after
         if winners(pos, book):

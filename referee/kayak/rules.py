@@ -146,8 +146,10 @@ class _Board:
         return self.occupant(other, besides=pawn)
 
     def shared_double_from_side(self, target: Space, pawn: int) -> bool:
-        """Whether moving sideways into ``target`` would join a kayak already in its double space."""
-        return self.occupant(target, besides=pawn) is None and self.double_partner(target, pawn) is not None
+        """Whether moving sideways into ``target`` would join a kayak already in its double space:
+        a kayak in the other half, whether ``target`` is empty or its occupant is pushed out
+        (the occupant leaves; the one in the other half stays and would be joined from the side)."""
+        return self.double_partner(target, pawn) is not None
 
     def _off_river(self, pawn: int, why: str, section: str, pushed: bool):
         if why == "end":
@@ -302,11 +304,21 @@ def is_legal(pos: Position, action, book: TileBook | None = None, supply=()) -> 
     return why_illegal(pos, action, book, supply) is None
 
 
-def check_turn(turn, advanced: bool = False) -> list[tuple[str, str]]:
+MOVED = {"paddle": "paddled", "double-paddle": "double-paddled", "swerve": "swerved",
+         "double-swerve": "double-swerved", "free-move": "moved (discard-5 free move)"}
+
+
+def check_turn(turn, advanced: bool = False, player: int | None = None) -> list[tuple[str, str]]:
     """Broken turn rules, as (section, reason): Turns allows at most three actions (a card played,
-    cancelled or discarded counts as one) or else the discard-5 free move alone; the Advanced
-    Rules allow at most one card of each type per turn."""
+    cancelled or discarded counts as one) or else the discard-5 free move alone, and only the
+    player whose turn it is moves their own kayak (``player``: whose turn it is, when known); the
+    Advanced Rules allow at most one card of each type per turn."""
     out = []
+    if player is not None:
+        # Turns: a turn is one player's; another kayak moves only when pushed
+        other = next((a for a in turn if getattr(a, "pawn", player) != player), None)
+        if other is not None:
+            out.append(("Turns", f"pawn-{other.pawn} {MOVED[other.kind]} on pawn-{player}'s turn"))
     cancelled = [a.cancels for a in turn if isinstance(a, A.LifeRing)]
     own = [a for a in turn if not isinstance(a, A.LifeRing)] + cancelled
     if any(isinstance(a, A.FreeMove) for a in own) and len(own) > 1:
