@@ -28,7 +28,7 @@ from synth.game_playouts import PlayedGame
 from synth.render import encode_jpeg, render_scene
 
 FPS = 4.0
-START_FRAMES = 4
+START_FRAMES = 8  # the players set up and look: the start table is seen still before the first turn
 END_FRAMES = 8
 HOLDS = (4, 2, 1)
 COPIES = ("clean", "webcam")

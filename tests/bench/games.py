@@ -104,8 +104,9 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     turn SEEN_TOGETHER_MAX turns later; each turn takes one ruling and each ruling one turn.
     Only then is its verdict compared: right means both the verdict and the position match.
     A ruling with no matching position (an illegal verdict, "cannot tell", a legal verdict to a
-    wrong position, a take-back put right) counts, in time order, for the earliest turn still
-    unjudged whose hand came before it. A turn no ruling reaches is missed."""
+    wrong position, a take-back put right) counts, in time order, for the latest turn still
+    unjudged whose hand came before it (a put right: the latest take-back). A turn no ruling
+    reaches is missed."""
     turns = [e for e in truth if e["kind"] in ("turn", "take-back")]
     starts = [e["hand_t"] for e in turns] + [float("inf")] * (SEEN_TOGETHER_MAX + 1)
     verdict: dict[int, str] = {}
@@ -125,7 +126,7 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
             waiting = [k for k in waiting if turns[k]["kind"] == "take-back"] or waiting
         if not waiting:
             continue
-        verdict[waiting[0]] = _by_time(turns[waiting[0]], r)
+        verdict[waiting[-1]] = _by_time(turns[waiting[-1]], r)
     out = Outcome(unmatched_rulings=len(turn_rulings(rulings)) - len(verdict))
     for k, e in enumerate(turns):
         _count(out, e, verdict.get(k, "missed"))
@@ -231,8 +232,11 @@ def page_rulings(folder: Path, game: str) -> list[dict]:
     rulings: list[dict] = []
 
     def watch() -> None:
-        while not engine.done.is_set():
-            viewer.get(timeout=0.2)
+        try:
+            while not engine.done.is_set():
+                viewer.get(timeout=0.2)
+        except StopIteration:  # the engine closed its frames
+            pass
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -373,9 +377,11 @@ def main(argv=None) -> int:
         for seed in seeds[game][:args.games]:
             rows += run_game(game, seed, args, out_dir, log)
     took = time.monotonic() - t0
+    figures = json.dumps({"seeds": "tuning" if args.tuning else "reporting", "seconds": round(took, 1),
+                          "rows": [dict(asdict(r), outcome=asdict(r.outcome)) for r in rows]}, indent=1)
+    (out_dir / "figures.json").write_text(figures + "\n")
     if args.json:
-        print(json.dumps({"seeds": "tuning" if args.tuning else "reporting", "seconds": round(took, 1),
-                          "rows": [dict(asdict(r), outcome=asdict(r.outcome)) for r in rows]}, indent=1))
+        print(figures)
     else:
         print()
         print(table(rows))
