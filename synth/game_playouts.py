@@ -20,11 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from referee.catalog import default_catalog
-from synth.scenes import (RESOLUTIONS, fit_camera, kang_zone_slots, kayak_tile_pieces, racing_card_names,
-                          random_effects, relevant_points, table_for)
+from synth.scenes import RESOLUTIONS, kayak_tile_pieces, racing_card_names
 
 GAMES = ("kang", "kayak", "tornado")
-SESSION_JPEG = 80
 
 
 @dataclass
@@ -64,22 +62,14 @@ class PlayedGame:
 
 def scene_base(game: str, rng: np.random.Generator, view: list[dict], every: list[dict], size, fx: float,
                roll: float, azimuth: float, tilt: float, heights=(600.0, 900.0)) -> dict:
-    """The fixed camera, table and image effects of one game's session: the camera sees every
-    piece in ``view`` from start to end."""
-    catalog = default_catalog()
-    camera = fit_camera(rng, relevant_points(catalog, view), size, tilt_deg=tilt, fx=fx, height_range=heights,
-                        azimuth_deg=azimuth, roll_deg=roll)
-    if camera is None:
-        raise ValueError(f"the {game} game does not fit in view")
-    effects = random_effects(rng, SESSION_JPEG)
-    effects["noise_sigma"] = 1.2
-    return {"refcam_scene": 1, "game": game, "camera": camera, "table": table_for(rng, catalog, every),
-            "pieces": [], "effects": effects, "occluders": []}
+    """The fixed camera, table and image effects of one game's session, as the bundled sessions
+    get theirs (samples/generate.py): the camera sees every piece in ``view`` from start to end."""
+    from samples.generate import _session_base
+
+    return _session_base(game, rng, view, every, size, fx, roll=roll, azimuth=azimuth, tilt=tilt, heights=heights)
 
 
 # --- Kang -----------------------------------------------------------------------------------
-KANG_OWNERS = {"A": ["small-1", "small-2", "medium-1", "medium-2", "large-1", "large-2"],
-               "B": ["small-3", "small-4", "medium-3", "medium-4", "large-3", "large-4"]}
 KANG_ARM = {"A": (0.0, -600.0), "B": (0.0, 600.0)}
 
 
@@ -113,17 +103,12 @@ def kang_game(seed: int, max_moves: int = 40, illegal_at: int | None = None) -> 
     """A Kang game to its winner (first to 3 alfalfa, Kang End of the Game), at most max_moves."""
     from referee.kang.moves import legal_moves
     from referee.kang.position import Position
-    from samples.generate import _kang_apply, _kang_places
+    from samples.generate import _kang_apply, _kang_places, kang_start_table
 
     catalog = default_catalog()
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
-    names_at = {f"kang/{n}": ("zone", c, k) for c, ns in KANG_OWNERS.items() for k, n in enumerate(ns)}
-    jitter = {n: (float(nrng.uniform(-2, 2)), float(nrng.uniform(-2, 2)), float(nrng.uniform(-30, 30)))
-              for n in names_at}
-    every_slot = [{"name": "kang/board", "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}] + [
-        {"name": f"kang/{n}", "x_mm": x, "y_mm": y, "theta_deg": 0.0}
-        for c in "AB" for n, (x, y) in zip(KANG_OWNERS[c] * 2, kang_zone_slots(catalog, c))]
+    names_at, jitter, every_slot = kang_start_table(catalog, nrng)
     base = scene_base("kang", nrng, every_slot, every_slot, RESOLUTIONS["720p"], 1500.0, roll=90.0, azimuth=0.0,
                       tilt=12.0)
     pos = Position.start()
@@ -291,14 +276,16 @@ TORNADO_FINISH_X = 342.0  # between the brackets of a 2- and a 3-space card on t
 TORNADO_CARD_STEP = 110.0  # a straight card's length: the next one lies this far ahead
 TORNADO_FIRST_CARD_X = 77.0  # the first card touches the start gate
 TORNADO_LANES = {"tornado/boat-1": 75.0, "tornado/boat-2": 0.0, "tornado/boat-3": -75.0}
-TORNADO_COURSE = {
-    "id": "bench-sprint",
-    "name": "Bench sprint",
-    "setup": "Start gate, then the finish line 342 mm straight ahead; no curves (make bench-games).",
-    "sequence": [{"kind": "start-gate"}, {"kind": "finish-line"}],
-    "layout": {"track_width_mm": 300, "curve_radius_mm": 250, "start-gate": [0, 0, 0],
-               "finish-line": [TORNADO_FINISH_X, 0, 0], "curves": {}},
-}
+
+
+def tornado_course() -> dict:
+    """The course file: the bundled race's sprint course with the finish line nearer."""
+    from samples.tornado_race import SPRINT_COURSE
+
+    layout = dict(SPRINT_COURSE["layout"], **{"finish-line": [TORNADO_FINISH_X, 0, 0]})
+    return dict(SPRINT_COURSE, id="bench-sprint", name="Bench sprint", layout=layout,
+                setup=f"Start gate, then the finish line {TORNADO_FINISH_X:.0f} mm straight ahead; no curves "
+                      f"(make bench-games).")
 
 
 def _tornado_order(boats: dict[str, dict], racing: list[str]) -> list[str]:
@@ -363,7 +350,7 @@ def tornado_game(seed: int, max_rounds: int = 6) -> PlayedGame:
                                                   "theta_deg": 0.0}]
     base = scene_base("tornado", nrng, view, every, RESOLUTIONS["720p"], 1400.0, roll=0.0,
                       azimuth=-90.0, tilt=15.0, heights=(450.0, 700.0))
-    game = PlayedGame("tornado", seed, base, start, "", files={"course.json": json.dumps(TORNADO_COURSE, indent=1)})
+    game = PlayedGame("tornado", seed, base, start, "", files={"course.json": json.dumps(tornado_course(), indent=1)})
     for boat, move, pieces, hand, position, places, over in turns:
         game.turns.append(PlayedTurn(boat.split("/")[1], move, True, "turn", position, pieces,
                                      hand, (300.0, -650.0), places or None,
