@@ -104,9 +104,9 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     turn SEEN_TOGETHER_MAX turns later; each turn takes one ruling and each ruling one turn.
     Only then is its verdict compared: right means both the verdict and the position match.
     A ruling with no matching position (an illegal verdict, "cannot tell", a legal verdict to a
-    wrong position, a take-back put right) counts, in time order, for the latest turn still
-    unjudged whose hand came before it (a put right: the latest take-back). A turn no ruling
-    reaches is missed."""
+    wrong position) counts, in time order, for the latest turn still unjudged whose hand came
+    before it; a "put right" counts only for a take-back when the pending it ends began between
+    the illegal change's hand and the take-back's. A turn no ruling reaches is missed."""
     turns = [e for e in truth if e["kind"] in ("turn", "take-back")]
     starts = [e["hand_t"] for e in turns] + [float("inf")] * (SEEN_TOGETHER_MAX + 1)
     verdict: dict[int, str] = {}
@@ -114,7 +114,8 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     for r in turn_rulings(rulings):
         pos = ruled_position(game, r)
         found = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"] <
-                 starts[k + SEEN_TOGETHER_MAX] and r.get("legal") is not None and same_position(game, e["position"], pos, e["legal"])]
+                 starts[k + SEEN_TOGETHER_MAX] and r.get("legal") is not None and same_position(game, e["position"], pos, e["legal"])
+                 and (e["kind"] != "take-back" or r["legal"] is True)]  # an illegal verdict never sees a take-back
         if found:
             k = found[-1]
             verdict[k] = _by_position(turns[k], r)
@@ -122,8 +123,9 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
             left.append(r)
     for r in left:
         waiting = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"]]
-        if is_put_right(r):
-            waiting = [k for k in waiting if turns[k]["kind"] == "take-back"] or waiting
+        if is_put_right(r):  # it counts only for a take-back of the illegal change it was pending on
+            since = r["details"]["since_t"]
+            waiting = [k for k in waiting if turns[k]["kind"] == "take-back" and starts[k - 1] <= since <= starts[k]]
         if not waiting:
             continue
         verdict[waiting[-1]] = _by_time(turns[waiting[-1]], r)
@@ -210,11 +212,11 @@ def offline_rulings(folder: Path) -> list[dict]:
     return timeline
 
 
-def page_rulings(folder: Path, game: str) -> list[dict]:
+def page_rulings(folder: Path, game: str) -> tuple[list[dict], int]:
     """The page's replay of a session, as `refcam serve --replay DIR` builds it
     (webui/commands/serve.py build_engine_config, webui/app.py _make_engine): a real-time
     SessionSource, the follow-the-stickers observe, the pipelined engine drawing the page's
-    frames for a viewer; its rulings as the page receives them."""
+    frames for a viewer. Its rulings as the page receives them, and the frames it skipped."""
     from calibration.camera import CameraModel
     from referee.registry import get_game
     from vision.sources import SessionSource
@@ -257,6 +259,22 @@ def page_rulings(folder: Path, game: str) -> list[dict]:
     return rulings, source.frames_skipped
 
 
+def replayed(folder: Path, game: str, replay: str, saved: bool) -> tuple[list[dict], int]:
+    """The session's rulings by one replay, kept beside it (rulings-<replay>.json); saved: the
+    ones kept by an earlier run, to count again without replaying."""
+    kept = folder / f"rulings-{replay}.json"
+    if saved:
+        doc = json.loads(kept.read_text())
+        return (doc["rulings"], doc["frames_skipped"]) if isinstance(doc, dict) else (doc, 0)
+    skipped = 0
+    if replay == "offline":
+        rulings = offline_rulings(folder)
+    else:
+        rulings, skipped = page_rulings(folder, game)
+    kept.write_text(json.dumps({"rulings": rulings, "frames_skipped": skipped}, indent=1))
+    return rulings, skipped
+
+
 # --- the run -----------------------------------------------------------------------------------
 @dataclass
 class Row:
@@ -277,20 +295,18 @@ def run_game(game: str, seed: int, args, out_dir: Path, log) -> list[Row]:
     if args.quick:
         played.turns = played.turns[:QUICK_TURNS]
     t0 = time.monotonic()
-    folders = write_sessions(played, out_dir, holds=args.holds, copies=args.copies)
-    log(f"{game} seed {seed}: {len(played.turns)} turns rendered as {len(folders)} sessions "
-        f"in {time.monotonic() - t0:.0f} s")
+    if args.judge_only:
+        folders = {(c, h): out_dir / f"{game}-{seed}-{c}-h{h}" for c in args.copies for h in args.holds}
+    else:
+        folders = write_sessions(played, out_dir, holds=args.holds, copies=args.copies)
+        log(f"{game} seed {seed}: {len(played.turns)} turns rendered as {len(folders)} sessions "
+            f"in {time.monotonic() - t0:.0f} s")
     rows = []
     for (copy, hold), folder in folders.items():
         frames = sum(1 for _ in (folder / "frames").iterdir())
         for replay in args.replays:
             t1 = time.monotonic()
-            skipped = 0
-            if replay == "offline":
-                rulings = offline_rulings(folder)
-            else:
-                rulings, skipped = page_rulings(folder, game)
-            (folder / f"rulings-{replay}.json").write_text(json.dumps(rulings, indent=1))
+            rulings, skipped = replayed(folder, game, replay, args.judge_only)
             outcome = judge(game, folder, rulings, full_game=not args.quick)
             rows.append(Row(game, seed, copy, hold, replay, len(played.turns), outcome, frames, skipped,
                             time.monotonic() - t1))
@@ -357,6 +373,8 @@ def parse_args(argv=None):
     ap.add_argument("--quick", action="store_true", help=f"only the first {QUICK_TURNS} turns of each game")
     ap.add_argument("--out", default=str(ROOT / "out" / "bench-games"), help="where the sessions are written")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--judge-only", action="store_true",
+                    help="count again from the rulings an earlier run kept in --out (no rendering, no replay)")
     args = ap.parse_args(argv)
     bad = [v for v in args.only if v not in GAMES] + [v for v in args.copies if v not in COPIES] + \
         [v for v in args.replays if v not in ("offline", "page")] + [str(h) for h in args.holds if not 1 <= h <= 30]
