@@ -100,9 +100,11 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     """Count how each turn of the truth was ruled.
 
     A ruling counts for a turn by its position first: it must say the turn left exactly the
-    position the truth says, come after the turn's hand appeared, and before the hand of the
-    turn SEEN_TOGETHER_MAX turns later; each turn takes one ruling and each ruling one turn.
+    position the truth says, come after the turn's hand appeared, and at the latest on the first
+    hand frame of the turn SEEN_TOGETHER_MAX turns later (a table is ruled still on the frame
+    after its calm, which may be that hand); each turn takes one ruling and each ruling one turn.
     Only then is its verdict compared: right means both the verdict and the position match.
+    A legal verdict with a turn's position but later than that window counts for no turn.
     A ruling with no matching position (an illegal verdict, "cannot tell", a legal verdict to a
     wrong position) counts, in time order, for the latest turn still unjudged whose hand came
     before it; a "put right" counts only for a take-back when the pending it ends began between
@@ -113,7 +115,7 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     left = []
     for r in turn_rulings(rulings):
         pos = ruled_position(game, r)
-        found = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"] <
+        found = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"] <=
                  starts[k + SEEN_TOGETHER_MAX] and r.get("legal") is not None and same_position(game, e["position"], pos, e["legal"])
                  and (e["kind"] != "take-back" or r["legal"] is True)]  # an illegal verdict never sees a take-back
         if found:
@@ -123,6 +125,9 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
             left.append(r)
     for r in left:
         waiting = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"]]
+        if r.get("legal") is True and any(same_position(game, turns[k]["position"], ruled_position(game, r), True)
+                                          for k in waiting):
+            continue  # a turn's right position, ruled too late to be that turn's: it stays missed
         if is_put_right(r):  # it counts only for a take-back of the illegal change it was pending on
             since = r["details"]["since_t"]
             waiting = [k for k in waiting if turns[k]["kind"] == "take-back" and starts[k - 1] <= since <= starts[k]]
