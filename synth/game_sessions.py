@@ -64,7 +64,8 @@ def frame_plan(game: PlayedGame, hold: int) -> list[Shown]:
 def shown_scene(game: PlayedGame, shown: Shown) -> dict:
     """The scene of one frame: the table after the turns, with the hand if any."""
     scene = json.loads(json.dumps(game.base))
-    scene["pieces"] = [dict(p) for p in (game.turns[shown.position - 1].pieces if shown.position else game.start_pieces)]
+    table = game.turns[shown.position - 1].pieces if shown.position else game.start_pieces
+    scene["pieces"] = [dict(p) for p in table]
     scene["occluders"] = [] if shown.hand_of is None else [_hand(game, shown)]
     key = (shown.position, shown.hand_of or 0, shown.step)
     scene["effects"]["seed"] = 50_000 + 7919 * key[0] + 31 * key[1] + key[2]

@@ -22,7 +22,7 @@ import json
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from referee.rulings import Ruling, cannot_tell
@@ -54,8 +54,7 @@ class Outcome:
     score_right: bool | None = None
     ruled_winner: str | None = None
     ruled_score: str | None = None
-    unmatched_rulings: int = 0  # turn rulings that fell to no turn (after the last one, or extra)
-    notes: list[str] = field(default_factory=list)
+    unmatched_rulings: int = 0  # turn rulings that counted for no turn (extra, late, or after the last turn)
 
 
 def ruled_position(game: str, r: dict) -> str | None:
@@ -115,8 +114,9 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     left = []
     for r in turn_rulings(rulings):
         pos = ruled_position(game, r)
-        found = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"] <=
-                 starts[k + SEEN_TOGETHER_MAX] and r.get("legal") is not None and same_position(game, e["position"], pos, e["legal"])
+        found = [k for k, e in enumerate(turns)
+                 if k not in verdict and starts[k] <= r["t"] <= starts[k + SEEN_TOGETHER_MAX]
+                 and r.get("legal") is not None and same_position(game, e["position"], pos, e["legal"])
                  and (e["kind"] != "take-back" or r["legal"] is True)]  # an illegal verdict never sees a take-back
         if found:
             k = found[-1]
