@@ -76,3 +76,12 @@ def test_a_ruling_before_the_turn_or_long_after_it_does_not_count_for_it():
     assert late.right == 0
     together = match("kayak", truth, [ruling(3.5, True, "P1")])  # two turns later: may be seen together
     assert together.right == 1
+
+
+def test_an_illegal_verdict_after_the_illegal_table_left_is_not_its_flag():
+    late = match("kayak", TRUTH, [ruling(4.6, False)])  # after the take-back's hand: the table is back
+    assert (late.flagged, late.ruled_illegal) == (0, 1)  # it falls on the unjudged legal turn before it
+    on_time = match("kayak", TRUTH, [ruling(4.0, False)])  # ruled on the take-back's first hand frame
+    assert on_time.flagged == 1
+    stale = {**ruling(4.6, None, kind="state", summary="put right: back"), "details": {"since_t": 0.5}}
+    assert match("kayak", TRUTH, [stale]).take_backs_seen == 0  # its pending began before the illegal change

@@ -106,8 +106,9 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     A legal verdict with a turn's position but later than that window counts for no turn.
     A ruling with no matching position (an illegal verdict, "cannot tell", a legal verdict to a
     wrong position) counts, in time order, for the latest turn still unjudged whose hand came
-    before it; a "put right" counts only for a take-back when the pending it ends began between
-    the illegal change's hand and the take-back's. A turn no ruling reaches is missed."""
+    before it (an illegal change: only until the next turn's hand, when it leaves the table).
+    A take-back is seen only by a "put right" whose pending began between the
+    illegal change's hand and the take-back's. A turn no ruling reaches is missed."""
     turns = [e for e in truth if e["kind"] in ("turn", "take-back")]
     starts = [e["hand_t"] for e in turns] + [float("inf")] * (SEEN_TOGETHER_MAX + 1)
     verdict: dict[int, str] = {}
@@ -115,25 +116,27 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
     for r in turn_rulings(rulings):
         pos = ruled_position(game, r)
         found = [k for k, e in enumerate(turns)
-                 if k not in verdict and starts[k] <= r["t"] <= starts[k + SEEN_TOGETHER_MAX]
-                 and r.get("legal") is not None and same_position(game, e["position"], pos, e["legal"])
-                 and (e["kind"] != "take-back" or r["legal"] is True)]  # an illegal verdict never sees a take-back
+                 if k not in verdict and e["kind"] == "turn" and r.get("legal") is not None
+                 and starts[k] <= r["t"] <= starts[k + SEEN_TOGETHER_MAX]
+                 and same_position(game, e["position"], pos, e["legal"])]
         if found:
-            k = found[-1]
-            verdict[k] = _by_position(turns[k], r)
+            verdict[found[-1]] = _by_position(turns[found[-1]], r)
         else:
             left.append(r)
     for r in left:
         waiting = [k for k, e in enumerate(turns) if k not in verdict and starts[k] <= r["t"]]
+        if is_put_right(r):  # it counts only for the take-back of the illegal change it was pending on
+            since = r["details"]["since_t"]
+            waiting = [k for k in waiting if turns[k]["kind"] == "take-back" and starts[k - 1] <= since <= starts[k]]
+            verdict.update({k: "take-back seen" for k in waiting[-1:]})
+            continue
+        # an illegal change is on the table only until the next hand: a ruling after that is not its flag
+        waiting = [k for k in waiting if turns[k]["kind"] == "turn" and (turns[k]["legal"] or r["t"] <= starts[k + 1])]
         if r.get("legal") is True and any(same_position(game, turns[k]["position"], ruled_position(game, r), True)
                                           for k in waiting):
             continue  # a turn's right position, ruled too late to be that turn's: it stays missed
-        if is_put_right(r):  # it counts only for a take-back of the illegal change it was pending on
-            since = r["details"]["since_t"]
-            waiting = [k for k in waiting if turns[k]["kind"] == "take-back" and starts[k - 1] <= since <= starts[k]]
-        if not waiting:
-            continue
-        verdict[waiting[-1]] = _by_time(turns[waiting[-1]], r)
+        if waiting:
+            verdict[waiting[-1]] = _by_time(turns[waiting[-1]], r)
     out = Outcome(unmatched_rulings=len(turn_rulings(rulings)) - len(verdict))
     for k, e in enumerate(turns):
         _count(out, e, verdict.get(k, "missed"))
@@ -141,16 +144,12 @@ def match(game: str, truth: list[dict], rulings: list[dict]) -> Outcome:
 
 
 def _by_position(turn: dict, r: dict) -> str:
-    if turn["kind"] == "take-back":
-        return "take-back seen"
     if turn["legal"]:
         return "right" if r["legal"] is True else "ruled illegal"
     return "flagged" if r["legal"] is False else "passed as legal"
 
 
 def _by_time(turn: dict, r: dict) -> str:
-    if turn["kind"] == "take-back":
-        return "take-back seen" if is_put_right(r) else ("cannot tell" if r["cannot_tell"] else "missed")
     if r["cannot_tell"]:
         return "cannot tell"
     if not turn["legal"]:
