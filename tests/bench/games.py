@@ -217,24 +217,24 @@ def offline_rulings(folder: Path) -> list[dict]:
 
 
 def page_rulings(folder: Path, game: str) -> tuple[list[dict], int]:
-    """The page's replay of a session, as `refcam serve --replay DIR` builds it
-    (webui/commands/serve.py build_engine_config, webui/app.py _make_engine): a real-time
-    SessionSource, the follow-the-stickers observe, the pipelined engine drawing the page's
-    frames for a viewer. Its rulings as the page receives them, and the frames it skipped."""
-    from calibration.camera import CameraModel
-    from referee.registry import get_game
-    from vision.sources import SessionSource
-    from webui.app import default_observe
-    from webui.commands.replay import session_options
-    from webui.live import LiveEngine, LiveSettings
+    """The page's replay of a session, built by the page's own code as `refcam serve --replay DIR`
+    builds it (webui/commands/serve.py build_engine_config, webui/app.py create_app) and run by
+    its engine loop (LiveEngine.run, here on this thread) while a viewer is subscribed, so every
+    frame is drawn as for an open page. Its rulings as the page receives them, and the frames
+    its real-time source skipped."""
+    import io
 
-    source = SessionSource(folder, realtime=True, loop=False)
-    options, _ = session_options(folder, get_game(game), source.session.header, {})
-    camera = CameraModel.load(source.info.camera_file) if source.info.camera_file else None
-    settings = LiveSettings(game=game, options=options, camera=camera, pipelined=True)
-    engine = LiveEngine(source, default_observe(True, "follow"), settings)
+    from webui.app import create_app
+    from webui.cli import build_parser
+    from webui.commands.serve import build_engine_config
+
+    args = build_parser().parse_args(["serve", "--replay", str(folder)])
+    config = dict(build_engine_config(args, stderr=io.StringIO()), START_ENGINE=False)
+    engine = create_app(config).extensions["refcam_engine"]
+    if engine.game.id != game:
+        raise SystemExit(f"bench-games: the page took {folder} for {engine.game.id}, not {game}")
     events = engine.events.subscribe()
-    viewer = engine.frames.subscribe()  # a page is open: every frame is drawn for it
+    viewer = engine.frames.subscribe()
     rulings: list[dict] = []
 
     def watch() -> None:
@@ -260,23 +260,7 @@ def page_rulings(folder: Path, game: str) -> tuple[list[dict], int]:
             break
         if ev["type"] == "ruling":
             rulings.append(ev["ruling"])
-    return rulings, source.frames_skipped
-
-
-def replayed(folder: Path, game: str, replay: str, saved: bool) -> tuple[list[dict], int]:
-    """The session's rulings by one replay, kept beside it (rulings-<replay>.json); saved: the
-    ones kept by an earlier run, to count again without replaying."""
-    kept = folder / f"rulings-{replay}.json"
-    if saved:
-        doc = json.loads(kept.read_text())
-        return (doc["rulings"], doc["frames_skipped"]) if isinstance(doc, dict) else (doc, 0)
-    skipped = 0
-    if replay == "offline":
-        rulings = offline_rulings(folder)
-    else:
-        rulings, skipped = page_rulings(folder, game)
-    kept.write_text(json.dumps({"rulings": rulings, "frames_skipped": skipped}, indent=1))
-    return rulings, skipped
+    return rulings, engine.source.frames_skipped
 
 
 # --- the run -----------------------------------------------------------------------------------
