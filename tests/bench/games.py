@@ -263,6 +263,22 @@ def page_rulings(folder: Path, game: str) -> tuple[list[dict], int]:
     return rulings, engine.source.frames_skipped
 
 
+def replayed(folder: Path, game: str, replay: str, saved: bool) -> tuple[list[dict], int]:
+    """The session's rulings by one replay, kept beside it (rulings-<replay>.json); saved: the
+    ones kept by an earlier run, to count again without replaying."""
+    kept = folder / f"rulings-{replay}.json"
+    if saved:
+        doc = json.loads(kept.read_text())
+        return (doc["rulings"], doc["frames_skipped"]) if isinstance(doc, dict) else (doc, 0)
+    skipped = 0
+    if replay == "offline":
+        rulings = offline_rulings(folder)
+    else:
+        rulings, skipped = page_rulings(folder, game)
+    kept.write_text(json.dumps({"rulings": rulings, "frames_skipped": skipped}, indent=1))
+    return rulings, skipped
+
+
 # --- the run -----------------------------------------------------------------------------------
 @dataclass
 class Row:
