@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory bench-lan bench-json samples clean venv
+.PHONY: demo test fuzz bench bench-accuracy bench-robust bench-memory bench-lan bench-json bench-games samples clean venv
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,14 @@ bench-lan: $(STAMP)
 # the JSON guard against json.loads of the same bytes, on escaped quotes and deep arrays up to 1 MB (seconds)
 bench-json: $(STAMP)
 	$(PY) -m tests.bench.json_guard
+
+# whole games to the winner: seeded Kang, Kayak Chaos and Tornado Splash playouts rendered as sessions
+# (4 fps, a hand before each turn, each table still 4, 2 or 1 frames; clean and through the webcam chain),
+# refereed by `refcam replay` and by the page's replay, each ruling matched to the playout's truth.
+# One game of each on the reporting seeds: about 20-30 min on 2 busy cores (docs/bench-games.md;
+# --quick, --holds, --copies, --games N, --tuning: `$(PY) -m tests.bench.games --help`)
+bench-games: $(STAMP)
+	$(PY) -m tests.bench.games
 
 bench-memory: $(STAMP)
 	$(PY) -m tests.bench.image_memory

@@ -355,6 +355,22 @@ def _kang_xy(catalog, place) -> tuple[float, float]:
     return kang_square_centre(catalog, a + 1, b) if kind == "sq" else kang_zone_slots(catalog, a)[b]
 
 
+KANG_OWNERS = {"A": ["small-1", "small-2", "medium-1", "medium-2", "large-1", "large-2"],
+               "B": ["small-3", "small-4", "medium-3", "medium-4", "large-3", "large-4"]}
+
+
+def kang_start_table(catalog, rng) -> tuple[dict, dict, list[dict]]:
+    """Kang's setup: (each token's place, all in their coach's start zone; each token's small
+    offset and turn on its square, drawn from rng; every zone slot with a token, for the view)."""
+    names_at = {f"kang/{n}": ("zone", c, k) for c, ns in KANG_OWNERS.items() for k, n in enumerate(ns)}
+    jitter = {n: (float(rng.uniform(-2, 2)), float(rng.uniform(-2, 2)), float(rng.uniform(-30, 30)))
+              for n in names_at}
+    all_slots = [{"name": "kang/board", "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}] + [
+        {"name": f"kang/{n}", "x_mm": x, "y_mm": y, "theta_deg": 0.0}
+        for c in "AB" for n, (x, y) in zip(KANG_OWNERS[c] * 2, kang_zone_slots(catalog, c))]
+    return names_at, jitter, all_slots
+
+
 def kang_game_session() -> SessionScript:
     """KANG_GAME played on the table, one stable position per move, a hand during each."""
     from referee.kang.explain import explain
@@ -362,14 +378,7 @@ def kang_game_session() -> SessionScript:
 
     catalog = default_catalog()
     rng = np.random.default_rng(5150)
-    owners = {"A": ["small-1", "small-2", "medium-1", "medium-2", "large-1", "large-2"],
-              "B": ["small-3", "small-4", "medium-3", "medium-4", "large-3", "large-4"]}
-    names_at = {f"kang/{n}": ("zone", c, k) for c, ns in owners.items() for k, n in enumerate(ns)}
-    jitter = {n: (float(rng.uniform(-2, 2)), float(rng.uniform(-2, 2)), float(rng.uniform(-30, 30)))
-              for n in names_at}
-    all_slots = [{"name": "kang/board", "x_mm": 0.0, "y_mm": 0.0, "theta_deg": 0.0}] + [
-        {"name": f"kang/{n}", "x_mm": x, "y_mm": y, "theta_deg": 0.0}
-        for c in "AB" for n, (x, y) in zip(owners[c] * 2, kang_zone_slots(catalog, c))]
+    names_at, jitter, all_slots = kang_start_table(catalog, rng)
     base = _session_base("kang", rng, all_slots, all_slots, RESOLUTIONS["720p"], 1500.0, roll=90.0, azimuth=0.0,
                          tilt=12.0)
     script = SessionScript("kang", base, hand_from=(0.0, -600.0), stable_frames=4, move_frames=3, jpeg=72,
