@@ -1,0 +1,135 @@
+"""Turns seen together: the sequences of up to 3 Kang turns that turn one board into the one seen.
+
+A camera can miss a still moment (a quick player, a dropped frame, a hand in the way), so the
+change since the last legal position may be two or three turns, the coaches alternating
+(Gameplay), a pass where a coach has no move. The search is exhaustive within its bound, so
+"no sequence" is a proof, never a guess:
+
+- a turn changes at most 3 places (the mover's square or start zone, where it lands, where a
+  kicked kangaroo goes), so a position more than 3 x (turns left) places from the board seen
+  cannot reach it, and its branch is cut (``Target.distance`` is that count, a lower bound);
+- the shortest length that explains the board wins: players make one move a turn, and a
+  longer sequence ending on the same board is only the shorter one with moves that undo
+  each other;
+- a turn that leaves the board exactly as it was cannot be seen, and is not looked for.
+
+What the camera saw is a ``Target``: the squares and start zones of the kangaroos it read. A
+kangaroo it did not read may stand on any square not seen empty; the search keeps those
+places open, and the judge (judge.py) decides whether a ruling rests on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .moves import successor_moves
+from .position import EMPTY, SIZES, Move, Position
+
+MAX_TURNS = 3  # a change of more turns than this is not read as turns seen together
+PLACES_PER_TURN = 3  # where the mover was, where it lands, where a kicked kangaroo goes
+UNKNOWN = "?"  # a square where a kangaroo not read may stand
+
+
+@dataclass(frozen=True)
+class Target:
+    """The board seen. cells: 36 characters, a read kangaroo's letter, "." a square seen
+    empty, "?" a square that may hold a kangaroo not read; zones: the read kangaroos in each
+    start zone (small, medium, large); free: kangaroos not read, per size."""
+
+    cells: str
+    zones: tuple[tuple[int, int, int], tuple[int, int, int]]
+    free: tuple[int, int, int] = (0, 0, 0)
+
+    @classmethod
+    def exact(cls, layout) -> "Target":
+        cells, zones = layout
+        return cls(cells, (tuple(zones[0]), tuple(zones[1])))
+
+    @property
+    def is_exact(self) -> bool:
+        return not any(self.free)
+
+    def distance(self, layout) -> int:
+        """A lower bound of the places that must still change for ``layout`` to be this board:
+        read squares holding something else, squares seen empty that are not, start zones
+        short of the kangaroos read there, and per size the kangaroos beyond those read that
+        the kangaroos not read cannot account for."""
+        cells, zones = layout
+        wrong, loose = 0, [0, 0, 0]
+        for have, want in zip(cells, self.cells):
+            if want == UNKNOWN:
+                if have != EMPTY:
+                    loose[SIZES.index(have)] += 1
+            elif have != want:
+                wrong += 1
+        for zone, read in zip(zones, self.zones):
+            for k in range(3):
+                if zone[k] < read[k]:
+                    wrong += read[k] - zone[k]
+                else:
+                    loose[k] += zone[k] - read[k]
+        return wrong + sum(max(0, n - f) for n, f in zip(loose, self.free))
+
+    def matches(self, layout) -> bool:
+        return self.distance(layout) == 0
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a sequence: who played which move, from which position to which."""
+
+    coach: str
+    move: Move
+    before: Position
+    after: Position
+
+    def __str__(self) -> str:
+        return f"{self.coach} {self.move}"
+
+
+Sequence = tuple[Turn, ...]
+
+
+@dataclass
+class Search:
+    """Every sequence of the shortest length (``shortest``..MAX_TURNS turns) from ``start`` that
+    turns it into ``target``; ``nearest``: of the sequences tried, one whose board is nearest
+    the target (for an illegal change: what the players may have meant)."""
+
+    start: Position
+    target: Target
+    shortest: int = 1
+    longest: int = MAX_TURNS
+
+    def __post_init__(self):
+        self.found: list[Sequence] = []
+        self.nearest: Sequence = ()
+        self.nearest_distance = self.target.distance(self.start.layout())
+        self.nodes = 0
+        for n in range(self.shortest, self.longest + 1):
+            self._extend(self.start, n, ())
+            if self.found:
+                break
+
+    def _extend(self, pos: Position, left: int, path: Sequence) -> None:
+        for move, after in successor_moves(pos):
+            self.nodes += 1
+            d = self.target.distance(after.layout())
+            seq = path + (Turn(pos.to_move, move, pos, after),)
+            if d < self.nearest_distance or (d == self.nearest_distance and len(seq) < len(self.nearest)):
+                self.nearest, self.nearest_distance = seq, d
+            if left == 1:
+                if d == 0 and not (move.is_pass and self.target.matches(pos.layout())):
+                    self.found.append(seq)
+            elif d <= PLACES_PER_TURN * (left - 1):
+                self._extend(after, left - 1, seq)
+
+
+def consequence(seq: Sequence) -> Position:
+    """What a sequence leads to that the board does not show: whose turn, the alfalfa, who
+    may not score next, the winner: all in the final position."""
+    return seq[-1].after
+
+
+def text(seq: Sequence) -> str:
+    return ", ".join(str(turn) for turn in seq)
