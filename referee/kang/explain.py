@@ -181,9 +181,9 @@ def _illegal(pos: Position, target: Layout, passed: bool) -> Judgement:
     allowed = _allowed_group(pos)
     for key, rules in LADDER:
         pool = origins if not rules.nearest_row else [o for o in origins if o in allowed]
-        tried = _relaxed(pos, target, rules, pool)
+        tried = sorted(_relaxed(pos, target, rules, pool), key=lambda m: (len(m.path), str(m)))  # the plainest first
         if tried:
-            return Judgement("illegal", coach, _why(key, tried[0], pos), RULES[key], tuple(tried), **near)
+            return Judgement("illegal", coach, _why(key, tried[0], pos, target), RULES[key], tuple(tried), **near)
     moved = _kangaroos_moved(pos.layout(), target)
     if moved > 2:
         return Judgement("illegal", coach, f"{moved} kangaroos changed place in one turn", RULES["one-kangaroo"],
@@ -212,11 +212,13 @@ def _back_home(pos: Position, target: Layout) -> list[Move]:
     return out
 
 
-def _why(key: str, move: Move, pos: Position) -> str:
+def _why(key: str, move: Move, pos: Position, target: Layout) -> str:
     """Who did what, in one phrase (the notation follows the headline)."""
     coach = pos.to_move
     start = "the start zone" if move.origin[1] in (0, 7) else square_name(move.origin)
-    letter = pos.at(move.origin) if move.origin[1] not in (0, 7) else SIZES[min(move.first_leg, 3) - 1]
+    k = COACHES.index(coach)
+    letter = pos.at(move.origin) if move.origin[1] not in (0, 7) else \
+        next((s for i, s in enumerate(SIZES) if target[1][k][i] < pos.zones[k][i]), "")
     size = SIZE_NAMES.get(letter, "")
     texts = {"nearest-row": f"{coach} moved a kangaroo from {start}, but must play from {_group_name(pos)}",
              "no-score": f"{coach} scored again on the turn right after scoring",

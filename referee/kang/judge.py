@@ -20,7 +20,7 @@ from ..rulings import CANNOT_TELL, ILLEGAL, LEGAL, verdict_line
 from .explain import RULES, Judgement, Rule, explain
 from .moves import PASS, push
 from .position import COACHES, SIZES, Position, other
-from .sequences import MAX_TURNS, Search, Sequence, Target, Turn, consequence, text
+from .sequences import MAX_TURNS, Search, Sequence, Target, Turn, consequence, identities, text
 
 
 @dataclass(frozen=True)
@@ -101,31 +101,61 @@ def full_layout(target: Target, unread: tuple[Unread, ...]):
     return "".join(cells), (tuple(zones[0]), tuple(zones[1]))
 
 
-def judge_change(position: Position, target: Target, unread: tuple[Unread, ...] = (),
-                 turn_known: bool = True) -> Change:
-    """The change from ``position`` (the last legal one) to the board seen (see module doc)."""
+def judge_change(position: Position, target: Target, unread: tuple[Unread, ...] = (), turn_known: bool = True,
+                 places: dict[str, str] | None = None, read: dict[str, str] | None = None) -> Change:
+    """The change from ``position`` (the last legal one) to the board seen (see module doc).
+    places: where each named kangaroo stood in ``position``, read: where each read one stands
+    now (both None where no names are known, as from two positions): a sequence must fit them."""
     full = full_layout(target, unread) if unread else (target.cells, target.zones)
     if full == position.layout():
         return Change("no change", "the board did not change", RULES["legal"])
-    single = None
-    if full is not None:
-        single = _one_move(position, full, turn_known)
-        if single.verdict in ("legal", "cannot tell") and not unread:
-            return _from_single(single, position)
+    single = _one_move(position, full, turn_known) if full is not None else None
+    if single is not None and single.verdict == "cannot tell":
+        return Change("cannot tell", single.reason, single.rule, single=single)
+    fits = _fits(places, read or {}, unread)
     starts = [position] if turn_known else [position, _flipped(position)]
-    searches = [Search(s, target, 2 if target.is_exact else 1) for s in starts]
+    exact = Target.exact(full) if full is not None else None
+    searches = [Search(s, exact, accept=fits) for s in starts] if exact is not None else []
     length = min((len(s.found[0]) for s in searches if s.found), default=0)
     found = [seq for s in searches for seq in s.found if len(seq) == length]
+    if unread:
+        moved = _rests_on_unread(starts, target, unread, places, read or {}, full, fits, length)
+        if moved:
+            names = ", ".join(moved)
+            one = len(moved) == 1
+            return Change("cannot tell", f"{names} {'was' if one else 'were'} not read, and the ruling would rest on "
+                          f"{'it' if one else 'them'}", RULES["legal"], tuple(found))
     if not found:
         return _illegal(position, single, searches)
-    moved = _moved_unread(found, unread, full)
-    if moved:
-        names = ", ".join(p.name for p in moved)
-        return Change("cannot tell", f"{names} {'was' if len(moved) == 1 else 'were'} not read, and the board "
-                      f"can be explained with {'it' if len(moved) == 1 else 'them'} moved", RULES["legal"], tuple(found))
-    if length == 1 and single is not None and single.legal:
+    if length == 1 and single is not None and single.legal and \
+            all(consequence(seq) == single.after for seq in found):
         return _from_single(single, position)
     return _agreeing(found)
+
+
+def _rests_on_unread(starts, target: Target, unread: tuple[Unread, ...], places, read, full, fits,
+                     length: int) -> list[str]:
+    """The kangaroos not read that the ruling would rest on: seen empty where they stood, or
+    the board not explained with them where they stood, or (for a one-turn change) also
+    explained by a turn that moves one of them. A longer change with a kangaroo not read waits
+    for a table that reads it (the search with its place open is too wide to run each time)."""
+    if any(u.place is None for u in unread) or not length or length > 1:
+        return sorted(u.name for u in unread)
+    found = [seq for s in starts for seq in Search(s, target, 1, 1, fits).found]
+    return _moved_unread(found, unread, places, read, full)
+
+
+def _fits(places: dict[str, str] | None, read: dict[str, str], unread: tuple[Unread, ...]):
+    """Whether a sequence fits the kangaroos' names: some way of playing it ends with every
+    read kangaroo where it was read (and none seen empty where it stood)."""
+    gone = {u.name: places.get(u.name) for u in unread if u.place is None} if places else {}
+
+    def fit(seq: Sequence) -> bool:
+        if places is None:
+            return True
+        return any(all(out.get(n) == p for n, p in read.items()) and all(out.get(n) != p for n, p in gone.items())
+                   for out in identities(places, seq))
+    return fit
 
 
 def _one_move(position: Position, layout, turn_known: bool) -> Judgement:
@@ -173,23 +203,24 @@ def _illegal(position: Position, single: Judgement | None, searches: list[Search
                   "the kangaroos read", RULES["legal"], nearest=best.nearest, nearest_differs=best.nearest_distance)
 
 
-def _moved_unread(found: list[Sequence], unread: tuple[Unread, ...], full) -> list[Unread]:
-    """The kangaroos not read that some explaining sequence moves from their last place."""
-    if not unread:
-        return []
-    moved = []
-    for piece in unread:
-        for seq in found:
+def _moved_unread(found: list[Sequence], unread: tuple[Unread, ...], places, read: dict[str, str],
+                  full) -> list[str]:
+    """The kangaroos not read that some explaining sequence must move from where they stood
+    (each sequence played the way that keeps the most of them in place)."""
+    moved: set[str] = set()
+    for seq in found:
+        if places is None:
             cells, zones = seq[-1].after.layout()
-            if full is None or piece.place is None:
-                moved.append(piece)
-                break
-            if isinstance(piece.place, str):
-                k, s = COACHES.index(piece.place[-1]), SIZES.index(piece.letter)
-                if zones[k][s] < full[1][k][s]:
-                    moved.append(piece)
-                    break
-            elif cells[piece.place] != piece.letter:
-                moved.append(piece)
-                break
-    return moved
+            moved |= {u.name for u in unread if not _in_place(u, cells, zones, full)}
+            continue
+        outs = [o for o in identities(places, seq) if all(o.get(n) == p for n, p in read.items())]
+        best = min(outs, key=lambda o: sum(o.get(u.name) != places.get(u.name) for u in unread))
+        moved |= {u.name for u in unread if best.get(u.name) != places.get(u.name)}
+    return sorted(moved)
+
+
+def _in_place(piece: Unread, cells: str, zones, full) -> bool:
+    if isinstance(piece.place, str):
+        k, s = COACHES.index(piece.place[-1]), SIZES.index(piece.letter)
+        return zones[k][s] >= full[1][k][s]
+    return cells[piece.place] == piece.letter

@@ -21,9 +21,10 @@ places open, and the judge (judge.py) decides whether a ruling rests on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .moves import successor_moves
-from .position import EMPTY, SIZES, Move, Position
+from .position import EMPTY, N_ROWS, SIZES, Move, Position, other, square_name
 
 MAX_TURNS = 3  # a change of more turns than this is not read as turns seen together
 PLACES_PER_TURN = 3  # where the mover was, where it lands, where a kicked kangaroo goes
@@ -100,6 +101,7 @@ class Search:
     target: Target
     shortest: int = 1
     longest: int = MAX_TURNS
+    accept: Callable[[tuple], bool] = lambda seq: True  # e.g. fits the kangaroos' identities read
 
     def __post_init__(self):
         self.found: list[Sequence] = []
@@ -113,13 +115,15 @@ class Search:
 
     def _extend(self, pos: Position, left: int, path: Sequence) -> None:
         for move, after in successor_moves(pos):
+            if not move.is_pass and after.layout() == pos.layout():
+                continue  # a move back onto its own square leaves no trace: not looked for
             self.nodes += 1
             d = self.target.distance(after.layout())
             seq = path + (Turn(pos.to_move, move, pos, after),)
             if d < self.nearest_distance or (d == self.nearest_distance and len(seq) < len(self.nearest)):
                 self.nearest, self.nearest_distance = seq, d
             if left == 1:
-                if d == 0 and not (move.is_pass and self.target.matches(pos.layout())):
+                if d == 0 and not (move.is_pass and self.target.matches(pos.layout())) and self.accept(seq):
                     self.found.append(seq)
             elif d <= PLACES_PER_TURN * (left - 1):
                 self._extend(after, left - 1, seq)
@@ -133,3 +137,35 @@ def consequence(seq: Sequence) -> Position:
 
 def text(seq: Sequence) -> str:
     return ", ".join(str(turn) for turn in seq)
+
+
+def identities(places: dict[str, str], seq: Sequence) -> list[dict[str, str]]:
+    """Where each named kangaroo ends after ``seq`` (name -> "c3" / "zone A"), from where each
+    stood: the mover is the kangaroo on its origin square (from a start zone: any of that
+    zone's kangaroos of its size, each tried), a kicked one the kangaroo it landed on, one that
+    scores goes to the opponent's start zone."""
+    outs = [dict(places)]
+    for turn in seq:
+        if turn.move.is_pass:
+            continue
+        move, nxt = turn.move, []
+        origin, end = square_name(move.origin), square_name(move.end)
+        for now in outs:
+            if move.origin[1] in (0, N_ROWS + 1):
+                size = SIZES[move.first_leg - 1] if 1 <= move.first_leg <= 3 else ""
+                movers = [n for n, p in now.items() if p == f"zone {turn.coach}" and _size(n) == size]
+            else:
+                movers = [n for n, p in now.items() if p == origin]
+            kicked = [n for n, p in now.items() if p == end and move.kick is not None]
+            for mover in movers[:4]:
+                after = dict(now)
+                after[mover] = f"zone {other(turn.coach)}" if move.exits else end
+                for n in kicked:
+                    after[n] = square_name(move.kick)
+                nxt.append(after)
+        outs = list({tuple(sorted(o.items())): o for o in nxt}.values())
+    return outs
+
+
+def _size(name: str) -> str:
+    return name.rsplit("/", 1)[-1][0]  # kang/small-1 -> "s"

@@ -22,7 +22,9 @@ class KangState:
     last: the last legal move and who played it; pending: what stops judging right now;
     places: where each kangaroo stands in that position (name -> "c3", "zone A"), a kangaroo
     not read keeping its place; readings: each kangaroo's (and alfalfa token's) last reading,
-    for vision to look again where one was not read (KangGame.expected_pieces)."""
+    for vision to look again where one was not read (KangGame.expected_pieces); open_sequences:
+    the sequences of turns a "Cannot tell" named (they disagree on what the board does not
+    show), each a way the game may have gone on from ``position``."""
 
     position: Position | None = None
     last: Move | None = None
@@ -32,6 +34,7 @@ class KangState:
     moves: tuple[str, ...] = ()
     places: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     readings: tuple[PiecePose, ...] = field(default=(), compare=False)
+    open_sequences: tuple = field(default=(), compare=False)  # a "Cannot tell" between these: the next table may settle it
     guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
 
 

@@ -17,9 +17,10 @@ from .board import BoardRead, read_board
 from .explain import RULES, explain
 from .judge import Change, Unread, judge_change
 from .position import COACHES, FILES, SIZES, Position, cell_index
-from .sequences import UNKNOWN, Target, text
+from .sequences import UNKNOWN, Target, consequence, text
 from .state import GAME_ID, KangState, played, rule_ref
 
+MAX_OPEN = 4  # ways the game may have gone on, carried from a "Cannot tell" to the next table
 START_PER_ZONE = 2  # Setup: each coach puts 2 kangaroos of each size in their start zone
 KANG_PREFIX = "kang/"
 
@@ -37,16 +38,45 @@ def rule_step(state: KangState, observation: Observation, t: float) -> Step:
     target = _target(read, [places.get(n) for n in gone])
     missing = tuple(Unread(n, _letter(n), None if n in gone else _place_index(places.get(n)))
                     for n in unread + gone)
-    change = judge_change(state.position, target, missing, state.turn_known)
+    now = {p.name: p.where for p in read.places}
+    named = places if places and all(n in places for n in now) else None  # names known where they stood
+    change = judge_change(state.position, target, missing, state.turn_known, named, now)
+    if change.verdict in ("illegal", "cannot tell") and state.open_sequences:
+        change = _settled(state, target, missing) or change
     if change.verdict == "no change":
-        return Step(replace(state, pending="", readings=readings, places=_places(read, places)))
+        return Step(replace(state, pending="", readings=readings, places=_places(read, places), open_sequences=()))
     if change.verdict == "cannot tell":
-        return _cannot_tell(state, change.summary().split(": ", 1)[1], t, dict(change.to_json(), cannot_tell=True))
+        said = _cannot_tell(state, change.summary().split(": ", 1)[1], t, dict(change.to_json(), cannot_tell=True))
+        opened = change.sequences if len(change.sequences) > 1 else state.open_sequences
+        return Step(replace(said.state, open_sequences=opened), said.rulings)
     if change.verdict == "illegal":
         ruling = Ruling(t, GAME_ID, "move", change.summary(), False, str(rule_ref(change.rule)), change.to_json())
         return Step(replace(state, pending=""), (ruling,))  # held by the step's guard (referee/pending.py)
-    after = replace(state, pending="", readings=readings, places=_places(read, places))
+    after = replace(state, pending="", readings=readings, places=_places(read, places), open_sequences=())
     return _record(after, change, t)
+
+
+def _settled(state: KangState, target: Target, missing) -> Change | None:
+    """A table after a "Cannot tell" between sequences: where it follows legally from exactly
+    one of them (or from several that agree), that sequence and the new turns are ruled
+    together, all seen together."""
+    ways = []
+    for seq in state.open_sequences:
+        then = judge_change(seq[-1].after, target, missing)
+        if then.verdict == "legal":
+            ways.append(seq + then.turns)
+        elif then.verdict == "no change":
+            ways.append(seq)
+    ends: dict = {}
+    for way in ways:
+        ends.setdefault(consequence(way), way)
+    if not ends:
+        return None
+    if len(ends) > 1:  # still more than one way the game went on: each carried to the next table
+        shown = "; ".join(text(way) for way in list(ends.values())[:MAX_OPEN])
+        return Change("cannot tell", f"{len(ends)} ways the game may have gone on explain the board: {shown}",
+                      RULES["legal"], tuple(list(ends.values())[:MAX_OPEN]))
+    return Change("legal", f"{len(ways[0])} turns seen together: {text(ways[0])}", RULES["legal"], tuple(ways))
 
 
 def _cannot_tell(state: KangState, why: str, t: float, details: dict) -> Step:
