@@ -140,9 +140,10 @@ def matching(pos: Position, target: Layout, moves) -> list[Move]:
     return [m for m in moves if not m.is_pass and push(pos, m).layout() == target]
 
 
-def explain(position: Position, observed) -> Judgement:
+def explain(position: Position, observed, why: bool = True) -> Judgement:
     """Every legal move that turns `position` into the `observed` board (a Position or a
-    (cells, zones) layout), else why not."""
+    (cells, zones) layout), else why not (``why``: find the rule broken, which tries the
+    change again with each rule waived; without it an illegal change says only that)."""
     target = layout_of(observed)
     coach = position.to_move
     problem = count_problem(target)
@@ -158,6 +159,8 @@ def explain(position: Position, observed) -> Judgement:
     found = _relaxed(pos, target, Rules(), _changed_origins(pos, target, _allowed_group(pos)))
     if found:
         return Judgement("legal", coach, "", RULES["legal"], tuple(found), push(pos, found[0]), passed=passed)
+    if not why:
+        return Judgement("illegal", coach, "no legal move gives the board seen", RULES["legal"], passed=passed)
     return _illegal(pos, target, passed)
 
 

@@ -112,7 +112,7 @@ def judge_change(position: Position, target: Target, unread: tuple[Unread, ...] 
     single = _one_move(position, full, turn_known) if full is not None else None
     if single is not None and single.verdict == "cannot tell":
         return Change("cannot tell", single.reason, single.rule, single=single)
-    fits = _fits(places, read or {}, unread)
+    fits = fits_names(places, read or {}, unread)
     starts = [position] if turn_known else [position, _flipped(position)]
     exact = Target.exact(full) if full is not None else None
     searches = [Search(s, exact, accept=fits) for s in starts] if exact is not None else []
@@ -126,7 +126,7 @@ def judge_change(position: Position, target: Target, unread: tuple[Unread, ...] 
             return Change("cannot tell", f"{names} {'was' if one else 'were'} not read, and the ruling would rest on "
                           f"{'it' if one else 'them'}", RULES["legal"], tuple(found))
     if not found:
-        return _illegal(position, single, searches)
+        return _illegal(position, _one_move(position, full, turn_known, why=True) if full else None, searches)
     if length == 1 and single is not None and single.legal and \
             all(consequence(seq) == single.after for seq in found):
         return _from_single(single, position)
@@ -145,7 +145,7 @@ def _rests_on_unread(starts, target: Target, unread: tuple[Unread, ...], places,
     return _moved_unread(found, unread, places, read, full)
 
 
-def _fits(places: dict[str, str] | None, read: dict[str, str], unread: tuple[Unread, ...]):
+def fits_names(places: dict[str, str] | None, read: dict[str, str], unread: tuple[Unread, ...]):
     """Whether a sequence fits the kangaroos' names: some way of playing it ends with every
     read kangaroo where it was read (and none seen empty where it stood)."""
     gone = {u.name: places.get(u.name) for u in unread if u.place is None} if places else {}
@@ -158,11 +158,12 @@ def _fits(places: dict[str, str] | None, read: dict[str, str], unread: tuple[Unr
     return fit
 
 
-def _one_move(position: Position, layout, turn_known: bool) -> Judgement:
-    single = explain(position, layout)
-    if single.verdict != "legal" and not turn_known and single.wrong_coach:
-        return explain(_flipped(position), layout)  # nobody told us whose turn it was: now we know
-    return single
+def _one_move(position: Position, layout, turn_known: bool, why: bool = False) -> Judgement:
+    single = explain(position, layout, why)
+    if single.verdict == "legal" or turn_known:
+        return single
+    flipped = explain(_flipped(position), layout, why)  # nobody told us whose turn it was
+    return flipped if flipped.verdict == "legal" else single
 
 
 def _from_single(single: Judgement, position: Position) -> Change:

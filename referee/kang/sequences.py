@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .moves import successor_moves
-from .position import EMPTY, N_ROWS, SIZES, Move, Position, other, square_name
+from .moves import PASS, movers, push, raw_moves_of, successor_moves
+from .position import COACHES, EMPTY, N_ROWS, SIZES, Move, Position, cell_index, other, square_name
 
 MAX_TURNS = 3  # a change of more turns than this is not read as turns seen together
 PLACES_PER_TURN = 3  # where the mover was, where it lands, where a kicked kangaroo goes
@@ -114,7 +114,9 @@ class Search:
                 break
 
     def _extend(self, pos: Position, left: int, path: Sequence) -> None:
-        for move, after in successor_moves(pos):
+        bound = PLACES_PER_TURN * (left - 1)
+        exact = self.target.is_exact
+        for move, after in (moves_toward(pos, self.target, bound) if exact else successor_moves(pos)):
             if not move.is_pass and after.layout() == pos.layout():
                 continue  # a move back onto its own square leaves no trace: not looked for
             self.nodes += 1
@@ -127,6 +129,46 @@ class Search:
                     self.found.append(seq)
             elif d <= PLACES_PER_TURN * (left - 1):
                 self._extend(after, left - 1, seq)
+
+
+def moves_toward(pos: Position, target: Target, bound: int) -> list[tuple[Move, Position]]:
+    """The distinct turns of the coach to move (Which tokens you may move: the nearest group
+    that can move; a pass where nothing can) whose board is at most ``bound`` places from the
+    (exact) target. A kangaroo moved from a place the target leaves as it is makes that place
+    wrong and puts right at most two (where it lands, where it kicks to), so where the board is
+    more than ``bound`` + 1 places off, only the places the target changes are tried as origins."""
+    if pos.winner:
+        return []
+    coach = pos.to_move
+    k = COACHES.index(coach)
+    narrow = target.distance(pos.layout()) - 1 > bound
+    out: list[tuple[Move, Position]] = []
+    seen: set = set()
+    for group in movers(pos, coach):
+        can_move = False
+        for origin, letter in group:
+            if origin[1] in (0, N_ROWS + 1):
+                changed = pos.zones[k][SIZES.index(letter)] > target.zones[k][SIZES.index(letter)]
+            else:
+                changed = target.cells[cell_index(origin)] != letter
+            if narrow and not changed and can_move:
+                continue
+            for path, jumps, kick in raw_moves_of(pos, coach, origin, letter):
+                can_move = True
+                if narrow and not changed:
+                    break
+                key = (origin, letter, path[-1], kick)
+                if key in seen:
+                    continue
+                seen.add(key)
+                move = Move._trusted(path, jumps, kick)
+                after = push(pos, move, letter=letter)
+                if target.distance(after.layout()) <= bound:
+                    out.append((move, after))
+        if can_move:
+            return out
+    passed = push(pos, PASS)
+    return [(PASS, passed)] if target.distance(passed.layout()) <= bound else []
 
 
 def consequence(seq: Sequence) -> Position:

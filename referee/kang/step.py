@@ -15,9 +15,9 @@ from ..observation import Observation, PiecePose
 from ..rulings import CANNOT_TELL, LEGAL, Ruling, verdict_line
 from .board import BoardRead, read_board
 from .explain import RULES, explain
-from .judge import Change, Unread, judge_change
+from .judge import Change, Unread, fits_names, judge_change
 from .position import COACHES, FILES, SIZES, Position, cell_index
-from .sequences import UNKNOWN, Target, consequence, text
+from .sequences import UNKNOWN, Search, Target, consequence, text
 from .state import GAME_ID, KangState, played, rule_ref
 
 MAX_OPEN = 4  # ways the game may have gone on, carried from a "Cannot tell" to the next table
@@ -53,7 +53,20 @@ def rule_step(state: KangState, observation: Observation, t: float) -> Step:
         ruling = Ruling(t, GAME_ID, "move", change.summary(), False, str(rule_ref(change.rule)), change.to_json())
         return Step(replace(state, pending=""), (ruling,))  # held by the step's guard (referee/pending.py)
     after = replace(state, pending="", readings=readings, places=_places(read, places), open_sequences=())
-    return _record(after, change, t)
+    recorded = _record(after, change, t)
+    return Step(replace(recorded.state, open_sequences=_kick_alternatives(change, target, named, now)),
+                recorded.rulings)
+
+
+def _kick_alternatives(change: Change, target: Target, places, read) -> tuple:
+    """A kick ruled as one move may also be two turns: the kick, then the other coach moving
+    the kicked kangaroo on (a table missed between). The board is the same, whose turn is not;
+    both are kept, and a next table that only the two turns explain settles it."""
+    turns = change.turns
+    if len(turns) != 1 or turns[0].move.kick is None or not target.is_exact:
+        return ()
+    two = Search(turns[0].before, target, 2, 2, fits_names(places, read, ())).found
+    return (turns,) + tuple(two[:MAX_OPEN]) if two else ()
 
 
 def _settled(state: KangState, target: Target, missing) -> Change | None:
@@ -76,7 +89,7 @@ def _settled(state: KangState, target: Target, missing) -> Change | None:
         shown = "; ".join(text(way) for way in list(ends.values())[:MAX_OPEN])
         return Change("cannot tell", f"{len(ends)} ways the game may have gone on explain the board: {shown}",
                       RULES["legal"], tuple(list(ends.values())[:MAX_OPEN]))
-    return Change("legal", f"{len(ways[0])} turns seen together: {text(ways[0])}", RULES["legal"], tuple(ways))
+    return Change("legal", f"{len(ways[0])} turns seen together: {text(ways[0])}", RULES["legal"], (ways[0],))
 
 
 def _cannot_tell(state: KangState, why: str, t: float, details: dict) -> Step:
