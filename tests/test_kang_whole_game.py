@@ -318,3 +318,29 @@ def test_seeded_playouts_are_refereed_to_the_end(seed):
         assert not any(r.legal is False for r in step.rulings), (seed, t, [r.summary for r in step.rulings])
         state = step.state
     assert state.position.alfalfa == truth.alfalfa and state.position.winner == truth.winner, seed
+
+
+def test_the_bundled_game_with_a_moment_missed_gives_the_same_moves():
+    """samples/sessions/kang-game as the page saw it on a loaded machine: the still table after
+    A's d0-d1-e1 is missed, so A's move and B's kick (b7-b6-c6^-c5-d5xc1) arrive together. They
+    are ruled seen together, and the game goes on to the session's truth (A 1 - B 0), with the
+    illegal second score still caught and taken back."""
+    import json
+    from pathlib import Path
+
+    from tests.test_kang_game import FakeTools
+
+    folder = Path(__file__).resolve().parent.parent / "samples" / "sessions" / "kang-game"
+    truth = [json.loads(line) for line in (folder / "truth.jsonl").read_text().splitlines()]
+    missed = next(d["t"] for d in truth if (d["event"] or {}).get("move") == "d0-d1-e1")
+    state, said = GAME.new_state({}), []
+    for t, obs in FakeTools().stable_observations(folder, None, "kang"):
+        if t != missed:
+            step = GAME.step(state, obs, t)
+            state, said = step.state, said + list(step.rulings)
+    played = [f"{e['coach']} {e['move']}" for e in (d["event"] for d in truth) if e and e.get("legal")]
+    together = [r for r in said if r.details.get("seen_together")]
+    assert [(r.details["coach"], r.details["seen_together"]) for r in together] == [("A", 1), ("B", 2)]
+    assert "d0-d1-e1" in together[0].details["moves"] and "b7-b6-c6^-c5-d5xc1" in together[1].details["moves"]
+    assert len(state.moves) == len(played) and [r.legal for r in said if r.kind == "move"].count(False) == 1
+    assert state.position.alfalfa == (1, 0) and any(r.summary.startswith("Put right") for r in said)
