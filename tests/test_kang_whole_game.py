@@ -18,7 +18,7 @@ from referee.kang.board import Geometry
 from referee.kang.explain import explain
 from referee.kang.game import GAME, KangState
 from referee.kang.moves import PASS, legal_moves, push
-from referee.kang.position import COACHES, FILES, Move, Position, cell_index, square_name
+from referee.kang.position import COACHES, FILES, Move, Position, square_name
 from referee.observation import Observation, PiecePose
 from referee.pending import PENDING_KIND, RESUMED
 from referee.rulings import cannot_tell

@@ -3,20 +3,19 @@ board diagram, the overlay shapes and the move diagram. The object to register i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..game import Declarable, Declaration, ExpectedPiece, Explanation, RuleRef, Shape, Step, View
+from ..game import Declarable, Declaration, ExpectedPiece, Explanation, Shape, Step, View
 from ..observation import Observation
-from ..pending import TurnGuard, guarded_step, pending_json
+from ..pending import guarded_step, pending_json
 from ..rulings import Ruling
 from . import declare
 from .commands import kang_commands
 from .board import BoardRead, Geometry, kangaroo_names, read_board
 from .diagram import board_diagram
-from .explain import RULES, Rule, explain
-from .position import COACHES, FILES, SIZES, Move, Position, other, square_name
-from .state import GAME_ID, TITLE, KangState, played, rule_ref
+from .explain import RULES, explain
+from .position import COACHES, FILES, SIZES, Move, square_name
+from .state import GAME_ID, TITLE, KangState, rule_ref
 from .step import rule_step
 
 class KangGame:
