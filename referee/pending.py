@@ -178,8 +178,9 @@ def turns_text(rulings) -> str:
 
 
 def _after_verdict(summary: str) -> str:
+    """The ruling's first sentence without its verdict word."""
     head, sep, rest = summary.partition(": ")
-    return rest if sep and head.lower() in ("legal", "seen together") else summary
+    return (rest if sep and head.lower() in ("legal", "seen together") else summary).split(". ")[0]
 
 
 def accept(game: str, state: Any, t: float, after: Callable[[Any, IllegalTurn], Step] | None = None) -> Step:

@@ -91,9 +91,13 @@ def test_a_move_and_the_other_coachs_kick_seen_together():
     medium and kicks it. Kick: the kicked kangaroo goes no farther from A than A's nearest
     row holding a kangaroo (row 1, the small), so a1 is allowed. No one move changes 5 places."""
     state, places = state_at(KICK_BEFORE)
-    step = GAME.step(state, table(places_of(Position.parse(KICK_AFTER), places)), 1.0)
+    seen = table(places_of(Position.parse(KICK_AFTER), places))
+    step = GAME.step(state, seen, 1.0)
     ruled = moves(step)
     assert [r.legal for r in ruled] == [True, True]
+    picture = GAME.explain(state, seen)  # the move diagram draws both turns
+    assert picture.title == "Kang: legal" and [s.legend for s in picture.shapes if s.kind == "arrow"][:2] == [
+        "turn 1 of 2", "turn 2 of 2"]
     assert [r.details["seen_together"] for r in ruled] == [1, 2]
     assert ruled[0].details["sequence"] == ["A c0-c1", "B c7-c6-c5-c4xa1"]
     assert ruled[0].summary.startswith("Legal: A played c0-c1, turn 1 of 2 seen together")

@@ -16,6 +16,8 @@ from .diagram import board_diagram
 from .explain import RULES, explain
 from .position import COACHES, FILES, SIZES, Move, square_name
 from .state import GAME_ID, TITLE, KangState, rule_ref
+from .judge import judge_change
+from .sequences import Target
 from .step import rule_step
 
 class KangGame:
@@ -137,16 +139,19 @@ class KangGame:
         if not read.complete:
             return Explanation("cannot tell", tuple(self._grid_shapes() + self._doubt_shapes(read)),
                                tuple(read.problems()), focus, read.to_json())
-        verdict = explain(state.position, read.layout())
+        change = judge_change(state.position, Target.exact(read.layout()), turn_known=state.turn_known)
+        single = change.single or explain(state.position, read.layout())
         shapes = self._grid_shapes()
-        role = "legal" if verdict.legal else "illegal"
-        for m in verdict.moves[:3]:
-            shapes += self._move_shapes(m, role, "judged move")
-        if verdict.nearest is not None and not verdict.legal:
-            shapes += self._move_shapes(verdict.nearest, "info", "nearest legal move")
-        lines = (verdict.summary(), f"rule: {verdict.rule} - {verdict.rule.words}",
-                 f"before: {state.position}")
-        return Explanation(f"Kang: {verdict.verdict}", tuple(shapes), lines, focus, verdict.to_json())
+        if change.turns:
+            for k, turn in enumerate(change.turns, 1):
+                shapes += self._move_shapes(turn.move, "legal", f"turn {k} of {len(change.turns)}")
+        else:
+            for m in single.moves[:3]:
+                shapes += self._move_shapes(m, "illegal" if change.legal is False else "info", "judged move")
+        if single.nearest is not None and change.legal is False:
+            shapes += self._move_shapes(single.nearest, "info", "nearest legal move")
+        lines = (change.summary(), f"rule: {change.rule} - {change.rule.words}", f"before: {state.position}")
+        return Explanation(f"Kang: {change.verdict}", tuple(shapes), lines, focus, change.to_json())
 
     def commands(self):
         return kang_commands(self)
