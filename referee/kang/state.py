@@ -24,7 +24,8 @@ class KangState:
     not read keeping its place; readings: each kangaroo's (and alfalfa token's) last reading,
     for vision to look again where one was not read (KangGame.expected_pieces); open_sequences:
     the sequences of turns a "Cannot tell" named (they disagree on what the board does not
-    show), each a way the game may have gone on from ``position``."""
+    show), each a way the game may have gone on from ``position`` (or, after a kick ruled as one
+    move, the kick then the other coach moving the kicked kangaroo: a fallback, open_rivals False)."""
 
     position: Position | None = None
     last: Move | None = None
@@ -35,6 +36,7 @@ class KangState:
     places: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     readings: tuple[PiecePose, ...] = field(default=(), compare=False)
     open_sequences: tuple = field(default=(), compare=False)  # a "Cannot tell" between these: the next table may settle it
+    open_rivals: bool = field(default=False, compare=False)  # True: weighed at every table; False: only where nothing else explains it
     guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
 
 

@@ -41,21 +41,23 @@ def rule_step(state: KangState, observation: Observation, t: float) -> Step:
     now = {p.name: p.where for p in read.places}
     named = places if places and all(n in places for n in now) else None  # names known where they stood
     change = judge_change(state.position, target, missing, state.turn_known, named, now)
-    if change.verdict in ("illegal", "cannot tell") and state.open_sequences:
-        change = _settled(state, target, missing) or change
+    if state.open_sequences and (change.verdict in ("illegal", "cannot tell") or
+                                 (state.open_rivals and change.verdict == "legal")):
+        change = _settled(state, change, target, missing) or change
     if change.verdict == "no change":
-        return Step(replace(state, pending="", readings=readings, places=_places(read, places), open_sequences=()))
+        return Step(replace(state, pending="", readings=readings, places=_places(read, places)))
     if change.verdict == "cannot tell":
         said = _cannot_tell(state, change.summary().split(": ", 1)[1], t, dict(change.to_json(), cannot_tell=True))
-        opened = change.sequences if len(change.sequences) > 1 else state.open_sequences
-        return Step(replace(said.state, open_sequences=opened), said.rulings)
+        if len(change.sequences) > 1:
+            return Step(replace(said.state, open_sequences=change.sequences, open_rivals=True), said.rulings)
+        return said
     if change.verdict == "illegal":
         ruling = Ruling(t, GAME_ID, "move", change.summary(), False, str(rule_ref(change.rule)), change.to_json())
         return Step(replace(state, pending=""), (ruling,))  # held by the step's guard (referee/pending.py)
     after = replace(state, pending="", readings=readings, places=_places(read, places), open_sequences=())
     recorded = _record(after, change, t)
-    return Step(replace(recorded.state, open_sequences=_kick_alternatives(change, target, named, now)),
-                recorded.rulings)
+    return Step(replace(recorded.state, open_sequences=_kick_alternatives(change, target, named, now),
+                        open_rivals=False), recorded.rulings)
 
 
 def _kick_alternatives(change: Change, target: Target, places, read) -> tuple:
@@ -69,11 +71,12 @@ def _kick_alternatives(change: Change, target: Target, places, read) -> tuple:
     return (turns,) + tuple(two[:MAX_OPEN]) if two else ()
 
 
-def _settled(state: KangState, target: Target, missing) -> Change | None:
+def _settled(state: KangState, base: Change, target: Target, missing) -> Change | None:
     """A table after a "Cannot tell" between sequences: where it follows legally from exactly
     one of them (or from several that agree), that sequence and the new turns are ruled
-    together, all seen together."""
-    ways = []
+    together, all seen together; the change judged from the position (``base``) is one more
+    way where the open ones are rivals."""
+    ways = [base.turns] if base.verdict == "legal" and state.open_rivals else []
     for seq in state.open_sequences:
         then = judge_change(seq[-1].after, target, missing)
         if then.verdict == "legal":
@@ -89,6 +92,8 @@ def _settled(state: KangState, target: Target, missing) -> Change | None:
         shown = "; ".join(text(way) for way in list(ends.values())[:MAX_OPEN])
         return Change("cannot tell", f"{len(ends)} ways the game may have gone on explain the board: {shown}",
                       RULES["legal"], tuple(list(ends.values())[:MAX_OPEN]))
+    if base.verdict == "legal" and consequence(base.turns) in ends:
+        return base
     return Change("legal", f"{len(ways[0])} turns seen together: {text(ways[0])}", RULES["legal"], (ways[0],))
 
 
