@@ -8,14 +8,23 @@ players take it back. So refcam holds the game at the last legal state:
   citing the rule that was broken) says the illegal turn must be put right.
 - **put right**: the table is back where it was at the last legal state (every piece
   within referee/motion.py's threshold, or the game's own reading of the table is that
-  state's), or a turn that is legal from the last legal state is seen; play goes on
-  from there, and the turn seen is ruled as usual.
+  state's); play goes on from there.
+- **resumed** (back on track by itself): every new still table is judged from the last
+  legal state with the game's own step, which may find several turns seen together. When
+  the WHOLE change since the last legal state is legal turns and nothing in it went
+  unjudged ("cannot tell"), the game resumes: "Resumed: reached from the last legal state
+  by <the turns>", then those turns' own rulings. One misreading never holds a game to its
+  end. A step holding a legal and an illegal ruling is not resumed: the illegal part stands.
 - **accepted**: the players declare on the page that they play on from the illegal
   table; the after-state becomes the legal state and what follows from it is recorded
   then (each game's ``accept_illegal_turn`` in ``referee/<game>/pending.py``).
 
 Each game's state carries one ``guard`` field (a TurnGuard); its step wraps its own
 ruling in :func:`guarded_step`.
+
+A piece missing from an observation and not in its ``seen_empty`` was not read, not taken
+away: the tables compared here (the last legal one, the pending illegal one, a new one) carry
+it at its last reading (:func:`with_last_readings`).
 """
 
 from __future__ import annotations
@@ -29,7 +38,10 @@ from .observation import Observation
 from .rulings import Ruling, cannot_tell
 
 PENDING_KIND = "pending"
-PENDING_SUMMARY = "pending: the illegal turn must be put right"
+PENDING_SUMMARY = "Pending: the illegal turn must be put right"
+PUT_RIGHT_BACK = "Put right: the table is back as it was before the illegal turn"
+RESUMED = "Resumed: reached from the last legal state by"
+ACCEPTED = "Accepted: the players play on from the illegal turn"
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,19 @@ def same_table(a: Observation, b: Observation) -> bool:
     return not any(motion.moved(pa[n], pb[n]) or motion.turned(pa[n], pb[n]) for n in pa)
 
 
+def with_last_readings(observation: Observation, *earlier: Observation | None) -> Observation:
+    """The observation with each piece it did not read (missing, and not in ``seen_empty``)
+    at its last reading: from the first of ``earlier`` tables (newest first) that read it."""
+    have = {p.name for p in observation.pieces} | set(observation.seen_empty)
+    added = []
+    for table in earlier:
+        for p in table.pieces if table is not None else ():
+            if p.name not in have:
+                have.add(p.name)
+                added.append(p)
+    return replace(observation, pieces=observation.pieces + tuple(added)) if added else observation
+
+
 def _is_illegal(ruling: Ruling) -> bool:
     return ruling.legal is False
 
@@ -99,7 +124,8 @@ def guarded_step(game: str, rule_step: Callable[[Any, Observation, float], Step]
     step = rule_step(state, observation, t)
     illegal = [r for r in step.rulings if is_illegal(r)]
     if not illegal:
-        kept = observation if _judged(step) else state.guard.legal_observation
+        # a table not judged (a hand in view, turns several sequences explain) is not the last legal one
+        kept = with_last_readings(observation, guard.legal_observation) if _judged(step) else guard.legal_observation
         return Step(replace(step.state, guard=TurnGuard(kept)), step.rulings)
     return _hold(game, state, step, illegal, observation, t, follows)
 
@@ -119,23 +145,42 @@ def _while_pending(game, rule_step, state, observation, t, follows, is_illegal, 
     """A new stable table while an illegal turn is pending: judged from the last legal state."""
     guard: TurnGuard = state.guard
     pending = guard.illegal
-    back = (guard.legal_observation is not None and same_table(guard.legal_observation, observation)) or \
+    seen = with_last_readings(observation, pending.observation, guard.legal_observation)
+    back = (guard.legal_observation is not None and same_table(guard.legal_observation, seen)) or \
         (restored is not None and restored(state, observation))
-    if not back and same_table(pending.observation, observation):
+    if not back and same_table(pending.observation, seen):
         return Step(state)  # the same illegal table seen again: nothing new to say
     step = rule_step(replace(state, guard=replace(guard, illegal=None)), observation, t)
     illegal = [r for r in step.rulings if is_illegal(r)]
-    legal_turn = any(r.legal is True for r in step.rulings)
-    if back or (legal_turn and not illegal):
-        how = ("the table is back as it was before the illegal turn" if back
-               else "a turn legal from the last legal state was played instead")
-        put_right = Ruling(t, game, "state", f"put right: {how}", None, pending.rule,
+    if back:
+        put_right = Ruling(t, game, "state", PUT_RIGHT_BACK, None, pending.rule,
                            {"why": pending.why, "since_t": pending.t})
-        return Step(replace(step.state, guard=TurnGuard(observation)), (put_right,) + step.rulings)
+        return Step(replace(step.state, guard=TurnGuard(seen)), (put_right,) + step.rulings)
     if illegal:
         return _hold(game, state, step, illegal, observation, t, follows, since=pending.t)
-    # neither put right nor a new illegal turn (a hand in view, a move not judged): still pending
+    if _judged(step) and any(r.legal is True for r in step.rulings):
+        turns = turns_text(step.rulings)
+        resumed = Ruling(t, game, "state", f"{RESUMED} {turns}", None, pending.rule,
+                         {"why": pending.why, "since_t": pending.t, "turns": turns})
+        return Step(replace(step.state, guard=TurnGuard(seen)), (resumed,) + step.rulings)
+    # neither put right nor a new illegal turn (a hand in view, a change not judged): still pending
     return Step(state, tuple(r for r in step.rulings if not follows(r)))
+
+
+def turns_text(rulings) -> str:
+    """The legal turns of a step as text: the sequence the game named (details["sequence"],
+    turns seen together), else each legal ruling's words after its verdict."""
+    legal = [r for r in rulings if r.legal is True]
+    for r in legal:
+        if r.details.get("sequence"):
+            return ", ".join(str(turn) for turn in r.details["sequence"])
+    return "; ".join(_after_verdict(r.summary) for r in legal)
+
+
+def _after_verdict(summary: str) -> str:
+    """The ruling's first sentence without its verdict word."""
+    head, sep, rest = summary.partition(": ")
+    return (rest if sep and head.lower() in ("legal", "seen together") else summary).split(". ")[0]
 
 
 def accept(game: str, state: Any, t: float, after: Callable[[Any, IllegalTurn], Step] | None = None) -> Step:
@@ -144,9 +189,9 @@ def accept(game: str, state: Any, t: float, after: Callable[[Any, IllegalTurn], 
     and its rulings where the game's step did not keep one (default: the step's own)."""
     pending = state.guard.illegal
     if pending is None:
-        return Step(state, (Ruling(t, game, "warning", "no illegal turn is pending: nothing to accept"),))
-    accepted = Ruling(t, game, "state", f"accepted by the players: {pending.why}", None, pending.rule,
-                      {"since_t": pending.t})
+        return Step(state, (Ruling(t, game, "warning", "Nothing to accept: no illegal turn is pending"),))
+    accepted = Ruling(t, game, "state", f"{ACCEPTED} ({pending.why})", None, pending.rule,
+                      {"why": pending.why, "since_t": pending.t})
     if after is not None:
         step = after(state, pending)
         new_state, follow = step.state, step.rulings

@@ -43,6 +43,19 @@ def test_a_bad_declaration_text_is_refused_quoting_it(bad, quoted):
     assert quoted in str(err.value) and "\n" not in str(err.value)
 
 
+# A declared value is one short line (a gate order, a count): 200 characters at most, a
+# bound the page's form and the recorded session both rely on.
+DECLARED_VALUE_MAX = 200
+
+
+def test_a_declared_value_is_at_most_200_characters():
+    assert Declaration("gate-order", value="x" * DECLARED_VALUE_MAX).value == "x" * DECLARED_VALUE_MAX
+    with pytest.raises(InvalidInputError, match="at most 200 characters"):
+        Declaration("gate-order", value="x" * (DECLARED_VALUE_MAX + 1))
+    with pytest.raises(InvalidInputError):
+        Declaration.from_json({"kind": "gate-order", "value": "x" * (DECLARED_VALUE_MAX + 1)})
+
+
 @pytest.mark.parametrize("bad, words", [([1], "must be an object"), ({"subject": "boat-1"}, 'needs a "kind"'),
                                         ({"kind": "pass", "who": "x"}, "no field 'who'"),
                                         ({"kind": "pass", "subject": 3}, "subject 3"),

@@ -2,7 +2,7 @@
 
 Each reproduction is checked at its boundary: the last legal turn records what follows from
 it (a win, a place, a score), the first illegal one records nothing of it and says
-"pending: the illegal turn must be put right"; the players putting it right or accepting it
+"Pending: the illegal turn must be put right"; the players putting it right or accepting it
 (referee/<game>/pending.py) lets play go on. The truths come from the rulebooks, not the code:
 Kayak Chaos, Turns: at most 3 actions, each at most 2 rows downstream (Double Paddle), so 6
 rows is the most one turn can carry a kayak; Tornado Splash, Racing Card Limitation: 3
@@ -56,15 +56,15 @@ def test_kayak_no_win_on_an_illegal_turn_seven_rows():
     assert accepted.state.guard.illegal is None and KAYAK.view(accepted.state).data["illegal_turn"] is None
 
 
-def test_kayak_illegal_turn_put_right_by_the_table_or_by_a_legal_turn():
+def test_kayak_illegal_turn_put_right_by_the_table_or_resumed_by_a_legal_turn():
     legal, step = _kayak_turn("0A/7A 1@0.0.0", "0A/7A 1@1.3.0")
     again = KAYAK.step(step.state, kayak_river("0A/7A 1@1.3.0"), 1.5)
     assert again.rulings == () and again.state.guard.illegal is not None  # the same illegal table: nothing new
     back = KAYAK.step(step.state, kayak_river("0A/7A 1@0.0.0"), 2.0)
-    assert back.rulings[0].summary == "put right: the table is back as it was before the illegal turn"
+    assert back.rulings[0].summary == "Put right: the table is back as it was before the illegal turn"
     assert back.state.guard.illegal is None and back.state.position == legal.position
     instead = KAYAK.step(step.state, kayak_river("0A/7A 1@0.2.0"), 2.0)  # one Double Paddle from the legal river
-    assert instead.rulings[0].summary == "put right: a turn legal from the last legal state was played instead"
+    assert instead.rulings[0].summary.startswith("Resumed: reached from the last legal state by ")
     assert instead.rulings[1].legal is True and instead.state.guard.illegal is None
 
 
@@ -125,11 +125,11 @@ def test_tornado_no_place_on_an_illegal_turn_four_spaces_without_boost():
     assert view["crossed"] == ["tornado/boat-1"] and view["grand_prix"]["this_race"]["places"]["tornado/boat-1"] == 1
 
 
-def test_tornado_illegal_turn_put_right_by_a_legal_turn_from_the_last_legal_state():
+def test_tornado_illegal_turn_resumed_by_a_legal_turn_from_the_last_legal_state():
     legal = _round_the_course([])
     step = TORNADO.step(legal, _tornado((-37, -20, 0), [A, B, C]), 12.0)
     instead = TORNADO.step(step.state, _tornado((-147, -20, 0), [A, B]), 13.0)  # C taken back: 2 spaces
-    assert instead.rulings[0].summary.startswith("put right: a turn legal")
+    assert instead.rulings[0].summary.startswith("Resumed: reached from the last legal state by ")
     assert any(r.kind == "move" and r.legal is True for r in instead.rulings)
     assert instead.state.guard.illegal is None
 
@@ -169,7 +169,8 @@ def test_kang_no_score_recorded_on_an_illegal_second_score():
 def test_accepting_with_nothing_pending_changes_nothing():
     state = _kang_state("-")
     step = kang_accept(state, 1.0)
-    assert step.state == state and step.rulings[0].kind == "warning" and "nothing to accept" in step.rulings[0].summary
+    assert step.state == state and step.rulings[0].kind == "warning"
+    assert step.rulings[0].summary.startswith("Nothing to accept: ")
 
 
 # ---------------------------------------------------------------- put right: the shared threshold

@@ -52,5 +52,5 @@ def test_replay_rules_the_recorded_game(capsys):
     assert verdicts.count(False) == 1
     illegal = next(r for r in doc["rulings"] if r["legal"] is False)
     assert "How to get an alfalfa token" in illegal["rule"]
-    assert any(r["summary"].startswith("put right: ") for r in doc["rulings"])  # referee/pending.py
+    assert any(r["summary"].startswith("Put right: ") for r in doc["rulings"])  # referee/pending.py
     assert doc["alfalfa"] == {"A": 1, "B": 0} and doc["winner"] is None

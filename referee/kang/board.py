@@ -83,11 +83,17 @@ class BoardRead:
     def complete(self) -> bool:
         return not self.unclear and not self.missing and not self.doubled
 
+    @property
+    def placed(self) -> bool:
+        """Every kangaroo read has a clear place (those not read aside)."""
+        return not self.unclear and not self.doubled
+
     def layout(self):
         return (self.cells, self.zones) if self.complete else None
 
-    def problems(self) -> list[str]:
-        """Why the board cannot be judged, one phrase each (empty when it can)."""
+    def problems(self, missing: bool = True) -> list[str]:
+        """Why the board cannot be judged, one phrase each (empty when it can); ``missing``:
+        count the kangaroos not read among them."""
         out = []
         for p in self.unclear:
             if p.where == "straddling":
@@ -96,7 +102,7 @@ class BoardRead:
                 out.append(f"{p.name} lies on the board's rim, on no square")
             else:
                 out.append(f"{p.name} is off the board and outside both start zones")
-        if self.missing:
+        if self.missing and missing:
             out.append(f"{len(self.missing)} kangaroo(s) not seen ({', '.join(self.missing)}): a hand in view?")
         out += [f"two kangaroos on {sq}" for sq in self.doubled]
         return out
@@ -148,6 +154,10 @@ def _squares_within(x: float, y: float, reach: float, geo: Geometry) -> list[str
             if math.hypot(dx, dy) <= reach:
                 out.append(f"{FILES[f]}{r}")
     return out
+
+
+def kangaroo_names(catalog: Catalog | None = None) -> list[str]:
+    return sorted(p.name for p in (catalog or default_catalog()).pieces(family=KANGAROO_FAMILY))
 
 
 def read_board(observation: Observation, catalog: Catalog | None = None) -> BoardRead:

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 
 from .. import safeload
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, RefcamError
 from ..game import Command
 from ..observation import Observation
 from .board import read_board
-from .explain import RULES, explain
+from .explain import RULES
+from .judge import judge_change
 from .moves import perft
 from .position import Position, PositionError
+from .sequences import Target
 
 # Declared ranges for what a user types: a position string is about 40 characters; depth 12
 # already takes minutes (tests/bench/kang.py), and the counts grow about twentyfold per ply.
@@ -43,7 +46,10 @@ def _state_args(p):
 
 
 def _observe(tools, path: str, camera_file) -> Observation:
-    obs = tools.observe_path(path, camera_file, "kang")
+    return _kang_board(tools.observe_path(path, camera_file, "kang"), path)
+
+
+def _kang_board(obs: Observation, path: str) -> Observation:
     if obs.game not in (None, "kang") or obs.piece("kang/board") is None and obs.frame.get("anchor") != "kang/board":
         raise InvalidInputError(f"{path!r} shows no Kang board (no board-corner sticker found)")
     return obs
@@ -70,14 +76,24 @@ def run_state(args, tools) -> int:
 
 
 # --- kang check ---------------------------------------------------------------------------------
+SIDE_FORMS = ("an image, an observation file, a JSON position file, a position string "
+              "(e.g. '6/6/6/6/6/6 ssmmll ssmmll A 0-0 -') or 'start'")
+
+
 def _check_args(p):
-    p.add_argument("before", metavar="BEFORE", help="image, observation file or Kang JSON position before the move")
-    p.add_argument("after", metavar="AFTER", help="the same after the move")
+    p.add_argument("before", metavar="BEFORE", help=f"the table before: {SIDE_FORMS}")
+    p.add_argument("after", metavar="AFTER", help="the same after the turn(s)")
     _common(p)
 
 
-def _load_side(tools, path: str, camera_file):
-    """(position or layout, problems, image size) from a JSON position, an observation file or an image."""
+def _load_side(tools, path: str, camera_file, label: str):
+    """(position or layout, problems, image size) from a position (string, 'start' or JSON
+    file), an observation file or an image."""
+    if path == "start" or (" " in path.strip() and "/" in path and not os.path.exists(path)):
+        try:
+            return load_position(path), [], None
+        except PositionError as exc:
+            raise PositionError(f"{label} {exc}; {label} is {SIDE_FORMS}") from None
     if path.lower().endswith(".json"):
         doc = safeload.load_json(path, "position file", PositionError)  # regular file, size, depth, numbers
         if isinstance(doc, dict) and "board" in doc and "pieces" not in doc:
@@ -85,54 +101,60 @@ def _load_side(tools, path: str, camera_file):
                 return Position.from_json(doc), [], None
             except PositionError as exc:
                 raise PositionError(f"{path}: {exc}") from None
-    obs = _observe(tools, path, camera_file)
-    read = read_board(obs)
+    try:
+        obs = tools.observe_path(path, camera_file, "kang")
+    except RefcamError:
+        if os.path.exists(path):
+            raise
+        raise InvalidInputError(f"{label} {safeload.show(path)} is no file and no position: it is {SIDE_FORMS}") \
+            from None
+    read = read_board(_kang_board(obs, path))
     return read.layout(), read.problems(), obs.image_size
 
 
 def run_check(args, tools) -> int:
-    before, why_b, size_b = _load_side(tools, args.before, args.camera_file)
-    after, why_a, size_a = _load_side(tools, args.after, args.camera_file)
+    before, why_b, size_b = _load_side(tools, args.before, args.camera_file, "BEFORE")
+    after, why_a, size_a = _load_side(tools, args.after, args.camera_file, "AFTER")
     if size_b and size_a and tuple(size_b) != tuple(size_a):
         raise InvalidInputError(f"BEFORE {args.before!r} is {size_b[0]}x{size_b[1]} but AFTER {args.after!r} is "
                                 f"{size_a[0]}x{size_a[1]}: not the same camera view")
     problems = [f"BEFORE: {p}" for p in why_b] + [f"AFTER: {p}" for p in why_a]
     if problems:
-        doc = {"verdict": "cannot tell", "legal": None, "problems": problems}
-        _print(args, doc, [f"cannot tell: {p}" for p in problems])
+        doc = {"verdict": "cannot tell", "legal": None, "problems": problems,
+               "summary": f"Cannot tell: {problems[0]}"}
+        _print(args, doc, [f"Cannot tell: {p}" for p in problems])
         return 0
     from_photo = not isinstance(before, Position)
     if from_photo:
-        before = Position(*before)  # a photo does not say whose turn it is: A unless the move says otherwise
-    verdict = explain(before, after)
-    if verdict.wrong_coach and args.before.lower().endswith((".jpg", ".jpeg", ".png")):
-        verdict = explain(Position(before.cells, before.zones, "B", before.alfalfa, before.no_score), after)
-    doc = verdict.to_json()
+        before = Position(*before)  # a photo does not say whose turn it is: the turns seen will say
+    after_layout = after.layout() if isinstance(after, Position) else after
+    change = judge_change(before, Target.exact(after_layout), turn_known=not from_photo)
+    doc = change.to_json()
     doc["before"] = str(before)
-    lines = [f"before: {before}", verdict.summary()]
-    if verdict.legal:
-        lines.append(f"whose move: {verdict.coach if not verdict.passed else 'B' if verdict.coach == 'A' else 'A'}")
-    unseen = not_judged_without_history(verdict) if from_photo else []
-    doc["not_judged"] = unseen
-    if unseen and verdict.legal and any(m.exits for m in verdict.moves[:1]):
+    unseen = not_judged_without_history(change) if from_photo else []
+    if unseen and change.legal and any(turn.move.exits for turn in change.turns):
         # a score is legal only if its coach did not score on their last turn, which no photo shows
         doc.update(verdict="cannot tell", legal=None,
-                   summary=f"cannot tell: {verdict.summary().removeprefix('legal: ')}, legal on the boards seen, "
+                   summary=f"Cannot tell: {change.summary().removeprefix('Legal: ')}; legal on the boards seen, "
                            f"but it scores, and whether that coach scored on their last turn needs the history")
-        lines[1] = doc["summary"]
+    lines = [doc["summary"], f"before: {before}"]
+    for k, turn in enumerate(change.turns, 1):
+        lines.append(f"turn {k} of {len(change.turns)}: {turn} -> {turn.after}")
+    doc["not_judged"] = unseen
     lines += [f"not judged without history: {u}" for u in unseen]
     _print(args, doc, lines)
     return 0
 
 
-def not_judged_without_history(verdict) -> list[str]:
+def not_judged_without_history(change) -> list[str]:
     """The rules two photos cannot settle (whose turn it is, the alfalfa, who scored last
     turn live in the game's history, not on the board), each with why."""
     out = [f"{RULES['turns']} (whose turn it is: a photo does not show it)",
            f"{RULES['game-over']} (the alfalfa tokens held before: a win at 3 is not judged)"]
-    if any(m.exits for m in verdict.moves[:1]):
+    scorers = [turn.coach for turn in change.turns if turn.move.exits]
+    if scorers:
         out.insert(1, f"{RULES['no-score']} (no score on the turn after scoring: whether "
-                      f"{verdict.coach or 'the coach'} scored on their last turn is not in the photos)")
+                      f"{scorers[0]} scored on their last turn is not in the photos)")
     return out
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..rulings import CANNOT_TELL, ILLEGAL, LEGAL, verdict_line
 from .moves import PASS, Rules, legal_moves, movers, push, raw_moves_of
-from .position import COACHES, EMPTY, PER_SIZE, SIZES, Move, Position, cell_index, other, square_name
+from .position import (COACHES, EMPTY, PER_SIZE, SIZE_NAMES, SIZE_OF, SIZES, ZONE_ROW, Move, Position, cell_index,
+                       other, square_name)
 
 RULEBOOK = "Kang"
 
@@ -30,6 +32,9 @@ class Rule:
 
 RULES = {r.key: r for r in (
     Rule("legal", "Gameplay", "a coach moves one kangaroo by the rules, or passes when none can move"),
+    Rule("setup", "Setup", "each coach starts with 2 kangaroos of each size in their start zone; A moves first"),
+    Rule("own-edge", "How to move kangaroo tokens",
+         "a kangaroo on the board leaves it only across the opponent's edge, never back into a start zone"),
     Rule("turns", "Gameplay", "the coaches move in turn, one move each"),
     Rule("one-kangaroo", "Gameplay", "a turn moves one kangaroo; only a kick moves a second one, to a free square"),
     Rule("nearest-row", "Which tokens you may move",
@@ -50,11 +55,14 @@ RULES = {r.key: r for r in (
     Rule("game-over", "End of the Game", "the first coach to hold 3 alfalfa tokens has won; nobody moves after"),
 )}
 
-# One rule waived at a time, in the order a player most often breaks them.
+# One rule waived at a time, in the order a player most often breaks them. A line crossed
+# twice is tried before a square passed over: both can end on a square nearer than the
+# kangaroo's count, and there the back-and-forth (often in a jump chain) is the narrower
+# reading of what the board shows.
 LADDER = (("nearest-row", Rules(nearest_row=False)), ("no-score", Rules(no_score_turn=False)),
           ("kick", Rules(kick_target=False)), ("exit-last", Rules(exit_last=False)),
-          ("empty-path", Rules(empty_path=False)), ("exact-count", Rules(exact_count=False)),
-          ("segment-once", Rules(segment_once=False)))
+          ("segment-once", Rules(segment_once=False)), ("empty-path", Rules(empty_path=False)),
+          ("exact-count", Rules(exact_count=False)))
 
 Layout = tuple  # (cells, zones): what a camera sees
 
@@ -81,16 +89,20 @@ class Judgement:
         return {"legal": True, "illegal": False}.get(self.verdict)
 
     def summary(self) -> str:
+        """The verdict first, who did what and the rule; the notation after."""
         moves = ", ".join(str(m) for m in self.moves[:6]) + (" ..." if len(self.moves) > 6 else "")
         if self.verdict == "legal":
-            lead = f"{self.coach} had no legal move and passed; then " if self.passed else ""
             who = other(self.coach) if self.passed else self.coach
-            alt = f" (the board cannot tell {len(self.moves)} ways apart: {moves})" if len(self.moves) > 1 else ""
-            return f"{lead}legal: {who} played {self.moves[0]}{alt}"
+            lead = f"{self.coach} had no legal move and passed, then " if self.passed else ""
+            alt = f". The board cannot tell {len(self.moves)} ways apart: {moves}" if len(self.moves) > 1 else ""
+            return verdict_line(LEGAL, f"{lead}{who} played {self.moves[0]}", self.rule.section) + alt
         if self.verdict == "illegal":
+            shown = f" Move read: {self.moves[0]}." if self.moves else ""
             near = f"; nearest legal move {self.nearest} ({self.nearest_differs} squares differ)" if self.nearest else ""
-            return f"illegal: {self.reason} ({self.rule}: {self.rule.words}){near}"
-        return f"{self.verdict}: {self.reason}"
+            return f"{verdict_line(ILLEGAL, self.reason, self.rule.section)}.{shown} Rule: {self.rule.words}{near}"
+        if self.verdict == "cannot tell":
+            return verdict_line(CANNOT_TELL, self.reason, self.rule.section)
+        return f"No change: {self.reason}"
 
     def to_json(self) -> dict:
         return {"verdict": self.verdict, "legal": self.legal, "coach": self.coach, "reason": self.reason,
@@ -128,9 +140,10 @@ def matching(pos: Position, target: Layout, moves) -> list[Move]:
     return [m for m in moves if not m.is_pass and push(pos, m).layout() == target]
 
 
-def explain(position: Position, observed) -> Judgement:
+def explain(position: Position, observed, why: bool = True) -> Judgement:
     """Every legal move that turns `position` into the `observed` board (a Position or a
-    (cells, zones) layout), else why not."""
+    (cells, zones) layout), else why not (``why``: find the rule broken, which tries the
+    change again with each rule waived; without it an illegal change says only that)."""
     target = layout_of(observed)
     coach = position.to_move
     problem = count_problem(target)
@@ -139,13 +152,15 @@ def explain(position: Position, observed) -> Judgement:
     if target == position.layout():
         return Judgement("no change", None, "the board did not change", RULES["legal"])
     if position.winner:
-        return Judgement("illegal", coach, f"{position.winner} has already won", RULES["game-over"])
+        return Judgement("illegal", coach, f"a kangaroo moved after {position.winner} had won", RULES["game-over"])
     pos, passed = position, False
     if legal_moves(pos) == (PASS,):
         pos, passed = push(pos, PASS), True
     found = _relaxed(pos, target, Rules(), _changed_origins(pos, target, _allowed_group(pos)))
     if found:
         return Judgement("legal", coach, "", RULES["legal"], tuple(found), push(pos, found[0]), passed=passed)
+    if not why:
+        return Judgement("illegal", coach, "no legal move gives the board seen", RULES["legal"], passed=passed)
     return _illegal(pos, target, passed)
 
 
@@ -156,35 +171,65 @@ def _illegal(pos: Position, target: Layout, passed: bool) -> Judgement:
     nearest = min(legal, key=lambda m: (differs(push(pos, m).layout(), target), str(m)), default=None)
     near = {"nearest": nearest, "passed": passed,
             "nearest_differs": differs(push(pos, nearest).layout(), target) if nearest else 0}
+    home = _back_home(pos, target)
+    if home:
+        return Judgement("illegal", coach, f"{coach} moved a kangaroo back into their own start zone",
+                         RULES["own-edge"], tuple(home), **near)
     flipped = Position._trusted(pos.cells, pos.zones, other(coach), pos.alfalfa, pos.no_score)
     theirs = matching(flipped, target, legal_moves(flipped))
     if theirs:
-        return Judgement("illegal", other(coach), f"{other(coach)} moved ({theirs[0]}) but it was {coach}'s turn",
+        return Judgement("illegal", other(coach), f"{other(coach)} moved, but it was {coach}'s turn",
                          RULES["turns"], tuple(theirs), wrong_coach=True, **near)
     origins = _changed_origins(pos, target, [o for g in movers(pos, coach) for o in g])
     allowed = _allowed_group(pos)
     for key, rules in LADDER:
         pool = origins if not rules.nearest_row else [o for o in origins if o in allowed]
-        tried = _relaxed(pos, target, rules, pool)
+        tried = sorted(_relaxed(pos, target, rules, pool), key=lambda m: (len(m.path), str(m)))  # the plainest first
         if tried:
-            return Judgement("illegal", coach, _why(key, tried[0], pos), RULES[key], tuple(tried), **near)
+            return Judgement("illegal", coach, _why(key, tried[0], pos, target), RULES[key], tuple(tried), **near)
     moved = _kangaroos_moved(pos.layout(), target)
     if moved > 2:
-        return Judgement("illegal", coach, f"{moved} kangaroos changed place", RULES["one-kangaroo"], **near)
-    return Judgement("illegal", coach, "no move of the rules turns the board into the one seen", RULES["legal"],
+        return Judgement("illegal", coach, f"{moved} kangaroos changed place in one turn", RULES["one-kangaroo"],
+                         **near)
+    return Judgement("illegal", coach, f"no move of {coach}'s turns the board into the one seen", RULES["legal"],
                      **near)
 
 
-def _why(key: str, move: Move, pos: Position) -> str:
+def _back_home(pos: Position, target: Layout) -> list[Move]:
+    """How to move kangaroo tokens: moves of the coach to move that would take a kangaroo from
+    the board back across their own edge into their own start zone (every other rule kept)."""
+    out = []
+    k = COACHES.index(pos.to_move)
+    for origin, letter in _changed_origins(pos, target, [o for g in movers(pos, pos.to_move) for o in g]):
+        if origin[1] in (0, 7):
+            continue
+        for path, jumps, kick in raw_moves_of(pos, pos.to_move, origin, letter, Rules(own_edge=False)):
+            if path[-1][1] != ZONE_ROW[pos.to_move]:
+                continue
+            cells = list(pos.cells)
+            cells[cell_index(origin)] = EMPTY
+            zones = [list(pos.zones[0]), list(pos.zones[1])]
+            zones[k][SIZES.index(letter)] += 1
+            if ("".join(cells), (tuple(zones[0]), tuple(zones[1]))) == target:
+                out.append(Move(path, jumps, kick))
+    return out
+
+
+def _why(key: str, move: Move, pos: Position, target: Layout) -> str:
+    """Who did what, in one phrase (the notation follows the headline)."""
+    coach = pos.to_move
     start = "the start zone" if move.origin[1] in (0, 7) else square_name(move.origin)
-    texts = {"nearest-row": f"{move} moves a kangaroo from {start}, but {pos.to_move} must play from "
-                            f"{_group_name(pos)}",
-             "no-score": f"{move} scores, but {pos.to_move} scored last turn",
-             "kick": f"{move} sends the kicked kangaroo too far from the opponent",
-             "exit-last": f"{move} leaves the board before its last crossing",
-             "empty-path": f"{move} passes over an occupied square",
-             "exact-count": f"{move} crosses {move.first_leg} lines with that kangaroo",
-             "segment-once": f"{move} crosses a line twice"}
+    k = COACHES.index(coach)
+    letter = pos.at(move.origin) if move.origin[1] not in (0, 7) else \
+        next((s for i, s in enumerate(SIZES) if target[1][k][i] < pos.zones[k][i]), "")
+    size = SIZE_NAMES.get(letter, "")
+    texts = {"nearest-row": f"{coach} moved a kangaroo from {start}, but must play from {_group_name(pos)}",
+             "no-score": f"{coach} scored again on the turn right after scoring",
+             "kick": f"{coach}'s kick sends the kicked kangaroo too far from the opponent",
+             "exit-last": f"{coach}'s kangaroo leaves the board before its last crossing",
+             "empty-path": f"{coach}'s kangaroo passes over an occupied square",
+             "exact-count": f"{coach}'s {size} kangaroo crosses {move.first_leg} lines, not {SIZE_OF.get(letter, '?')}",
+             "segment-once": f"{coach}'s kangaroo crosses the same line twice in one move"}
     return texts[key]
 
 

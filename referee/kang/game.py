@@ -3,20 +3,22 @@ board diagram, the overlay shapes and the move diagram. The object to register i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from ..game import Declarable, Declaration, Explanation, RuleRef, Shape, Step, View
+from ..game import Declarable, Declaration, ExpectedPiece, Explanation, Shape, Step, View
 from ..observation import Observation
-from ..pending import TurnGuard, guarded_step, pending_json
+from ..pending import guarded_step, pending_json
 from ..rulings import Ruling
 from . import declare
 from .commands import kang_commands
-from .board import BoardRead, Geometry, read_board
+from .board import BoardRead, Geometry, kangaroo_names, read_board
 from .diagram import board_diagram
-from .explain import RULES, Rule, explain
-from .position import COACHES, FILES, SIZES, Move, Position, other, square_name
-from .state import GAME_ID, TITLE, KangState, played, rule_ref
+from .explain import RULES, explain
+from .position import COACHES, FILES, SIZES, Move, square_name
+from .state import GAME_ID, TITLE, KangState, rule_ref
+from .judge import judge_change
+from .sequences import Target
+from .step import rule_step
 
 class KangGame:
     """The Game protocol for Kang."""
@@ -38,47 +40,27 @@ class KangGame:
                             restored=_board_restored)
 
     def _rule_step(self, state: KangState, observation: Observation, t: float) -> Step:
-        read = read_board(observation)
-        if not read.complete:
-            why = "; ".join(read.problems())
-            if why == state.pending:
-                return Step(state)
-            ruling = Ruling(t, GAME_ID, "warning", f"cannot tell: {why}", None, str(rule_ref(RULES["components"])),
-                            {"problems": read.problems()})
-            return Step(replace(state, pending=why), (ruling,))
-        layout = read.layout()
-        state = replace(state, pending="")
-        if state.position is None:
-            return self._first_board(state, layout, t)
-        if layout == state.position.layout():
-            return Step(state)
-        return self._judge(state, layout, t)
+        return rule_step(state, observation, t)
 
-    def _first_board(self, state: KangState, layout, t: float) -> Step:
-        cells, zones = layout
-        start = Position.start()
-        known = layout == start.layout()
-        pos = Position(cells, zones)
-        summary = "start position: A moves first" if known else \
-            "first board seen is not the start: whose turn it is will follow from the first move"
-        return Step(replace(state, position=pos, turn_known=known),
-                    (Ruling(t, GAME_ID, "state", summary, None, str(rule_ref(RULES["legal"])),
-                            {"position": str(pos)}),))
-
-    def _judge(self, state: KangState, layout, t: float) -> Step:
-        pos = state.position
-        verdict = explain(pos, layout)
-        if verdict.wrong_coach and not state.turn_known:  # nobody told us whose turn it was: now we know
-            pos = replace(pos, to_move=other(pos.to_move))
-            verdict = explain(pos, layout)
-        details = verdict.to_json()
-        ruling = Ruling(t, GAME_ID, "move" if verdict.verdict in ("legal", "illegal") else "warning",
-                        verdict.summary(), verdict.legal, str(rule_ref(verdict.rule)), details)
-        if verdict.verdict != "legal":
-            return Step(state, (ruling,))  # an illegal move is held by the step's guard (referee/pending.py)
-        move = verdict.moves[0]
-        mover = other(pos.to_move) if verdict.passed else pos.to_move
-        return played(state, move, mover, verdict.after, t, (ruling,))
+    def expected_pieces(self, state: KangState) -> tuple[ExpectedPiece, ...]:
+        """Each kangaroo where it was last read (it stays on its square: 2 sigma reach half a
+        square), or before any reading in its start zone (kangaroos 1-2 of a size south in A's,
+        3-4 north in B's, as the setup lays them out; any place along the zone); an alfalfa
+        token where it was last read."""
+        g = self.geometry
+        last = {p.name: p for p in state.readings}
+        out = []
+        for name in kangaroo_names():
+            p = last.get(name)
+            if p is not None:
+                out.append(ExpectedPiece(name, p.x_mm, p.y_mm, p.theta_deg, max(p.sigma_mm, g.square_mm / 4)))
+            else:
+                sign = -1.0 if int(name[-1]) <= 2 else 1.0
+                out.append(ExpectedPiece(name, 0.0, sign * (g.half_extent_mm + g.square_mm), 0.0,
+                                         g.files * g.square_mm / 4))
+        out += [ExpectedPiece(p.name, p.x_mm, p.y_mm, p.theta_deg, max(p.sigma_mm, g.margin_mm))
+                for p in state.readings if p.name.startswith("kang/alfalfa")]
+        return tuple(out)
 
     # --- what the page shows ----------------------------------------------------------------------
     def view(self, state: KangState) -> View:
@@ -157,16 +139,19 @@ class KangGame:
         if not read.complete:
             return Explanation("cannot tell", tuple(self._grid_shapes() + self._doubt_shapes(read)),
                                tuple(read.problems()), focus, read.to_json())
-        verdict = explain(state.position, read.layout())
+        change = judge_change(state.position, Target.exact(read.layout()), turn_known=state.turn_known)
+        single = change.single or explain(state.position, read.layout())
         shapes = self._grid_shapes()
-        role = "legal" if verdict.legal else "illegal"
-        for m in verdict.moves[:3]:
-            shapes += self._move_shapes(m, role, "judged move")
-        if verdict.nearest is not None and not verdict.legal:
-            shapes += self._move_shapes(verdict.nearest, "info", "nearest legal move")
-        lines = (verdict.summary(), f"rule: {verdict.rule} - {verdict.rule.words}",
-                 f"before: {state.position}")
-        return Explanation(f"Kang: {verdict.verdict}", tuple(shapes), lines, focus, verdict.to_json())
+        if change.turns:
+            for k, turn in enumerate(change.turns, 1):
+                shapes += self._move_shapes(turn.move, "legal", f"turn {k} of {len(change.turns)}")
+        else:
+            for m in single.moves[:3]:
+                shapes += self._move_shapes(m, "illegal" if change.legal is False else "info", "judged move")
+        if single.nearest is not None and change.legal is False:
+            shapes += self._move_shapes(single.nearest, "info", "nearest legal move")
+        lines = (change.summary(), f"rule: {change.rule} - {change.rule.words}", f"before: {state.position}")
+        return Explanation(f"Kang: {change.verdict}", tuple(shapes), lines, focus, change.to_json())
 
     def commands(self):
         return kang_commands(self)

@@ -31,6 +31,7 @@ class Rules:
     kick_target: bool = True  # Kick: the kicked kangaroo must stay playable for the opponent
     no_score_turn: bool = True  # How to get an alfalfa token: no scoring on the turn after scoring
     exit_last: bool = True  # How to get an alfalfa token: leaving the board is the last crossing
+    own_edge: bool = True  # How to move kangaroo tokens: once on the board, a kangaroo leaves only at the far end
 
 
 PLAY = Rules()
@@ -118,6 +119,8 @@ def _walk(w: _Walk, sq: Square, left: int, used: int, path: tuple, jumps: tuple,
         if nxt[1] in (0, N_ROWS + 1):  # beyond an end edge: only the opponent's, only when scoring is allowed
             if nxt[1] == w.goal and w.exit_ok and (left == 1 or not w.rules.exit_last):
                 out.append((here, jumps, None))
+            elif nxt[1] != w.goal and not w.rules.own_edge and left == 1 and w.origin[1] not in (0, N_ROWS + 1):
+                out.append((here, jumps, None))  # the judge's question: back into the mover's own start zone
             continue
         landed_on = w.busy.get(nxt)
         if left > 1:
@@ -282,12 +285,13 @@ def is_legal(pos: Position, move: Move) -> bool:
     return move in legal_moves(pos)
 
 
-def successors(pos: Position) -> set[Position]:
-    """Distinct positions one turn away (a pass included; none once the game is won). Paths that
-    differ only on the way (same mover, same end, same kick) are pushed once."""
+def successor_moves(pos: Position) -> tuple[tuple[Move, Position], ...]:
+    """Distinct positions one turn away, each with one move reaching it (the first path found;
+    paths that differ only on the way, same mover, same end, same kick, are pushed once); a
+    pass where the coach has no move; none once the game is won."""
     if pos.winner:
-        return set()
-    out: set[Position] = set()
+        return ()
+    out: list[tuple[Move, Position]] = []
     seen: set[tuple] = set()
     for group in movers(pos, pos.to_move):
         for origin, letter in group:
@@ -295,10 +299,15 @@ def successors(pos: Position) -> set[Position]:
                 key = (origin, letter, path[-1], kick)
                 if key not in seen:
                     seen.add(key)
-                    out.add(_after(pos, origin, letter, path[-1], kick))
+                    out.append((Move._trusted(path, jumps, kick), _after(pos, origin, letter, path[-1], kick)))
         if seen:
-            return out
-    return {push(pos, PASS)}
+            return tuple(out)
+    return ((PASS, push(pos, PASS)),)
+
+
+def successors(pos: Position) -> set[Position]:
+    """The positions of successor_moves (SPEC section 3, Perft)."""
+    return {after for _, after in successor_moves(pos)}
 
 
 def perft(pos: Position, depth: int, memo: dict | None = None) -> int:

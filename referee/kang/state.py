@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..game import RuleRef, Step
+from ..observation import PiecePose
 from ..pending import TurnGuard
 from ..rulings import Ruling
 from .explain import RULES, Rule
@@ -19,7 +20,12 @@ TITLE = "Kang"
 class KangState:
     """position: the last legally reached position (None before the first clear board);
     last: the last legal move and who played it; pending: what stops judging right now;
-    illegal: the board of a move ruled illegal, until it is taken back or replaced."""
+    places: where each kangaroo stands in that position (name -> "c3", "zone A"), a kangaroo
+    not read keeping its place; readings: each kangaroo's (and alfalfa token's) last reading,
+    for vision to look again where one was not read (KangGame.expected_pieces); open_sequences:
+    the sequences of turns a "Cannot tell" named (they disagree on what the board does not
+    show), each a way the game may have gone on from ``position`` (or, after a kick ruled as one
+    move, the kick then the other coach moving the kicked kangaroo: a fallback, open_rivals False)."""
 
     position: Position | None = None
     last: Move | None = None
@@ -27,6 +33,10 @@ class KangState:
     pending: str = ""
     turn_known: bool = True
     moves: tuple[str, ...] = ()
+    places: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    readings: tuple[PiecePose, ...] = field(default=(), compare=False)
+    open_sequences: tuple = field(default=(), compare=False)  # a "Cannot tell" between these: the next table may settle it
+    open_rivals: bool = field(default=False, compare=False)  # True: weighed at every table; False: only where nothing else explains it
     guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
 
 
