@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -131,7 +131,37 @@ def read_session(folder: str | os.PathLike) -> Session:
             warnings.append(f"frame {rel} is missing; skipped")
             continue
         frames.append(FrameEntry(index=len(frames), t=t, path=path))
+    frames = _in_time_order(frames, warnings)
     return Session(folder=folder, header=header, frames=tuple(frames), warnings=tuple(warnings))
+
+
+def _in_time_order(frames: list[FrameEntry], warnings: list[str]) -> list[FrameEntry]:
+    """The frames once each, in time order. A manifest line repeated (the same frame at the same
+    time) is one frame; lines out of time order (a clock that stepped back, lines appended late)
+    are put in order, since the tracker's calm time is measured between frames; frames sharing a
+    time keep the manifest's order. Each repair is said once, so the replay is not silently
+    different from the recording."""
+    seen: set[tuple[Path, float]] = set()
+    once: list[FrameEntry] = []
+    repeated = 0
+    for entry in frames:
+        key = (entry.path, entry.t)
+        if key in seen:
+            repeated += 1
+            continue
+        seen.add(key)
+        once.append(entry)
+    if repeated:
+        warnings.append(f"{repeated} manifest line(s) repeat a frame already listed at the same time; "
+                        f"each frame is replayed once")
+    late = sum(1 for a, b in zip(once, once[1:]) if b.t < a.t)
+    if late:
+        warnings.append(f"{late} frame(s) are listed before an earlier time; replayed in time order")
+    ordered = sorted(once, key=lambda e: e.t)  # stable: frames of one time keep the manifest's order
+    shared = sum(1 for a, b in zip(ordered, ordered[1:]) if b.t == a.t)
+    if shared:
+        warnings.append(f"{shared} frame(s) share their time with the frame before; replayed in manifest order")
+    return [replace(e, index=k) for k, e in enumerate(ordered)]
 
 
 def _check_header(header: dict, where: str) -> None:

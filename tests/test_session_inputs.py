@@ -1,0 +1,248 @@
+"""Recorded sessions that are not as recorded: frames missing, repeated or out of time order; a
+session that starts mid-game; a camera bumped once; a piece carried out of view and back.
+
+Each gets rulings or one clear line, never a traceback or a stuck game. The sessions are short
+copies of the bundled ones (samples/sessions/*), edited in tmp_path; the expected moves come
+from each session's truth.jsonl (what its script played), never from the code under test.
+Replays use the quick detector that follows stickers between frames (a few seconds each).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from referee.catalog import default_catalog
+from tests.conftest import run_cli
+from vision import detect
+from vision.session import read_session
+from webui.commands.replay import replay_session
+
+SESSIONS = Path(__file__).resolve().parent.parent / "samples" / "sessions"
+
+
+# --- building edited copies ---------------------------------------------------------------------
+def truth(name: str) -> list[dict]:
+    return [json.loads(line) for line in (SESSIONS / name / "truth.jsonl").read_text().splitlines()]
+
+
+def frame_rel(i: int) -> str:
+    return f"frames/{i:06d}.jpg"
+
+
+def session_copy(dst: Path, name: str, lines: list[tuple[int, float]], edit=None) -> Path:
+    """A session folder at dst holding the bundled session `name`'s frames listed in `lines`
+    ((frame number, t) in manifest order, repeats allowed); edit(i, image) may return a changed
+    image for frame i (None: as recorded)."""
+    src = SESSIONS / name
+    (dst / "frames").mkdir(parents=True)
+    for extra in ("camera.json", "course.json"):
+        if (src / extra).exists():
+            shutil.copy(src / extra, dst / extra)
+    manifest = [(src / "manifest.jsonl").read_text().splitlines()[0]]
+    for i, t in lines:
+        rel = frame_rel(i)
+        if not (dst / rel).exists():
+            image = cv2.imread(str(src / rel))
+            changed = edit(i, image) if edit is not None else None
+            cv2.imwrite(str(dst / rel), image if changed is None else changed, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        manifest.append(json.dumps({"frame": rel, "t": t}))
+    (dst / "manifest.jsonl").write_text("\n".join(manifest) + "\n")
+    return dst
+
+
+def at_4fps(frames) -> list[tuple[int, float]]:
+    """Frames as recorded, t counted from the first one given (the bundled sessions are 4 fps)."""
+    frames = list(frames)
+    return [(i, (i - frames[0]) * 0.25) for i in frames]
+
+
+def bumped(after: int, camera_file: Path, tilt_deg=(1.2, -1.6)):
+    """edit(): from frame `after` on, the picture of a camera turned a little on its tripod (the
+    image of the table moves by some 20-30 px and stays): H = K R K^-1."""
+    doc = json.loads(camera_file.read_text())
+    K = np.array(doc["camera_matrix"], dtype=float)
+    rx, ry = (np.radians(a) for a in tilt_deg)
+    R = cv2.Rodrigues(np.array([rx, ry, 0.0]))[0]
+    H = K @ R @ np.linalg.inv(K)
+
+    def edit(i, image):
+        if i < after:
+            return None
+        h, w = image.shape[:2]
+        return cv2.warpPerspective(image, H, (w, h), borderMode=cv2.BORDER_REPLICATE)
+
+    shift = H @ np.array([640.0, 360.0, 1.0])
+    return edit, float(np.hypot(*(shift[:2] / shift[2] - (640.0, 360.0))))
+
+
+def out_of_view(name: str, piece: str, frames: set[int]):
+    """edit(): piece carried out of view in `frames`: its place painted with the table around it."""
+    rows = truth(name)
+    catalog = default_catalog()
+
+    def edit(i, image):
+        if i not in frames:
+            return None
+        ids = next(p["marker_ids"] for p in rows[i]["pieces"] if p["name"] == piece)
+        out = image.copy()
+        found = [d for d in detect.detect_all(image, catalog, second_pass=False).detections if d.marker_id in ids]
+        assert found, f"{piece} is not read in frame {i}: the test cannot take it out of view"
+        for d in found:
+            c = d.corners.reshape(-1, 2)
+            m, r = c.mean(axis=0), 2.2 * np.abs(c - c.mean(axis=0)).max()
+            x0, y0, x1, y1 = (int(v) for v in (m[0] - r, m[1] - r, m[0] + r, m[1] + r))
+            ring = np.concatenate([image[y0 - 4:y0, x0:x1].reshape(-1, 3), image[y1:y1 + 4, x0:x1].reshape(-1, 3)])
+            out[y0:y1, x0:x1] = np.median(ring, axis=0)
+        return out
+
+    return edit
+
+
+# --- what the truth says and what was ruled ---------------------------------------------------
+def kang_moves_played(frames) -> list[tuple[str, str]]:
+    """(coach, notation) of the legal moves the script played within `frames`."""
+    rows = truth("kang-game")
+    events = [rows[i]["event"] for i in frames if rows[i]["event"]]
+    return [(e["coach"], e["move"]) for e in events if e["kind"] == "move" and e["legal"]]
+
+
+def replay(folder: Path) -> tuple[list[dict], list[str]]:
+    warnings: list[str] = []
+    timeline, _ = replay_session(folder, thorough=False, detect="follow", on_warning=warnings.append)
+    return timeline, warnings
+
+
+def assert_kang_moves(timeline: list[dict], played: list[tuple[str, str]]) -> None:
+    """Every move ruled legal, each the one played (among those the board cannot tell apart)."""
+    moves = [r for r in timeline if r["kind"] == "move"]
+    assert [r["legal"] for r in moves] == [True] * len(played), [r["summary"] for r in timeline]
+    for ruling, (coach, notation) in zip(moves, played):
+        assert ruling["details"]["coach"] == coach and notation in ruling["details"]["moves"], (ruling, coach)
+
+
+KANG_FRAMES = range(25)  # the start and three moves, each still for four frames
+
+
+# --- 1. frames missing, repeated, out of time order ---------------------------------------------
+def test_the_manifest_reader_replays_each_frame_once_in_time_order(tmp_path):
+    lines = at_4fps(range(6))
+    lines.insert(3, lines[2])  # frame 2 listed twice at its time
+    lines[4], lines[5] = lines[5], lines[4]  # frame 4 listed after frame 5
+    lines.append((1, 0.25))  # frame 1 listed again, last: a repeat and out of order
+    lines.append((5, 0.25))  # frame 5 again, at another frame's time: a frame of its own
+    folder = session_copy(tmp_path / "s", "kang-game", lines + [(6, 1.5)])
+    (folder / frame_rel(6)).unlink()  # listed, never written
+    session = read_session(folder)
+    assert [(e.path.name, e.t) for e in session.frames] == [
+        ("000000.jpg", 0.0), ("000001.jpg", 0.25), ("000005.jpg", 0.25), ("000002.jpg", 0.5),
+        ("000003.jpg", 0.75), ("000004.jpg", 1.0), ("000005.jpg", 1.25)]
+    assert [e.index for e in session.frames] == list(range(7))
+    said = " | ".join(session.warnings)
+    assert "2 manifest line(s) repeat a frame" in said
+    assert "listed before an earlier time; replayed in time order" in said
+    assert "share their time" in said and "frames/000006.jpg is missing" in said
+
+
+def test_replay_rules_a_session_with_frames_missing_repeated_and_out_of_order(tmp_path):
+    lines = at_4fps(KANG_FRAMES)
+    lines.insert(9, lines[9])  # a still frame listed twice
+    lines[16], lines[17] = lines[17], lines[16]  # two frames swapped in the manifest
+    lines.insert(20, (20, lines[19][1]))  # frame 20 recorded at frame 19's time too
+    folder = session_copy(tmp_path / "s", "kang-game", lines)
+    for i in (2, 12, 22):  # one still frame of the start, a hand frame, a still frame of move 3
+        (folder / frame_rel(i)).unlink()
+    timeline, warnings = replay(folder)
+    assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
+    assert timeline[0]["summary"].startswith("start position")
+    said = " | ".join(warnings)
+    assert "000012.jpg is missing" in said and "repeat a frame" in said and "time order" in said
+
+
+def test_game_replay_command_skips_bad_frames_and_frames_without_stickers(tmp_path, capsys):
+    """`refcam kang replay`: a frame with no sticker in view (the lens covered) and a frame that
+    is not an image are skipped with a warning; the game is ruled to the end (exit 0)."""
+    dark = lambda i, image: np.zeros_like(image) if i in (5, 6) else None  # noqa: E731
+    folder = session_copy(tmp_path / "s", "kang-game", at_4fps(range(18)), edit=dark)
+    (folder / frame_rel(12)).write_bytes(b"not a picture")
+    code, out, err = run_cli(capsys, ["kang", "replay", str(folder), "--json"])
+    assert code == 0, err
+    assert "000012.jpg" in err and "Traceback" not in err
+    assert_kang_moves(json.loads(out)["rulings"], kang_moves_played(range(18)))
+
+
+# --- 2. a session that starts mid-game ------------------------------------------------------------
+def test_kang_session_starting_mid_game_rules_the_moves_that_follow(tmp_path):
+    frames = range(14, 40)  # from B's first move on the board: kangaroos already moved
+    timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(frames)))
+    first = timeline[0]
+    assert first["kind"] == "state" and "not the start" in first["summary"]
+    assert_kang_moves(timeline, kang_moves_played(range(15, 40)))
+
+
+def test_kayak_session_starting_mid_river_rules_the_turns_that_follow(tmp_path):
+    frames = range(30, 60)  # after three turns: the kayaks are down the river
+    rows = truth("kayak-rules")
+    timeline, _ = replay(session_copy(tmp_path / "s", "kayak-rules", at_4fps(frames)))
+    first = timeline[0]
+    assert first["kind"] == "state" and first["details"]["position"] == rows[30]["event"]["after"]
+    assert "taken up" in first["summary"]
+    turns = [r for r in timeline if r["kind"] == "move"]
+    played = [rows[i]["event"] for i in frames if rows[i]["event"]][1:]
+    assert [r["legal"] for r in turns] == [e["legal"] for e in played]
+    assert [r["details"]["after"] for r in turns] == [e["after"] for e in played]
+
+
+def test_tornado_session_starting_mid_race_rules_the_turns_that_follow(tmp_path):
+    frames = range(30, 60)  # round 1 played: cards laid, boats off the start gate
+    rows = truth("tornado-race")
+    timeline, _ = replay(session_copy(tmp_path / "s", "tornado-race", at_4fps(frames)))
+    assert "taken up" in timeline[0]["summary"].lower(), timeline[0]
+    turns = [r for r in timeline if r["kind"] == "move"]
+    expected = [e["expect"][0] for e in (rows[i]["event"] for i in frames[1:]) if e]
+    assert [(r["details"].get("boat"), r["legal"]) for r in turns] == [(e["boat"], e["legal"]) for e in expected]
+
+
+# --- 3. the camera bumped once --------------------------------------------------------------------
+@pytest.mark.parametrize("after", [9, 12], ids=["while-still", "under-a-hand"])
+def test_a_bumped_camera_is_no_move(tmp_path, after):
+    edit, shift_px = bumped(after, SESSIONS / "kang-game" / "camera.json")
+    assert 20 <= shift_px <= 40
+    timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(KANG_FRAMES), edit=edit))
+    assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
+    assert [r["kind"] for r in timeline] == ["state", "move", "move", "move"]
+
+
+def test_a_bumped_camera_over_the_kayak_river_is_no_turn(tmp_path):
+    frames = range(28)
+    edit, _ = bumped(13, SESSIONS / "kayak-rules" / "camera.json")
+    rows = truth("kayak-rules")
+    timeline, _ = replay(session_copy(tmp_path / "s", "kayak-rules", at_4fps(frames), edit=edit))
+    turns = [r for r in timeline if r["kind"] == "move"]
+    played = [rows[i]["event"] for i in frames if rows[i]["event"]]
+    assert [(r["legal"], r["details"]["after"]) for r in turns] == [(True, e["after"]) for e in played]
+
+
+# --- 4. a piece carried out of view and back ----------------------------------------------------
+def test_a_piece_out_of_view_and_put_back_changes_nothing(tmp_path):
+    """kang/small-B1... whichever kangaroo stays put: out of view for a second of still table."""
+    rows = truth("kang-game")
+    still = [p["name"] for p in rows[0]["pieces"] if p["name"] != "kang/board"
+             and all(any(q["name"] == p["name"] and (q["x_mm"], q["y_mm"]) == (p["x_mm"], p["y_mm"])
+                         for q in rows[i]["pieces"]) for i in KANG_FRAMES)]
+    edit = out_of_view("kang-game", still[0], {15, 16, 17, 18})
+    timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(KANG_FRAMES), edit=edit))
+    assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
+
+
+def test_a_piece_out_of_view_around_its_own_move_is_ruled(tmp_path):
+    """The kangaroo B moves is out of view before its move and after it (under the hand in
+    between): the move is ruled where it was put down."""
+    edit = out_of_view("kang-game", "kang/medium-3", {9, 10, 14, 15})
+    timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(KANG_FRAMES), edit=edit))
+    assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
