@@ -129,6 +129,7 @@ class KayakGame:
             text = f"river {after.text()} ({len(after.tiles)} tile(s), {len(after.kayaks)} kayak(s))"
             # a first river that breaks a rule is reported with the conflict flagged, not refused
             text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts)
+            text += self._taken_up(after)
             new = replace(state, position=after, cards=cards, cannot_tell="")
             return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
                                      {"position": after.text()}),))
@@ -156,6 +157,16 @@ class KayakGame:
         new = replace(state, position=after, last=verdict, turns=state.turns + 1, winner=winner, cards=cards,
                       cannot_tell="", turn_of=None, spent_actions=0)
         return Step(new, tuple(rulings))
+
+    def _taken_up(self, first: Position) -> str:
+        """Game Setup puts every kayak on the Start space: a first river with kayaks elsewhere is
+        a game under way. Said once, so the turns that follow are read from this river."""
+        off = [pawn_name(p) for p, space in first.kayaks
+               if not (space.index == 0 and self.book.cell(first.tiles[0], space.row, space.lane) == START)]
+        if not off:
+            return ""
+        return (f"; not the setup ({', '.join(off)} off the Start space): play is taken up from this river "
+                f"({rule('Game Setup')})")
 
     def _joining(self, before: Position, after: Position, t: float) -> tuple[Position, tuple[Ruling, ...]]:
         """Game Setup: a kayak seen for the first time joins the game on a Start space; it is

@@ -296,7 +296,7 @@ class TornadoReferee:
         seen = self._see_cards(observation, boats, result.course, first_state)
         found, turn_warnings = self._turn_rules(observation, t)
         if first_state:
-            rulings = self._character_cards(observation, [], t)
+            rulings = taken_up_mid_race(seen.now, t, self.game) + self._character_cards(observation, [], t)
             rulings += self._finish_and_ranking(observation, result, [], t, first=True)
             self._remember(observation, boats)
             return rulings + as_rulings(found, turn_warnings, t, rule)
@@ -991,3 +991,15 @@ def _ranking_summary(result: RankResult, round_no: int) -> str:
                                   for n in b.equidistant_with) + ")"
         parts.append(s)
     return headline(f"Round {round_no}", "; ".join(parts) if parts else "no boat ranked", RULE_RANKING)
+
+
+def taken_up_mid_race(cards_on_table: dict, t: float, game: str) -> list[Ruling]:
+    """A first table with racing cards already laid is a race under way (at the start every
+    card is in a hand or a deck): say that play is taken up from it, so the turn order of its
+    ranking (Ranking Phase) is read as the order from here, not as the race's first round."""
+    if not cards_on_table:
+        return []
+    names = sorted(cards_on_table)
+    summary = (f"Taken up mid-race: {len(names)} racing card(s) already on the table; the first table seen is "
+               f"where play stands, and its ranking sets the turn order from here ({RULE_RANKING}).")
+    return [Ruling(t, game, "state", summary, rule=str(RULE_RANKING), details={"cards": names, "taken_up": True})]
