@@ -35,21 +35,23 @@ def frame_rel(i: int) -> str:
     return f"frames/{i:06d}.jpg"
 
 
-def session_copy(dst: Path, name: str, lines: list[tuple[int, float]], edit=None) -> Path:
+def session_copy(dst: Path, name: str, lines: list[tuple], edit=None) -> Path:
     """A session folder at dst holding the bundled session `name`'s frames listed in `lines`
-    ((frame number, t) in manifest order, repeats allowed); edit(i, image) may return a changed
-    image for frame i (None: as recorded)."""
+    ((frame number, t) in manifest order, repeats allowed; (frame number, t, new number): a copy
+    of the frame under a number of its own); edit(number, image) may return a changed image
+    (None: as recorded)."""
     src = SESSIONS / name
     (dst / "frames").mkdir(parents=True)
     for extra in ("camera.json", "course.json"):
         if (src / extra).exists():
             shutil.copy(src / extra, dst / extra)
     manifest = [(src / "manifest.jsonl").read_text().splitlines()[0]]
-    for i, t in lines:
-        rel = frame_rel(i)
+    for i, t, *alias in lines:
+        number = alias[0] if alias else i
+        rel = frame_rel(number)
         if not (dst / rel).exists():
-            image = cv2.imread(str(src / rel))
-            changed = edit(i, image) if edit is not None else None
+            image = cv2.imread(str(src / frame_rel(i)))
+            changed = edit(number, image) if edit is not None else None
             cv2.imwrite(str(dst / rel), image if changed is None else changed, [cv2.IMWRITE_JPEG_QUALITY, 95])
         manifest.append(json.dumps({"frame": rel, "t": t}))
     (dst / "manifest.jsonl").write_text("\n".join(manifest) + "\n")
@@ -81,15 +83,16 @@ def bumped(after: int, camera_file: Path, tilt_deg=(1.2, -1.6)):
     return edit, float(np.hypot(*(shift[:2] / shift[2] - (640.0, 360.0))))
 
 
-def out_of_view(name: str, piece: str, frames: set[int]):
-    """edit(): piece carried out of view in `frames`: its place painted with the table around it."""
+def out_of_view(name: str, piece: str, frames: set[int], truth_of=lambda number: number):
+    """edit(): piece carried out of view in `frames`: its place painted with the table around it.
+    truth_of: the recorded frame a frame number is a copy of."""
     rows = truth(name)
     catalog = default_catalog()
 
     def edit(i, image):
         if i not in frames:
             return None
-        ids = next(p["marker_ids"] for p in rows[i]["pieces"] if p["name"] == piece)
+        ids = next(p["marker_ids"] for p in rows[truth_of(i)]["pieces"] if p["name"] == piece)
         out = image.copy()
         found = [d for d in detect.detect_all(image, catalog, second_pass=False).detections if d.marker_id in ids]
         assert found, f"{piece} is not read in frame {i}: the test cannot take it out of view"
@@ -245,4 +248,19 @@ def test_a_piece_out_of_view_around_its_own_move_is_ruled(tmp_path):
     between): the move is ruled where it was put down."""
     edit = out_of_view("kang-game", "kang/medium-3", {9, 10, 14, 15})
     timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(KANG_FRAMES), edit=edit))
+    assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
+
+
+def test_a_piece_out_of_view_longer_than_a_hand_is_said_and_the_game_goes_on(tmp_path):
+    """The table after move 1 held still for 4.5 s (frame 10's picture again every 0.25 s, as
+    numbers 1001..1017), the kangaroo A just moved out of view for 3 s of it (longer than the
+    tracker waits for a hand to lift), then back where it was: a "cannot tell" naming it, never
+    an illegal move, and the moves after it are ruled."""
+    piece = "kang/large-1"  # on d3 after move 1, where it stays until frame 24
+    held = [(10, 2.5 + 0.25 * k, 1000 + k) for k in range(1, 18)]
+    later = [(i, 7.0 + (i - 11) * 0.25) for i in range(11, 25)]
+    edit = out_of_view("kang-game", piece, set(range(1001, 1013)), truth_of=lambda n: 10 if n > 1000 else n)
+    timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(range(11)) + held + later, edit=edit))
+    said = [r for r in timeline if r["kind"] != "move"]
+    assert any(r["summary"].lower().startswith("cannot tell") and piece in r["summary"] for r in said), said
     assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
