@@ -231,6 +231,16 @@ def test_a_bumped_camera_over_the_kayak_river_is_no_turn(tmp_path):
     assert [(r["legal"], r["details"]["after"]) for r in turns] == [(True, e["after"]) for e in played]
 
 
+def test_a_bumped_camera_over_the_tornado_course_is_no_turn(tmp_path):
+    frames = range(30)
+    edit, _ = bumped(15, SESSIONS / "tornado-race" / "camera.json")
+    rows = truth("tornado-race")
+    timeline, _ = replay(session_copy(tmp_path / "s", "tornado-race", at_4fps(frames), edit=edit))
+    turns = [r for r in timeline if r["kind"] == "move"]
+    expected = [e["expect"][0] for e in (rows[i]["event"] for i in frames) if e]
+    assert [(r["details"].get("boat"), r["legal"]) for r in turns] == [(e["boat"], e["legal"]) for e in expected]
+
+
 # --- 4. a piece carried out of view and back ----------------------------------------------------
 def test_a_piece_out_of_view_and_put_back_changes_nothing(tmp_path):
     """kang/small-B1... whichever kangaroo stays put: out of view for a second of still table."""
