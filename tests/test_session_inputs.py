@@ -179,6 +179,16 @@ def test_game_replay_command_skips_bad_frames_and_frames_without_stickers(tmp_pa
     assert_kang_moves(json.loads(out)["rulings"], kang_moves_played(range(18)))
 
 
+@pytest.mark.parametrize("command", [["replay"], ["kang", "replay"], ["kayak", "replay"]], ids=" ".join)
+def test_a_session_whose_every_frame_is_missing_is_one_line_and_exit_2(tmp_path, capsys, command):
+    folder = session_copy(tmp_path / "s", "kang-game", at_4fps(range(3)))
+    for i in range(3):
+        (folder / frame_rel(i)).unlink()
+    code, out, err = run_cli(capsys, command + [str(folder)])
+    assert code == 2 and out == ""
+    assert err.strip() == f"refcam: error: session folder {folder} holds no frames"
+
+
 # --- 2. a session that starts mid-game ------------------------------------------------------------
 def test_kang_session_starting_mid_game_rules_the_moves_that_follow(tmp_path):
     frames = range(14, 40)  # from B's first move on the board: kangaroos already moved

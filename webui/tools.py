@@ -110,12 +110,14 @@ class CliTools:
 
     def stable_observations(self, folder: str, camera_file: str | None, game: str | None):
         from vision.imageio import load_image
-        from vision.session import read_session
+        from vision.session import SessionError, read_session
         from vision.tracking import StableStateTracker
         from webui.live import pipeline_observe
 
         session = read_session(Path(folder))
         camera = _camera(camera_file or session.camera_file)
+        if not session.frames:  # the same refusal as `refcam replay`: one line, exit 2
+            raise SessionError(f"session folder {folder} holds no frames")
         tracker = StableStateTracker()
         for message in session.warnings:
             self.warn(message)
