@@ -190,12 +190,14 @@ def test_a_session_whose_every_frame_is_missing_is_one_line_and_exit_2(tmp_path,
 
 
 # --- 2. a session that starts mid-game ------------------------------------------------------------
-def test_kang_session_starting_mid_game_rules_the_moves_that_follow(tmp_path):
-    frames = range(14, 40)  # from B's first move on the board: kangaroos already moved
+@pytest.mark.parametrize("first", [7, 14], ids=["B-to-move", "A-to-move"])
+def test_kang_session_starting_mid_game_rules_the_moves_that_follow(tmp_path, first):
+    """From the table after A's first move (B moves next) or after B's (A next): kangaroos
+    already moved, and nothing on the board says whose turn it is."""
+    frames = range(first, first + 26)
     timeline, _ = replay(session_copy(tmp_path / "s", "kang-game", at_4fps(frames)))
-    first = timeline[0]
-    assert first["kind"] == "state" and "not the start" in first["summary"]
-    assert_kang_moves(timeline, kang_moves_played(range(15, 40)))
+    assert timeline[0]["kind"] == "state" and "not the start" in timeline[0]["summary"]
+    assert_kang_moves(timeline, kang_moves_played(frames[1:]))
 
 
 def test_kayak_session_starting_mid_river_rules_the_turns_that_follow(tmp_path):
@@ -217,8 +219,7 @@ def test_tornado_session_starting_mid_race_rules_the_turns_that_follow(tmp_path)
     timeline, _ = replay(session_copy(tmp_path / "s", "tornado-race", at_4fps(frames)))
     assert "taken up" in timeline[0]["summary"].lower(), timeline[0]
     turns = [r for r in timeline if r["kind"] == "move"]
-    expected = [e["expect"][0] for e in (rows[i]["event"] for i in frames[1:]) if e]
-    assert [(r["details"].get("boat"), r["legal"]) for r in turns] == [(e["boat"], e["legal"]) for e in expected]
+    assert_tornado_turns(turns, [rows[i]["event"] for i in frames[1:] if rows[i]["event"]])
 
 
 # --- 3. the camera bumped once --------------------------------------------------------------------
@@ -231,24 +232,27 @@ def test_a_bumped_camera_is_no_move(tmp_path, after):
     assert [r["kind"] for r in timeline] == ["state", "move", "move", "move"]
 
 
+def replay_bumped(tmp_path: Path, name: str, frames: range, after: int) -> tuple[list[dict], list[dict]]:
+    """(move rulings, the script's turn events) of `name`'s frames with the camera bumped at `after`."""
+    edit, _ = bumped(after, SESSIONS / name / "camera.json")
+    timeline, _ = replay(session_copy(tmp_path / "s", name, at_4fps(frames), edit=edit))
+    rows = truth(name)
+    return [r for r in timeline if r["kind"] == "move"], [rows[i]["event"] for i in frames if rows[i]["event"]]
+
+
+def assert_tornado_turns(turns: list[dict], events: list[dict]) -> None:
+    """Each turn ruled for the boat that played it, with the verdict the script expects."""
+    expected = [e["expect"][0] for e in events]
+    assert [(r["details"].get("boat"), r["legal"]) for r in turns] == [(e["boat"], e["legal"]) for e in expected]
+
+
 def test_a_bumped_camera_over_the_kayak_river_is_no_turn(tmp_path):
-    frames = range(28)
-    edit, _ = bumped(13, SESSIONS / "kayak-rules" / "camera.json")
-    rows = truth("kayak-rules")
-    timeline, _ = replay(session_copy(tmp_path / "s", "kayak-rules", at_4fps(frames), edit=edit))
-    turns = [r for r in timeline if r["kind"] == "move"]
-    played = [rows[i]["event"] for i in frames if rows[i]["event"]]
+    turns, played = replay_bumped(tmp_path, "kayak-rules", range(28), after=13)
     assert [(r["legal"], r["details"]["after"]) for r in turns] == [(True, e["after"]) for e in played]
 
 
 def test_a_bumped_camera_over_the_tornado_course_is_no_turn(tmp_path):
-    frames = range(30)
-    edit, _ = bumped(15, SESSIONS / "tornado-race" / "camera.json")
-    rows = truth("tornado-race")
-    timeline, _ = replay(session_copy(tmp_path / "s", "tornado-race", at_4fps(frames), edit=edit))
-    turns = [r for r in timeline if r["kind"] == "move"]
-    expected = [e["expect"][0] for e in (rows[i]["event"] for i in frames) if e]
-    assert [(r["details"].get("boat"), r["legal"]) for r in turns] == [(e["boat"], e["legal"]) for e in expected]
+    assert_tornado_turns(*replay_bumped(tmp_path, "tornado-race", range(30), after=15))
 
 
 # --- 4. a piece carried out of view and back ----------------------------------------------------
