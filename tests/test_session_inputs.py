@@ -167,6 +167,17 @@ def test_replay_rules_a_session_with_frames_missing_repeated_and_out_of_order(tm
     assert "000012.jpg is missing" in said and "repeat a frame" in said and "time order" in said
 
 
+def test_a_clock_that_restarts_mid_session_keeps_the_frames_in_recorded_order(tmp_path):
+    """Frames 13.. were recorded with the clock from zero again: replayed after frames 0..12,
+    never interleaved with them (which would mix two moments of the game)."""
+    lines = at_4fps(range(13)) + [(i, (i - 13) * 0.25) for i in range(13, 25)]
+    folder = session_copy(tmp_path / "s", "kang-game", lines)
+    assert [e.path.name for e in read_session(folder).frames] == [Path(frame_rel(i)).name for i in range(25)]
+    timeline, warnings = replay(folder)
+    assert_kang_moves(timeline, kang_moves_played(KANG_FRAMES))
+    assert any("the clock goes back 3.00 s at frame 000013.jpg" in w for w in warnings), warnings
+
+
 def test_game_replay_command_skips_bad_frames_and_frames_without_stickers(tmp_path, capsys):
     """`refcam kang replay`: a frame with no sticker in view (the lens covered) and a frame that
     is not an image are skipped with a warning; the game is ruled to the end (exit 0)."""
@@ -179,7 +190,8 @@ def test_game_replay_command_skips_bad_frames_and_frames_without_stickers(tmp_pa
     assert_kang_moves(json.loads(out)["rulings"], kang_moves_played(range(18)))
 
 
-@pytest.mark.parametrize("command", [["replay"], ["kang", "replay"], ["kayak", "replay"]], ids=" ".join)
+@pytest.mark.parametrize("command", [["replay"], ["kang", "replay"], ["kayak", "replay"],
+                                     ["serve", "--port", "48517", "--replay"]], ids=" ".join)
 def test_a_session_whose_every_frame_is_missing_is_one_line_and_exit_2(tmp_path, capsys, command):
     folder = session_copy(tmp_path / "s", "kang-game", at_4fps(range(3)))
     for i in range(3):

@@ -33,6 +33,10 @@ DECLARATIONS = "declarations.jsonl"
 FORMAT_VERSION = 1
 MAX_FPS = 1000.0
 MAX_SESSION_S = 1e7  # about 116 days
+# a manifest's time stepping back more than this many frame periods, and at least this many
+# seconds, is a clock that restarted, not lines out of order (vision.session._clock_restarts)
+CLOCK_RESTART_PERIODS = 8
+CLOCK_RESTART_MIN_S = 2.0
 
 
 class SessionError(InvalidInputError):
@@ -154,6 +158,7 @@ def _in_time_order(frames: list[FrameEntry], warnings: list[str]) -> list[FrameE
     if repeated:
         warnings.append(f"{repeated} manifest line(s) repeat a frame already listed at the same time; "
                         f"each frame is replayed once")
+    once = _clock_restarts(once, warnings)
     late = sum(1 for a, b in zip(once, once[1:]) if b.t < a.t)
     if late:
         warnings.append(f"{late} frame(s) are listed before an earlier time; replayed in time order")
@@ -162,6 +167,29 @@ def _in_time_order(frames: list[FrameEntry], warnings: list[str]) -> list[FrameE
     if shared:
         warnings.append(f"{shared} frame(s) share their time with the frame before; replayed in manifest order")
     return [replace(e, index=k) for k, e in enumerate(ordered)]
+
+
+def _clock_restarts(frames: list[FrameEntry], warnings: list[str]) -> list[FrameEntry]:
+    """A manifest whose times step far back (a recording resumed with its clock from zero, two
+    recordings appended) lists its frames in the order they were taken: sorting by time would
+    interleave two moments of the game. A step back of more than CLOCK_RESTART_PERIODS frame
+    periods (and at least CLOCK_RESTART_MIN_S) starts a new stretch, replayed one period after
+    the frame before it; smaller steps are lines out of order, sorted by the caller."""
+    steps = sorted(b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t)
+    period = steps[len(steps) // 2] if steps else 0.25
+    limit = max(CLOCK_RESTART_MIN_S, CLOCK_RESTART_PERIODS * period)
+    out: list[FrameEntry] = []
+    offset, latest = 0.0, None
+    for entry in frames:
+        t = entry.t + offset
+        if latest is not None and t < latest - limit:
+            warnings.append(f"the clock goes back {latest - t:.2f} s at frame {entry.path.name} (a recording "
+                            f"resumed?): the frames from it are replayed after the ones before it")
+            offset += latest + period - t
+            t = latest + period
+        latest = t if latest is None else max(latest, t)
+        out.append(replace(entry, t=t))
+    return out
 
 
 def _check_header(header: dict, where: str) -> None:
