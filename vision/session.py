@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -33,6 +33,10 @@ DECLARATIONS = "declarations.jsonl"
 FORMAT_VERSION = 1
 MAX_FPS = 1000.0
 MAX_SESSION_S = 1e7  # about 116 days
+# a manifest's time stepping back more than this many frame periods, and at least this many
+# seconds, is a clock that restarted, not lines out of order (vision.session._clock_restarts)
+CLOCK_RESTART_PERIODS = 8
+CLOCK_RESTART_MIN_S = 2.0
 
 
 class SessionError(InvalidInputError):
@@ -129,6 +133,7 @@ def read_session(folder: str | os.PathLike) -> Session:
             warnings.append(f"frame {rel} {problem}; skipped")
             continue
         frames.append(FrameEntry(index=len(frames), t=t, path=path))
+    frames = _in_time_order(frames, warnings)
     return Session(folder=folder, header=header, frames=tuple(frames), warnings=tuple(warnings))
 
 
@@ -166,6 +171,59 @@ def _frame_problem(path: Path, root: Path, inside_dirs: dict[str, bool]) -> str 
     if not path.is_file():
         return "is missing"
     return None
+
+
+def _in_time_order(frames: list[FrameEntry], warnings: list[str]) -> list[FrameEntry]:
+    """The frames once each, in time order. A manifest line repeated (the same frame at the same
+    time) is one frame; lines out of time order (a clock that stepped back, lines appended late)
+    are put in order, since the tracker's calm time is measured between frames; frames sharing a
+    time keep the manifest's order. Each repair is said once, so the replay is not silently
+    different from the recording."""
+    seen: set[tuple[Path, float]] = set()
+    once: list[FrameEntry] = []
+    repeated = 0
+    for entry in frames:
+        key = (entry.path, entry.t)
+        if key in seen:
+            repeated += 1
+            continue
+        seen.add(key)
+        once.append(entry)
+    if repeated:
+        warnings.append(f"{repeated} manifest line(s) repeat a frame already listed at the same time; "
+                        f"each frame is replayed once")
+    once = _clock_restarts(once, warnings)
+    late = sum(1 for a, b in zip(once, once[1:]) if b.t < a.t)
+    if late:
+        warnings.append(f"{late} frame(s) are listed before an earlier time; replayed in time order")
+    ordered = sorted(once, key=lambda e: e.t)  # stable: frames of one time keep the manifest's order
+    shared = sum(1 for a, b in zip(ordered, ordered[1:]) if b.t == a.t)
+    if shared:
+        warnings.append(f"{shared} frame(s) share their time with the frame before; replayed in manifest order")
+    return [replace(e, index=k) for k, e in enumerate(ordered)]
+
+
+def _clock_restarts(frames: list[FrameEntry], warnings: list[str]) -> list[FrameEntry]:
+    """A manifest whose times step far back (a recording resumed with its clock from zero, two
+    recordings appended) lists its frames in the order they were taken: sorting by time would
+    interleave two moments of the game. A step back of more than CLOCK_RESTART_PERIODS frame
+    periods (and at least CLOCK_RESTART_MIN_S) starts a new stretch, replayed one period after
+    the frame before it; smaller steps are lines out of order, sorted by the caller."""
+    steps = sorted(b.t - a.t for a, b in zip(frames, frames[1:]) if b.t > a.t)
+    period = steps[len(steps) // 2] if steps else 0.25
+    limit = max(CLOCK_RESTART_MIN_S, CLOCK_RESTART_PERIODS * period)
+    out: list[FrameEntry] = []
+    offset, latest = 0.0, None
+    for entry in frames:
+        t = entry.t + offset
+        if latest is not None and t < latest - limit:
+            warnings.append(f"the clock goes back {latest - t:.2f} s at frame {entry.path.name} (a recording "
+                            f"resumed?): the frames from it are replayed after the ones before it")
+            offset += latest + period - t
+            t = latest + period
+        latest = t if latest is None else max(latest, t)
+        out.append(replace(entry, t=t))
+    return out
 
 
 def _check_header(header: dict, where: str) -> None:

@@ -4,6 +4,7 @@ explanation picture. The games' folders stay free of cv2."""
 
 from __future__ import annotations
 
+import sys
 
 from referee import safeload
 from pathlib import Path
@@ -109,16 +110,32 @@ class CliTools:
 
     def stable_observations(self, folder: str, camera_file: str | None, game: str | None):
         from vision.imageio import load_image
-        from vision.session import read_session
+        from vision.session import SessionError, read_session
         from vision.tracking import StableStateTracker
+        from webui.live import pipeline_observe
 
         session = read_session(Path(folder))
         camera = _camera(camera_file or session.camera_file)
+        if not session.frames:  # the same refusal as `refcam replay`: one line, exit 2
+            raise SessionError(f"session folder {folder} holds no frames")
         tracker = StableStateTracker()
+        for message in session.warnings:
+            self.warn(message)
         for frame in session.frames:
-            update = tracker.update(observe_image(load_image(Path(frame.path)), camera, game), frame.t)
+            try:
+                image = load_image(Path(frame.path))
+            except InvalidInputError as exc:  # one bad frame is skipped, as `refcam replay` does
+                self.warn(f"{exc}; frame skipped")
+                continue
+            # a frame with no sticker in view (a hand over the table, the lens covered) is an
+            # empty table for the tracker, which remembers the pieces: never the end of the replay
+            update = tracker.update(pipeline_observe(image, camera, game, empty_ok=True), frame.t)
             if update.new_stable is not None:
                 yield frame.t, update.new_stable
+
+    @staticmethod
+    def warn(message: str) -> None:
+        print(f"refcam: warning: {message}", file=sys.stderr)
 
     def draw_explanation(self, explanation: Explanation, image_path: str | None, observation: Observation,
                          out_path: str, camera_file: str | None) -> str | None:

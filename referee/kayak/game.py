@@ -196,6 +196,7 @@ class KayakGame:
             head = verdict_line(LEGAL, f"the river is set up with {len(after.tiles)} tile(s)", "Game Setup")
         text = f"{head}. River {after.text()}; kayaks read: {pawns}"
         text += "".join(f"; conflict: {why} ({rule(section)})" for section, why in reading.conflicts[1:])
+        text += self._taken_up(after)
         new = replace(state, position=after, cards=cards, cannot_tell="")
         return Step(new, (Ruling(t, GAME_ID, "state", text, None, str(rule("Game Setup")),
                                  {"position": after.text()}),))
@@ -221,6 +222,16 @@ class KayakGame:
         new = replace(state, position=verdict.after, last=verdict, turns=state.turns + 1, winner=winner,
                       cards=cards, cannot_tell="", turn_of=None, spent_actions=0, rings=(), last_mover=mover)
         return Step(new, tuple(rulings))
+
+    def _taken_up(self, first: Position) -> str:
+        """Game Setup puts every kayak on the Start space: a first river with kayaks elsewhere is
+        a game under way. Said once, so the turns that follow are read from this river."""
+        off = [pawn_name(p) for p, space in first.kayaks
+               if not (space.index == 0 and self.book.cell(first.tiles[0], space.row, space.lane) == START)]
+        if not off:
+            return ""
+        return (f"; not the setup ({', '.join(off)} off the Start space): play is taken up from this river "
+                f"({rule('Game Setup')})")
 
     def _seen_together(self, state: KayakState, before: Position, after: Position, together, joined, cards,
                        t: float) -> Step:

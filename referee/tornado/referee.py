@@ -296,7 +296,9 @@ class TornadoReferee:
         seen = self._see_cards(observation, boats, result.course, first_state)
         found, turn_warnings = self._turn_rules(observation, t)
         if first_state:
-            rulings = self._character_cards(observation, [], t)
+            away = sorted(n for n, pose in boats.items() if result.course is not None
+                          and not self._on_gate(result.course, pose))
+            rulings = taken_up_mid_race(away, t, self.game) + self._character_cards(observation, [], t)
             rulings += self._finish_and_ranking(observation, result, [], t, first=True)
             self._remember(observation, boats)
             return rulings + as_rulings(found, turn_warnings, t, rule)
@@ -991,3 +993,16 @@ def _ranking_summary(result: RankResult, round_no: int) -> str:
                                   for n in b.equidistant_with) + ")"
         parts.append(s)
     return headline(f"Round {round_no}", "; ".join(parts) if parts else "no boat ranked", RULE_RANKING)
+
+
+def taken_up_mid_race(boats_off_the_gate: list[str], t: float, game: str) -> list[Ruling]:
+    """A first table with boats already off the start gate is a race under way (every race starts
+    with the boats on the gate): say that play is taken up from it, so the turn order of its
+    ranking (Ranking Phase) is read as the order from here, not as the race's first round."""
+    if not boats_off_the_gate:
+        return []
+    names = ", ".join(short_name(n) for n in boats_off_the_gate)
+    summary = (f"Taken up mid-race: {names} already off the start gate; the first table seen is where play "
+               f"stands, and its ranking sets the turn order from here ({RULE_RANKING}).")
+    return [Ruling(t, game, "state", summary, rule=str(RULE_RANKING),
+                   details={"boats": list(boats_off_the_gate), "taken_up": True})]
