@@ -35,7 +35,7 @@ test: $(STAMP)
 # The long fuzz campaign over every loader, every command's file arguments (special files in each:
 # FIFO, /dev/zero, symlink loop, 300 MB sparse), huge counts, lying camera streams from a local fault
 # server and every route of the live page (>= 10,000 inputs; FUZZ_SCALE=2 doubles it), then the classes
-# of issue 35 (tests/test_fuzz_classes.py: escaped-quote strings up to 1 MB in every JSON file and POST,
+# of hostile input that cost seconds per byte or crashed (tests/test_fuzz_classes.py: escaped-quote strings up to 1 MB in every JSON file and POST,
 # checkerboards and marker sheets, many-scan JPEGs, render's numbers, camera URLs, catalog words).
 # It fails on any traceback, hang (20 s, or 10 s of CPU for one input) or process over 600 MB.
 # `make test` runs the same tests seeded and short.
@@ -50,7 +50,7 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m tests.bench.run_all
 
-# the three LAN attacks of issue 22 against `refcam serve`, on loopback only (about 2 min)
+# the three LAN attacks (hundreds of trickling connections, unread streams, a QR-code flood) against `refcam serve`, on loopback only (about 2 min)
 bench-lan: $(STAMP)
 	$(PY) -m tests.bench.lan
 
