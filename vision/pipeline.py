@@ -52,7 +52,7 @@ class NoStickersError(RefcamError):
 
 
 def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Catalog | None = None,
-            detections: detect.DetectionResult | None = None) -> Observation:
+            detections: detect.DetectionResult | None = None, expected=()) -> Observation:
     """Pieces in one (H, W, 3) BGR image, in the game frame (mm), with uncertainty.
 
     camera: calibration.camera.CameraModel or None (then the focal length and radial
