@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -52,13 +52,21 @@ class NoStickersError(RefcamError):
 
 
 def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Catalog | None = None,
-            detections: detect.DetectionResult | None = None, expected=()) -> Observation:
+            detections: detect.DetectionResult | None = None, expected=(), evidence=None,
+            motion: np.ndarray | None = None) -> Observation:
     """Pieces in one (H, W, 3) BGR image, in the game frame (mm), with uncertainty.
 
     camera: calibration.camera.CameraModel or None (then the focal length and radial
     distortion are estimated from the stickers, with webcam priors, and sigma widened).
     game: "kang", "kayak", "tornado" or None to infer it from the ids in view.
     detections: a detect.detect_all result to reuse (the live page keeps it for its overlay).
+    expected: the pieces the game needs and where they should be (referee.game.ExpectedPiece,
+    from expected_pieces_of): each one not read is read again at its place (vision/reread.py;
+    its PiecePose.source says "reread" or "reread(Nx)" for N frames of evidence), a place seen
+    empty is reported in Observation.seen_empty, and each one still not read gets a warning with
+    its sticker's size in px and what would fix it. evidence: a vision.reread.Evidence kept
+    across the frames of a stream (a still period's frames add up); motion: (H, W) bool mask of
+    what moved since the last frame (a place under it is never seen empty).
     Raises NoStickersError when no known sticker shows, TablePoseError when the stickers
     in view do not fix the table plane, CameraFileError when the camera file is for
     another image size.
@@ -75,6 +83,16 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     if camera is not None:
         camera.check_image_size(w, h)
     result = detections or detect.detect_all(image, catalog, game=game)
+    obs = _observe_detections(image, camera, game, catalog, result)
+    if expected:
+        obs = _with_rereads(image, camera, catalog, result, obs, expected, evidence, motion)
+    return obs
+
+
+def _observe_detections(image: np.ndarray, camera, game: str | None, catalog: Catalog,
+                        result: detect.DetectionResult) -> Observation:
+    """observe() on the stickers of result (the stages, one function each)."""
+    h, w = image.shape[:2]
     warnings: list[str] = []
     game, by_piece = _detect(result, catalog, game, w, h, warnings)
     intr, obs_by_piece = _undistort(by_piece, catalog, camera, w, h, warnings)
@@ -93,6 +111,56 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
                        warnings=tuple(warnings), game=game, image_size=(w, h),
                        image_from_game=_image_from_game(tp, frame_info["camera_pose"], camera, poses, catalog))
+
+
+def _with_rereads(image: np.ndarray, camera, catalog: Catalog, result: detect.DetectionResult, obs: Observation,
+                  expected, evidence, motion) -> Observation:
+    """obs with the expected pieces it did not read read again at their places (vision/reread.py),
+    the places seen empty, and a warning naming each needed piece still not read."""
+    from . import reread
+
+    if not obs.frame.get("game_frame") or "camera_pose" not in obs.frame:
+        return obs  # no table pose in the game frame: the expected places cannot be found
+    read = {p.name for p in obs.pieces}
+    wanted = [e for e in expected if e.name not in read]
+    if not wanted:
+        return obs
+    occupied = np.array([d.corners for d in result.detections]) if result.detections else np.zeros((0, 4, 2))
+    got = reread.reread(image, obs.frame["camera_pose"], wanted, catalog, obs.game, occupied, evidence, motion)
+    if got.reads:
+        ids = {d.marker_id for d in result.detections}
+        extra = tuple(r.detection for r in got.reads if r.detection.marker_id not in ids)
+        more = replace(result, detections=tuple(sorted(result.detections + extra, key=lambda d: d.marker_id)))
+        try:
+            again = _observe_detections(image, camera, obs.game, catalog, more)
+        except RefcamError:
+            again = None  # the re-read stickers do not fit the table: keep what the first pass read
+        if again is not None:
+            sources = {r.piece: (f"reread({r.frames}x)" if r.frames > 1 else "reread") for r in got.reads}
+            obs = replace(again, pieces=tuple(replace(p, source=sources.get(p.name, p.source)) for p in again.pieces))
+    read = {p.name for p in obs.pieces}
+    missing = [(name, side) for name, side in got.not_read if name not in read and name not in got.seen_empty]
+    return replace(obs, seen_empty=tuple(n for n in got.seen_empty if n not in read),
+                   warnings=obs.warnings + tuple(not_read_warnings(missing)))
+
+
+# the sticker side (px) from which the held-back webcam conditions read >= 99 % (docs/vision-webcam.md)
+SIDE_PX_NEEDED = 14.0
+
+
+def not_read_warnings(missing: list[tuple[str, float]]) -> list[str]:
+    """One line per piece the game needs that was not read: its sticker's size in px where it should
+    be, and what would get it read (nearer or a bigger sticker when small; more light, a still
+    table and a focused camera when large enough)."""
+    out = []
+    for name, side in missing:
+        if side < SIDE_PX_NEEDED:
+            fix = (f"bring the camera nearer or print a bigger sticker (x{SIDE_PX_NEEDED / side:.1f} to reach "
+                   f"{SIDE_PX_NEEDED:.0f} px), or add light")
+        else:
+            fix = "add light, keep the table still and check the camera's focus; a hand or glare may hide it"
+        out.append(f"needed piece {name} not read: its sticker shows about {side:.0f} px wide here; {fix}")
+    return out
 
 
 def _detect(result: detect.DetectionResult, catalog: Catalog, game: str | None, w: int, h: int,
