@@ -37,7 +37,7 @@ reported in Observation.seen_empty.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -369,3 +369,52 @@ def _clearly_empty(image: np.ndarray, gray: np.ndarray, quad: np.ndarray, piece,
     crop = image[y0:y1, x0:x1].reshape(-1, image.shape[2]) if image.ndim == 3 else g.reshape(-1, 1)
     here, around = np.median(crop[inner.ravel()], axis=0), np.median(crop[ring.ravel()], axis=0)
     return bool(np.abs(here.astype(np.float32) - around.astype(np.float32)).max() <= EMPTY_LIKE_TABLE)
+
+
+CANDIDATE_GROWTH_MM = 0.5  # a candidate's sigma grows this much a frame it is not read
+CANDIDATE_MAX_SIGMA_MM = 20.0
+MOTION_LEVEL = 18  # grey change between frames that counts as motion (noise of a webcam: 3-6)
+
+
+class StreamMemory:
+    """What the re-read keeps over a stream of frames (webui.live.tracking_observe): each piece
+    read once stays a candidate at its last pose, its sigma growing while it is not read, until
+    its place is seen empty; the evidence of every place over the still frames; and the previous
+    frame, whose difference is the motion mask (a hand or a moving piece is never seen empty)."""
+
+    def __init__(self):
+        self.candidates: dict = {}  # name -> ExpectedPiece
+        self.evidence = Evidence()
+        self._previous: np.ndarray | None = None
+
+    def expected(self, given=()) -> tuple:
+        """The pieces to re-read: those the game expects (its places win) and every candidate."""
+        names = {e.name for e in given}
+        return tuple(given) + tuple(c for n, c in sorted(self.candidates.items()) if n not in names)
+
+    def motion(self, image: np.ndarray) -> np.ndarray | None:
+        """(H, W) bool: where this frame differs from the previous one (None for the first)."""
+        small = cv2.resize(detect.to_gray(image), None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+        previous, self._previous = self._previous, small
+        if previous is None or previous.shape != small.shape:
+            return None
+        moved = (cv2.absdiff(small, previous) > MOTION_LEVEL).astype(np.uint8)
+        moved = cv2.dilate(moved, np.ones((5, 5), np.uint8))
+        h, w = image.shape[:2]
+        return cv2.resize(moved, (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+
+    def update(self, obs) -> None:
+        """After a frame: read pieces become candidates at their pose; the others' sigma grows;
+        pieces seen empty are given up."""
+        from referee.game import ExpectedPiece
+
+        read = set()
+        for p in obs.pieces:
+            read.add(p.name)
+            self.candidates[p.name] = ExpectedPiece(p.name, p.x_mm, p.y_mm, p.theta_deg, max(p.sigma_mm, 1.0))
+        for name, c in list(self.candidates.items()):
+            if name in obs.seen_empty:
+                del self.candidates[name]
+                self.evidence.forget(name)
+            elif name not in read:
+                self.candidates[name] = replace(c, sigma_mm=min(c.sigma_mm + CANDIDATE_GROWTH_MM, CANDIDATE_MAX_SIGMA_MM))
