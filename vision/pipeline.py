@@ -11,6 +11,7 @@ game's anchor piece; table corner or camera-plane frame as fall-backs, with a wa
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from typing import Any
@@ -85,7 +86,11 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     result = detections or detect.detect_all(image, catalog, game=game)
     obs = _observe_detections(image, camera, game, catalog, result)
     if expected:
+        t0 = time.perf_counter()
         obs = _with_rereads(image, camera, catalog, result, obs, expected, evidence, motion)
+        if evidence is not None:  # its own cost, apart from the frame's (tests/bench/speed.py)
+            evidence.cost_s += time.perf_counter() - t0
+            evidence.frames += 1
     return obs
 
 
@@ -387,7 +392,7 @@ def _frame(plane: Plane, camera, w: int, h: int):
         frame_pose = _camera_plane_frame(tp, w, h)
     elif plane.solve_ref != reference:  # the anchor is mismatched: its own best fit still defines the frame
         anchor_fit = fit_by_centres(plane.obs_by_piece[reference], tp)
-        frame_pose, frame_cov = anchor_fit.pose, anchor_fit.cov
+        frame_pose, frame_cov = anchor_fit.pose, anchor_fit.cov + mismatch_cov(plane.mismatched[reference])
     frame_info = {"kind": frame_kind, "anchor": reference if frame_kind != "camera-plane" else None,
                   "game_frame": frame_kind == "piece", "camera_file": camera is not None,
                   "focal_px": round(tp.f, 1), "tilt_deg": round(tp.tilt_deg(), 1),
@@ -397,6 +402,17 @@ def _frame(plane: Plane, camera, w: int, h: int):
         frame_info["description"] = "camera-plane frame: origin where the optical axis meets the table"
     frame_info.update(_camera_in_frame(tp, frame_pose, camera))
     return frame_pose, frame_cov, frame_info
+
+
+def mismatch_cov(seen_catalog_mm: tuple[float, float]) -> np.ndarray:
+    """The pose covariance a piece's own stickers say it has when they stand seen_mm apart while the
+    catalog says catalog_mm: the pair's centre is off by up to half the difference along each axis
+    and its heading by the difference over the distance. Re-stuck stickers do that, and so does a
+    frame whose corners a motion blur bent (7 px: kayak tiles 10-16 mm off with sigma under 1 mm
+    were their own anchor's doing); neither may leave a piece confidently placed."""
+    seen, cat = seen_catalog_mm
+    d = abs(seen - cat)
+    return np.diag([(d / 2.0) ** 2, (d / 2.0) ** 2, (d / max(cat, 1.0)) ** 2])
 
 
 def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
@@ -454,6 +470,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
+        fit = PieceFit(fit.pose, fit.cov + mismatch_cov(plane.mismatched[name]), fit.rms_sigma, fit.camera_sensitivity)
     else:
         fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, catalog)[name]
         fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)

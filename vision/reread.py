@@ -69,6 +69,8 @@ class Evidence:
     """Per (piece, place) evidence kept across the frames of a stream (webui.live.tracking_observe)."""
 
     looks: dict = field(default_factory=dict)  # (piece, spot key) -> Look
+    cost_s: float = 0.0  # seconds the re-reads took (with the observe they redo), for tests/bench/speed.py
+    frames: int = 0  # frames that re-read something
 
     def add(self, key, centre: np.ndarray, side: float, e: np.ndarray) -> Look:
         look = self.looks.get(key)
