@@ -13,6 +13,8 @@ the side in px of its largest visible sticker (bins 9-12, 12-14, 14-15, 15-18, 1
   +reread  : observe given the pieces the game expects where they stand (truth, moved by
              N(0, 1 mm), sigma 3 mm: the state's last reading), which re-reads where a piece
              is not read (vision/reread.py);
+  +3frames : the same over three frames of the still table (same camera, own noise and JPEG
+             blocks), the re-reads' evidence added up (vision.reread.Evidence); the last frame's;
   bare     : OpenCV's ArucoDetector.detectMarkers alone (a piece found if one of its ids is);
 and the confidently wrong pieces (beyond 3 sigma) and phantoms (a piece reported that is not on
 the table, or an expected piece absent from the table read at an empty place: two such "ghosts"
@@ -42,7 +44,7 @@ from . import robust
 TUNING_SEEDS = (7001, 7002)
 HELD_OUT_SEED = 20261201
 CONDITIONS = ("clean 1080p", "webcam 1080p", "webcam 720p")
-STEP_BACK = (1.0, 2.0)  # camera distance over the closest one that keeps the pieces in view (2x: 12-15 px stickers at 1080p)
+STEP_BACK = (1.0, 2.5)  # camera distance over the closest one that keeps the pieces in view (2.5x: 11-15 px stickers at 1080p)
 PX_BINS = ((9, 12), (12, 14), (14, 15), (15, 18), (18, 21), (21, 1e9))  # largest visible sticker side px
 SIZES = (("1080p", None), ("720p", webcam.SIZE_720P))
 EXPECT_NOISE_MM, EXPECT_SIGMA_MM = 1.0, 3.0
@@ -108,10 +110,11 @@ def harsh_image(image: np.ndarray, condition: str, size, seed: int, frame_seed: 
 @dataclass
 class Tally:
     visible: Counter = field(default_factory=Counter)  # bin -> pieces with a visible sticker
-    found: dict = field(default_factory=lambda: {"refcam": Counter(), "+reread": Counter(), "bare": Counter()})
+    found: dict = field(default_factory=lambda: {"refcam": Counter(), "+reread": Counter(), "+3frames": Counter(),
+                                                 "bare": Counter()})
     wrong: Counter = field(default_factory=Counter)  # way -> confidently wrong pieces
     phantoms: Counter = field(default_factory=Counter)  # way -> phantom pieces
-    ms: dict = field(default_factory=lambda: {"refcam": [], "+reread": [], "bare": []})
+    ms: dict = field(default_factory=lambda: {"refcam": [], "+reread": [], "+3frames": [], "bare": []})
     notes: list = field(default_factory=list)
 
 
@@ -142,8 +145,10 @@ def expected_from_truth(truth: dict, game: str, catalog, rng: np.random.Generato
     return tuple(out), set(ghosts)
 
 
-def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: set, t: Tally, label: str) -> None:
-    """Observe one picture three ways and tally it (see the module's doc)."""
+def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: set, t: Tally, label: str,
+         earlier=()) -> None:
+    """Observe one picture four ways and tally it (see the module's doc); earlier: two frames of the
+    same still table and camera before it, whose re-read evidence adds up ("+3frames")."""
     import cv2
 
     from referee.errors import RefcamError
@@ -163,6 +168,7 @@ def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: s
     except RefcamError:
         reread = None
     t.ms["+reread"].append((time.perf_counter() - t0) * 1000)  # the observe after the same detection
+    frames = _three_frames(image, camera, game, catalog, expected, earlier, t)
     t0 = time.perf_counter()
     _, ids, _ = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000)).detectMarkers(
         detect.to_gray(image))
@@ -174,7 +180,7 @@ def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: s
         if st.get("visible") and st["id"] in known:
             by_piece.setdefault(st["piece"], []).append(st)
     truth_pieces = {p["name"]: p for p in truth["pieces"]}
-    for way, obs in (("refcam", plain), ("+reread", reread)):
+    for way, obs in (("refcam", plain), ("+reread", reread), ("+3frames", frames)):
         seen = {p.name for p in obs.pieces} if obs is not None else set()
         for name in seen - set(by_piece):
             if name in ghosts or name not in truth_pieces:
@@ -198,8 +204,27 @@ def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: s
                 t.visible[b] += 1
                 t.found["bare"][b] += any(st["id"] in bare for st in sts)
             t.found[way][b] += name in seen
-            if way == "+reread" and name not in seen and b >= 1:
+            if way == "+3frames" and name not in seen and b >= 1:
                 t.notes.append(f"missed [{way}] {label}: {name} ({max(st['side_px'] for st in sts):.1f} px)")
+
+
+def _three_frames(image, camera, game, catalog, expected, earlier, t: Tally):
+    """observe of the last of three frames of one still table, the re-reads' evidence added up
+    over the three (vision.reread.Evidence), as a stream's still period gives them."""
+    from referee.errors import RefcamError
+    from vision import detect, pipeline
+    from vision.reread import Evidence
+
+    evidence, obs = Evidence(), None
+    for frame in tuple(earlier) + (image,):
+        t0 = time.perf_counter()
+        try:
+            obs = pipeline.observe(frame, camera, game, catalog=catalog, detections=detect.detect_all(frame, catalog, game=game),
+                                   expected=expected, evidence=evidence)
+        except RefcamError:
+            obs = None
+        t.ms["+3frames"].append((time.perf_counter() - t0) * 1000)
+    return obs
 
 
 def all_conditions(with_project: bool = True) -> list[str]:
@@ -217,9 +242,10 @@ def run(n_per_game: int, seed: int, conditions=None, catalog=None) -> dict:
         for condition in conditions:
             for size_label, size in SIZES:
                 img = harsh_image(image, condition, size, scene_seed)
+                earlier = [harsh_image(image, condition, size, scene_seed, scene_seed + k) for k in (1, 2)]
                 tr = scaled_truth(truth, size)
                 look(img, tr, game, catalog, expected, ghosts, tallies.setdefault((condition, size_label), Tally()),
-                     f"{label} [{condition} {size_label}]")
+                     f"{label} [{condition} {size_label}]", earlier)
     return tallies
 
 
@@ -232,13 +258,13 @@ def print_px_table(tallies: dict, out=sys.stdout) -> None:
     head = " ".join(f"{(f'{lo:.0f}-{hi:.0f}' if hi < 1e9 else f'{lo:.0f}+'):>11}" for lo, hi in PX_BINS)
     print(f"  {'condition':19s} {'set':9s} size  way      {head} | >=14px | wrong phantoms | ms/frame", file=out)
     for (condition, size_label), t in sorted(tallies.items(), key=lambda kv: (_set_of(kv[0][0]), kv[0])):
-        for way in ("refcam", "+reread", "bare"):
+        for way in ("refcam", "+reread", "+3frames", "bare"):
             f = t.found[way]
             cells = " ".join(f"{_pct(f[k], t.visible[k])}/{t.visible[k]:<5d}" for k in range(len(PX_BINS)))
             big = range(2, len(PX_BINS))
             from14 = _pct(sum(f[k] for k in big), sum(t.visible[k] for k in big))
             bad = f"{t.wrong[way]:5d} {t.phantoms[way]:8d}" if way != "bare" else " " * 14
-            ms = float(np.median(t.ms[way])) if t.ms[way] else 0.0
+            ms = float(np.median(t.ms[way])) if t.ms[way] else 0.0  # +reread: after the same detection
             print(f"  {condition:19s} {_set_of(condition):9s} {size_label:5s} {way:8s} {cells} | {from14} | {bad} | "
                   f"{ms:7.1f}", file=out)
 
