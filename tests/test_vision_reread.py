@@ -201,3 +201,27 @@ def test_a_pieces_camera_term_is_capped_by_its_own_sigma():
     plane.tp.piece_poses = {"kang/large-1": (0.0, 0.0, 0.0)}
     plane.tp.camera_share_added = {"kang/large-1": np.eye(3) * 9.0}
     assert pipeline._camera_term("kang/large-1", fit, plane, own_mm, np.zeros((3, 3))) <= own_mm + 1e-12
+
+
+def test_old_evidence_never_reads_a_piece_swapped_for_another(table, monkeypatch):
+    """Three frames build evidence for a kangaroo at its place; then another kangaroo's sticker is
+    where it is expected (and the place is not seen to move: the reset by distance is turned off).
+    This frame's own evidence is against the id: it is not read."""
+    p = _one_sticker_piece_on_table(table)
+    ids = {d.marker_id for d in table.result.detections}
+    q = next(o for o in table.truth["pieces"] if o["name"].startswith("kang/") and o["name"] != p["name"]
+             and len(o["marker_ids"]) <= 2 and any(i in ids for i in o["marker_ids"])
+             and o["name"] not in ("kang/board",))
+    monkeypatch.setattr(reread, "MOVED_SIDES", 1e9)
+    evidence = reread.Evidence()
+    here = (ExpectedPiece(p["name"], p["x_mm"], p["y_mm"], p["theta_deg"], 3.0),)
+    for k in range(3):
+        frame = webcam_bench.harsh_image(table.clean, "tune-soft", None, 11, frame_seed=200 + k)
+        result = _without(SimpleNamespace(result=detect.detect_all(frame, CATALOG, game="kang")), p)
+        obs = _observe(table, image=frame, result=result, expected=here, evidence=evidence)
+    assert next(o for o in obs.pieces if o.name == p["name"]).source == "reread(3x)"
+    there = (ExpectedPiece(p["name"], q["x_mm"], q["y_mm"], q["theta_deg"], 3.0),)
+    result = replace(table.result, detections=tuple(d for d in table.result.detections
+                                                    if CATALOG.sticker(d.marker_id).piece not in (p["name"], q["name"])))
+    obs = _observe(table, result=result, expected=there, evidence=evidence)
+    assert p["name"] not in {o.name for o in obs.pieces}

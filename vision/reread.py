@@ -93,8 +93,9 @@ class Reread:
 
     piece: str
     detection: detect.Detection
-    llr: float
+    llr: float  # over every frame of the place's evidence
     frames: int
+    llr_now: float  # this frame's alone: it must favour the id too (a swapped piece shows here first)
 
 
 @dataclass(frozen=True)
@@ -135,11 +136,13 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                 if _overlaps(quad, occupied):
                     looked_empty = False  # another sticker is read there: not this piece, and not empty
                     continue
+                if evidence is not None and _moving_at(motion, quad):
+                    evidence.forget(piece.name)  # a hand or a piece moving there: what was seen may have changed
                 got = _read_at(gray, quad, piece, ids, game_ids, catalog, evidence, (piece.name, spot.slot, z))
                 if got is not None and (best is None or got.llr > best.llr):
                     best = got
                 looked_empty &= _clearly_empty(image, gray, quad, piece, spot, motion)
-        if best is not None and best.llr >= LLR_MIN:
+        if best is not None and best.llr >= LLR_MIN and best.llr_now > 0:
             reads.append(best)
         elif sides:
             not_read.append((piece.name, float(max(sides))))
@@ -148,6 +151,15 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                 if evidence is not None:
                     evidence.forget(piece.name)
     return RereadResult(tuple(reads), tuple(sorted(set(empty))), tuple(not_read))
+
+
+def _moving_at(motion: np.ndarray | None, quad: np.ndarray) -> bool:
+    if motion is None:
+        return False
+    h, w = motion.shape[:2]
+    x0, y0 = np.clip(np.floor(quad.min(axis=0)).astype(int), 0, [w - 1, h - 1])
+    x1, y1 = np.clip(np.ceil(quad.max(axis=0)).astype(int) + 1, 1, [w, h])
+    return bool(motion[y0:y1, x0:x1].any())
 
 
 def _spots(spec):
@@ -232,7 +244,7 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     frames = look.frames if look is not None else 1
     det = detect.Detection(marker_id=marker_id, corners=np.roll(q_img, rot, axis=0) if rot else q_img,
                            side_px=detect.side_px(q_img), source="reread", blur_px=blur_px)
-    return Reread(piece.name, det, llr, frames)
+    return Reread(piece.name, det, llr, frames, _llr(e, ids, game_ids)[0])
 
 
 def _squares_near(big: np.ndarray, predicted: np.ndarray, reach: float) -> list[np.ndarray]:
