@@ -312,7 +312,7 @@ def webcam_phantoms(catalog=None, seeds=(3, 5, 8), out=sys.stdout) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=26, help="tables per game (26: 78 tables, as in issue 19)")
+    ap.add_argument("--n", type=int, default=8, help="tables per game (8: 24 tables, each through 6 conditions x 2 sizes)")
     ap.add_argument("--seed", type=int, default=HELD_OUT_SEED,
                     help=f"table seed (held-out: {HELD_OUT_SEED}; tuning: {TUNING_SEEDS})")
     ap.add_argument("--conditions", nargs="*", default=None, choices=all_conditions(),
