@@ -84,19 +84,30 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     if camera is not None:
         camera.check_image_size(w, h)
     result = detections or detect.detect_all(image, catalog, game=game)
-    obs = _observe_detections(image, camera, game, catalog, result)
+    obs, stages = _observe_detections(image, camera, game, catalog, result)
     if expected:
         t0 = time.perf_counter()
-        obs = _with_rereads(image, camera, catalog, result, obs, expected, evidence, motion)
+        obs = _with_rereads(image, camera, catalog, result, obs, stages, expected, evidence, motion)
         if evidence is not None:  # its own cost, apart from the frame's (tests/bench/speed.py)
             evidence.cost_s += time.perf_counter() - t0
             evidence.frames += 1
     return obs
 
 
+@dataclass(frozen=True)
+class Stages:
+    """What observe's stages found that a re-read piece is placed with (the same camera, frame and
+    reference error as the pieces of the first pass)."""
+
+    plane: Any  # Plane
+    frame_pose: tuple
+    frame_cov: Any
+    gauge: np.ndarray
+
+
 def _observe_detections(image: np.ndarray, camera, game: str | None, catalog: Catalog,
-                        result: detect.DetectionResult) -> Observation:
-    """observe() on the stickers of result (the stages, one function each)."""
+                        result: detect.DetectionResult) -> tuple[Observation, Stages]:
+    """observe() on the stickers of result (the stages, one function each), and those stages."""
     h, w = image.shape[:2]
     warnings: list[str] = []
     game, by_piece = _detect(result, catalog, game, w, h, warnings)
@@ -113,13 +124,14 @@ def _observe_detections(image: np.ndarray, camera, game: str | None, catalog: Ca
                          fits.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog, (w, h)))
-    return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
-                       warnings=tuple(warnings), game=game, image_size=(w, h),
-                       image_from_game=_image_from_game(tp, frame_info["camera_pose"], camera, poses, catalog))
+    obs = Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
+                      warnings=tuple(warnings), game=game, image_size=(w, h),
+                      image_from_game=_image_from_game(tp, frame_info["camera_pose"], camera, poses, catalog))
+    return obs, Stages(plane, frame_pose, frame_cov, gauge)
 
 
 def _with_rereads(image: np.ndarray, camera, catalog: Catalog, result: detect.DetectionResult, obs: Observation,
-                  expected, evidence, motion) -> Observation:
+                  stages: Stages, expected, evidence, motion) -> Observation:
     """obs with the expected pieces it did not read read again at their places (vision/reread.py),
     the places seen empty, and a warning naming each needed piece still not read."""
     from . import reread
@@ -132,21 +144,35 @@ def _with_rereads(image: np.ndarray, camera, catalog: Catalog, result: detect.De
         return obs
     occupied = np.array([d.corners for d in result.detections]) if result.detections else np.zeros((0, 4, 2))
     got = reread.reread(image, obs.frame["camera_pose"], wanted, catalog, obs.game, occupied, evidence, motion)
-    if got.reads:
-        ids = {d.marker_id for d in result.detections}
-        extra = tuple(r.detection for r in got.reads if r.detection.marker_id not in ids)
-        more = replace(result, detections=tuple(sorted(result.detections + extra, key=lambda d: d.marker_id)))
-        try:
-            again = _observe_detections(image, camera, obs.game, catalog, more)
-        except RefcamError:
-            again = None  # the re-read stickers do not fit the table: keep what the first pass read
-        if again is not None:
-            sources = {r.piece: (f"reread({r.frames}x)" if r.frames > 1 else "reread") for r in got.reads}
-            obs = replace(again, pieces=tuple(replace(p, source=sources.get(p.name, p.source)) for p in again.pieces))
-    read = {p.name for p in obs.pieces}
+    warnings: list[str] = []
+    poses = _reread_poses(got.reads, image, camera, catalog, stages, warnings)
+    pieces = tuple(sorted(obs.pieces + poses, key=lambda p: p.name))
+    read = {p.name for p in pieces}
     missing = [(name, side) for name, side in got.not_read if name not in read and name not in got.seen_empty]
-    return replace(obs, seen_empty=tuple(n for n in got.seen_empty if n not in read),
-                   warnings=obs.warnings + tuple(not_read_warnings(missing)))
+    return replace(obs, pieces=pieces, seen_empty=tuple(n for n in got.seen_empty if n not in read),
+                   warnings=obs.warnings + tuple(warnings) + tuple(not_read_warnings(missing)))
+
+
+def _reread_poses(reads, image: np.ndarray, camera, catalog: Catalog, stages: Stages,
+                  warnings: list[str]) -> tuple[PiecePose, ...]:
+    """The re-read pieces' poses, each fitted on its own with the camera the first pass found held
+    (a re-read sticker never moves the table plane the other pieces were placed with), with the
+    same frame and reference error as theirs; PiecePose.source "reread" or "reread(Nx)"."""
+    if not reads:
+        return ()
+    h, w = image.shape[:2]
+    by_piece: dict[str, list] = defaultdict(list)
+    for r in reads:
+        by_piece[r.piece].append(r.detection)
+    _, sts = _undistort(by_piece, catalog, camera, w, h, [])
+    tp = stages.plane.tp
+    sts = {n: [unbias_sticker(s, tp.edge_bias_px, tp.edge_bias_blur_px) for s in lst] for n, lst in sts.items()}
+    plane = replace(stages.plane, obs_by_piece={**stages.plane.obs_by_piece, **sts})
+    fits = _piece_fits(sts, plane, catalog)
+    frames = {r.piece: r.frames for r in reads}
+    return tuple(replace(_piece_pose(n, sts[n], plane, stages.frame_pose, stages.frame_cov, camera, catalog, warnings,
+                                     fits.get(n), None, stages.gauge),
+                         source=f"reread({frames[n]}x)" if frames[n] > 1 else "reread") for n in sorted(sts))
 
 
 # the sticker side (px) from which the held-back webcam conditions read >= 99 % (docs/vision-webcam.md)

@@ -233,17 +233,17 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
         q = _same_start(q if r > 0 else q0, predicted)
         e = evidence_of(big_f, q, ids, game_ids)
         if e is not None and (best is None or e[1] > best[1]):
-            best = (q, e[1], e[0], float(b) / k if r > 0 else 0.0)
+            best = (q, e[1], e[0], float(b) / k if r > 0 else 0.0, float(r) / k if r > 0 else 0.0)
     if best is None:
         return None
-    q_big, _, e, blur_px = best
+    q_big, _, e, blur_px, rms_px = best
     q_img = (q_big + 0.5) / k - 0.5 + [x0, y0]
     look = evidence.add(key, q_img.mean(axis=0), detect.side_px(q_img), e) if evidence is not None else None
     total = look.evidence if look is not None else e
     llr, rot, marker_id = _llr(total, ids, game_ids)
     frames = look.frames if look is not None else 1
     det = detect.Detection(marker_id=marker_id, corners=np.roll(q_img, rot, axis=0) if rot else q_img,
-                           side_px=detect.side_px(q_img), source="reread", blur_px=blur_px)
+                           side_px=detect.side_px(q_img), edge_rms_px=rms_px, source="reread", blur_px=blur_px)
     return Reread(piece.name, det, llr, frames, _llr(e, ids, game_ids)[0])
 
 
