@@ -30,5 +30,5 @@ def test_observe_names_a_needed_piece_it_cannot_read(monkeypatch):
     text = out.getvalue()
     assert code == 0
     assert "kang/alfalfa-2 " not in text.split("warning:")[0]  # not in the table of pieces
-    assert "warning: needed piece kang/alfalfa-2 not read: its sticker shows about" in text
+    assert "warning: needed piece kang/alfalfa-2 not read: another piece's sticker is where it should be" in text
     assert "seen empty" not in text

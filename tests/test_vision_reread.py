@@ -135,7 +135,7 @@ def test_a_place_holding_another_id_is_neither_read_nor_empty(table):
                    expected=(ExpectedPiece(name, p["x_mm"], p["y_mm"], p["theta_deg"], 3.0),))
     assert name not in {q.name for q in obs.pieces}
     assert name not in obs.seen_empty
-    assert any(w.startswith(f"needed piece {name} not read") for w in obs.warnings)
+    assert any(w.startswith(f"needed piece {name} not read: its sticker shows about") for w in obs.warnings)
 
 
 def _pasted(table, picture: np.ndarray, x_mm: float, y_mm: float, side_px: int) -> np.ndarray:
@@ -179,10 +179,12 @@ def test_a_look_alike_at_the_place_is_never_read_as_the_piece(table, kind):
 
 
 def test_not_read_warning_names_size_and_fix():
-    lines = pipeline.not_read_warnings([("kang/large-2", 10.6), ("kayak/pawn-1", 17.0)])
+    lines = pipeline.not_read_warnings([("kang/large-2", 10.6, ""), ("kayak/pawn-1", 17.0, ""),
+                                        ("kang/small-1", 0.0, "out of view"), ("kang/small-2", 20.0, "occupied")])
     assert lines[0].startswith("needed piece kang/large-2 not read: its sticker shows about 11 px")
     assert "nearer" in lines[0] and "bigger sticker" in lines[0] and "light" in lines[0]
     assert "add light" in lines[1]
+    assert "out of the camera's view" in lines[2] and "another piece's sticker is where it should be" in lines[3]
 
 
 def test_a_pieces_camera_term_is_capped_by_its_own_sigma():

@@ -148,7 +148,7 @@ def _with_rereads(image: np.ndarray, camera, catalog: Catalog, result: detect.De
     poses = _reread_poses(got.reads, image, camera, catalog, stages, warnings)
     pieces = tuple(sorted(obs.pieces + poses, key=lambda p: p.name))
     read = {p.name for p in pieces}
-    missing = [(name, side) for name, side in got.not_read if name not in read and name not in got.seen_empty]
+    missing = [m for m in got.not_read if m[0] not in read and m[0] not in got.seen_empty]
     return replace(obs, pieces=pieces, seen_empty=tuple(n for n in got.seen_empty if n not in read),
                    warnings=obs.warnings + tuple(warnings) + tuple(not_read_warnings(missing)))
 
@@ -179,12 +179,21 @@ def _reread_poses(reads, image: np.ndarray, camera, catalog: Catalog, stages: St
 SIDE_PX_NEEDED = 14.0
 
 
-def not_read_warnings(missing: list[tuple[str, float]]) -> list[str]:
-    """One line per piece the game needs that was not read: its sticker's size in px where it should
-    be, and what would get it read (nearer or a bigger sticker when small; more light, a still
-    table and a focused camera when large enough)."""
+def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
+    """One line per piece the game needs that was not read (vision.reread.RereadResult.not_read): its
+    sticker's size in px where it should be, and what would get it read (nearer or a bigger sticker
+    when small; more light, a still table and a focused camera when large enough), or that its place
+    is out of view or holds another sticker."""
     out = []
-    for name, side in missing:
+    for name, side, why in missing:
+        if why == "out of view":
+            out.append(f"needed piece {name} not read: its place is out of the camera's view; move the camera "
+                       f"or the piece into view")
+            continue
+        if why == "occupied":
+            out.append(f"needed piece {name} not read: another piece's sticker is where it should be "
+                       f"(moved or swapped?); its sticker would show about {side:.0f} px wide there")
+            continue
         if side < SIDE_PX_NEEDED:
             fix = (f"bring the camera nearer or print a bigger sticker (x{SIDE_PX_NEEDED / side:.1f} to reach "
                    f"{SIDE_PX_NEEDED:.0f} px), or add light")

@@ -102,7 +102,9 @@ class Reread:
 class RereadResult:
     reads: tuple[Reread, ...]
     seen_empty: tuple[str, ...]
-    not_read: tuple[tuple[str, float], ...]  # (piece, its sticker's side px where expected)
+    # (piece, its sticker's side px where expected, why: "" (too small, dark or blurred to read),
+    # "occupied" (another sticker is read there) or "out of view")
+    not_read: tuple[tuple[str, float, str], ...]
 
 
 def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | None, occupied: np.ndarray,
@@ -118,23 +120,20 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
     for piece in expected:
         if not catalog.has_piece(piece.name):
             continue
-        best, sides, looked_empty = None, [], True
+        best, sides, looked_empty, why = None, [], True, ""
         for spot, ids in _spots(catalog.piece(piece.name)):
             for z in _heights(catalog, spot):
                 quad = project_sticker(piece, spot, z, camera_pose)
-                if quad is None:
-                    looked_empty = False
+                if quad is None or not _inside(quad, gray.shape, margin=detect.side_px(quad)):
+                    looked_empty, why = False, why or "out of view"  # neither read nor seen empty
                     continue
                 side = detect.side_px(quad)
-                if not _inside(quad, gray.shape, margin=side):
-                    looked_empty = False  # out of view: neither read nor seen empty
-                    continue
                 sides.append(side)
                 if side < MIN_SIDE_PX:
                     looked_empty = False
                     continue
                 if _overlaps(quad, occupied):
-                    looked_empty = False  # another sticker is read there: not this piece, and not empty
+                    looked_empty, why = False, "occupied"  # another sticker is read there: not this piece, not empty
                     continue
                 if evidence is not None and _moving_at(motion, quad):
                     evidence.forget(piece.name)  # a hand or a piece moving there: what was seen may have changed
@@ -144,8 +143,8 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                 looked_empty &= _clearly_empty(image, gray, quad, piece, spot, motion)
         if best is not None and best.llr >= LLR_MIN and best.llr_now > 0:
             reads.append(best)
-        elif sides:
-            not_read.append((piece.name, float(max(sides))))
+        elif sides or why:
+            not_read.append((piece.name, float(max(sides, default=0.0)), why if why == "occupied" or not sides else ""))
             if looked_empty:
                 empty.append(piece.name)
                 if evidence is not None:
