@@ -69,6 +69,9 @@ class Evidence:
     """Per (piece, place) evidence kept across the frames of a stream (webui.live.tracking_observe)."""
 
     looks: dict = field(default_factory=dict)  # (piece, spot key) -> Look
+    # (piece, spot key) -> (centre px, Reread or None, seen empty): a decided place, reused while
+    # nothing moves there (a stream does only what changed since the last frame)
+    settled: dict = field(default_factory=dict)
     cost_s: float = 0.0  # seconds the re-reads took (with the observe they redo), for tests/bench/speed.py
     frames: int = 0  # frames that re-read something
 
@@ -85,6 +88,23 @@ class Evidence:
     def forget(self, piece: str) -> None:
         for key in [k for k in self.looks if k[0] == piece]:
             del self.looks[key]
+        for key in [k for k in self.settled if k[0] == piece]:
+            del self.settled[key]
+
+    def reuse(self, key, quad: np.ndarray, motion: np.ndarray | None):
+        """(Reread or None, seen empty) decided at this place before, when nothing moved there since
+        (a motion mask is known and clear over it) and the place is where it was; else None."""
+        got = self.settled.get(key)
+        if got is None or motion is None or _moving_at(motion, quad) or \
+                np.linalg.norm(got[0] - quad.mean(axis=0)) > MOVED_SIDES * detect.side_px(quad):
+            return None
+        return got[1], got[2]
+
+    def settle(self, key, quad: np.ndarray, read, empty: bool) -> None:
+        """Keep a place's outcome when it is decided: nothing with a marker's contrast there, or the
+        evidence twice LLR_MIN for or against the id."""
+        if read is None or abs(read.llr) >= 2 * LLR_MIN:
+            self.settled[key] = (quad.mean(axis=0), read, empty)
 
 
 @dataclass(frozen=True)
@@ -135,12 +155,20 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                 if _overlaps(quad, occupied):
                     looked_empty, why = False, "occupied"  # another sticker is read there: not this piece, not empty
                     continue
+                key = (piece.name, spot.slot, z)
                 if evidence is not None and _moving_at(motion, quad):
                     evidence.forget(piece.name)  # a hand or a piece moving there: what was seen may have changed
-                got = _read_at(gray, quad, piece, ids, game_ids, catalog, evidence, (piece.name, spot.slot, z))
+                known = evidence.reuse(key, quad, motion) if evidence is not None else None
+                if known is not None:
+                    got, empty_here = known
+                else:
+                    got = _read_at(gray, quad, piece, ids, game_ids, catalog, evidence, key)
+                    empty_here = _clearly_empty(image, gray, quad, piece, spot, motion)
+                    if evidence is not None:
+                        evidence.settle(key, quad, got, empty_here)
                 if got is not None and (best is None or got.llr > best.llr):
                     best = got
-                looked_empty &= _clearly_empty(image, gray, quad, piece, spot, motion)
+                looked_empty &= empty_here
         if best is not None and best.llr >= LLR_MIN and best.llr_now > 0:
             reads.append(best)
         elif sides or why:
@@ -227,15 +255,20 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     candidates = [predicted] + _squares_near(big, predicted, reach * k)
     big_f = big.astype(np.float32)
     refined, rms, blur = edges.refine_edges(big_f, np.array(candidates))
-    best = None
+    best = None  # screened on the piece's own drawings only; the full evidence is for the best square
     for q0, q, r, b in zip(candidates, refined, rms, blur):
         q = _same_start(q if r > 0 else q0, predicted)
-        e = evidence_of(big_f, q, ids, game_ids)
-        if e is not None and (best is None or e[1] > best[1]):
-            best = (q, e[1], e[0], float(b) / k if r > 0 else 0.0, float(r) / k if r > 0 else 0.0)
+        m = unit_samples(big_f, q)
+        if m is None:
+            continue
+        like, level = max((float(_products(detect._templates(detect.DICTIONARY, ids, lv, 7)[2].astype(np.float32),
+                                           m.astype(np.float32)).max()), lv) for lv in detect._BLUR_LEVELS)
+        if best is None or like > best[0]:
+            best = (like, level, q, m, float(b) / k if r > 0 else 0.0, float(r) / k if r > 0 else 0.0)
     if best is None:
         return None
-    q_big, _, e, blur_px, rms_px = best
+    _, level, q_big, m, blur_px, rms_px = best
+    e = evidence_of(m, ids, game_ids, near=level)
     q_img = (q_big + 0.5) / k - 0.5 + [x0, y0]
     look = evidence.add(key, q_img.mean(axis=0), detect.side_px(q_img), e) if evidence is not None else None
     total = look.evidence if look is not None else e
@@ -277,12 +310,10 @@ def _turn(p: np.ndarray) -> float:
     return float(a[0] * b[1] - a[1] * b[0])
 
 
-def evidence_of(gray_f: np.ndarray, quad: np.ndarray, ids: tuple, game_ids: tuple = ()
-                ) -> tuple[np.ndarray, float] | None:
-    """(E per drawing (see _scores), the LLR of ids in this one frame) for the square quad; None
-    when it cannot be sampled or has no marker's contrast."""
-    n = 7
-    sampled = detect._cell_samples(gray_f, quad, n)
+def unit_samples(gray_f: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
+    """The square's 7x7 cells and quiet-zone ring as a unit zero-mean vector (detect._cell_samples'
+    layout), or None when it cannot be sampled or has no marker's contrast."""
+    sampled = detect._cell_samples(gray_f, quad, 7)
     if sampled is None:
         return None
     cells, ring = sampled
@@ -292,26 +323,41 @@ def evidence_of(gray_f: np.ndarray, quad: np.ndarray, ids: tuple, game_ids: tupl
     x = np.concatenate([cells.ravel(), ring]).astype(np.float64)
     x -= x.mean()
     norm = np.linalg.norm(x)
-    if norm < 1e-6:
-        return None
-    m = x / norm
+    return None if norm < 1e-6 else x / norm
+
+
+def evidence_of(m: np.ndarray, ids: tuple, game_ids: tuple = (), near: float | None = None) -> np.ndarray:
+    """E per drawing (see _scores) for the unit samples m, at the blur level that fits best over
+    every drawing alike (among the levels next to `near`, the one the square's own drawing fits)."""
+    levels = detect._BLUR_LEVELS
+    if near is not None:
+        i = levels.index(near)
+        levels = levels[max(i - 1, 0):i + 2]
     best_e = None
-    for level in detect._BLUR_LEVELS:  # the blur that fits best, judged over every drawing alike
+    for level in levels:
         c = np.clip(_scores(game_ids or ids, level, m), 0.0, None)
         cmax = float(c.max())
         e = EFFECTIVE_SAMPLES * c ** 2 / (2.0 * max(1.0 - cmax ** 2, 0.02))
         if best_e is None or cmax > best_e[0]:
             best_e = (cmax, e)
-    e = best_e[1]
-    return e, _llr(e, ids, game_ids)[0]
+    return best_e[1]
 
 
 def _llr(e: np.ndarray, ids: tuple, game_ids: tuple = ()) -> tuple[float, int, int]:
     """(LLR of the best turn of ids against every other drawing, its turn, its id)."""
-    rows_ids, rows_rot = _rows(game_ids or ids)
-    mine = np.isin(rows_ids, ids)
-    j = int(np.flatnonzero(mine)[np.argmax(e[mine])])
-    return float(e[j] - e[~mine].max()), int(rows_rot[j]), int(rows_ids[j])
+    rows_ids, rows_rot, mine, others = _rows_of(ids, game_ids or ids)
+    j = int(mine[np.argmax(e[mine])])
+    return float(e[j] - e[others].max()), int(rows_rot[j]), int(rows_ids[j])
+
+
+def _rows_of(ids: tuple, drawn_for: tuple):
+    """(_rows, rows of ids, rows of everything else), built once per pair."""
+    key = ("rows_of", ids, drawn_for)
+    if key not in _CACHE:
+        rows_ids, rows_rot = _rows(drawn_for)
+        mine = np.isin(rows_ids, ids)
+        _CACHE[key] = (rows_ids, rows_rot, np.flatnonzero(mine), np.flatnonzero(~mine))
+    return _CACHE[key]
 
 
 _CACHE: dict = {}
@@ -330,7 +376,13 @@ def _scores(ids: tuple, level: float, m: np.ndarray) -> np.ndarray:
     the dictionary (4 turns), the other grids' markers, a QR finder square and a dark square (built
     once a level), then the other dictionaries' near codes of ids."""
     m = m.astype(np.float32)
-    return np.concatenate([_shared(level) @ m, _foreign(ids, level).astype(np.float32) @ m])
+    return np.concatenate([_products(_shared(level), m), _products(_foreign(ids, level).astype(np.float32), m)])
+
+
+def _products(T: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """T @ m in blocks of 128 rows: small enough that OpenBLAS keeps each on one thread (its threads
+    on the whole product cost 10-100x on a busy machine: 43 ms instead of 0.5; detect._max_correlation)."""
+    return np.concatenate([T[r:r + 128] @ m for r in range(0, len(T), 128)]) if len(T) else np.zeros(0, np.float32)
 
 
 def _shared(level: float) -> np.ndarray:
@@ -431,3 +483,9 @@ class StreamMemory:
                 self.evidence.forget(name)
             elif name not in read:
                 self.candidates[name] = replace(c, sigma_mm=min(c.sigma_mm + CANDIDATE_GROWTH_MM, CANDIDATE_MAX_SIGMA_MM))
+
+
+def warm() -> None:
+    """Build the drawings every re-read matches against (about 2 s once), before a stream starts."""
+    for level in detect._BLUR_LEVELS:
+        _shared(level)

@@ -170,6 +170,9 @@ def time_session(folder: Path, frames: list) -> dict:
     bare = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000))
     bare.detectMarkers(frames[0][1])  # warm up: the detector, refcam's caches and templates
     pipeline_observe(frames[0][1], None, None)
+    from vision.reread import warm
+
+    warm()  # the re-reads' drawings, built once a process
     engines = {k: make_engine(folder, k) for k in VARIANTS}
     clocks = {k: Clock() for k in "abcr"}
     rulings: dict[str, list] = {k: [] for k in VARIANTS}
