@@ -30,11 +30,12 @@ from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_p
 from .table_pose import (JACKKNIFE_MAX_STICKERS, Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
                          leave_one_out, plane_support, psd, solve_table_pose, unbias_sticker)
 
-# Sticker side (px) from which refcam finds >= 99 % of pieces through an ordinary webcam's whole
-# chain (blur in linear light, tone curve, noise, MJPEG; tests/bench/webcam.py, held-out tables:
-# see README "Through an ordinary webcam"); below it, observe says which camera distance,
-# resolution or sticker size gets there.
-SIDE_PX_FOR_99 = 12.0
+# Sticker side (px) from which refcam finds >= 99 % of pieces through a cheap webcam's whole chain
+# (synth/webcam.py's harsher chain: defocus disc, sharpening halos, JPEG q50-75, matte paper and grey
+# ink, rolling exposure, pattern noise; tests/bench/webcam.py, its held-back conditions, still
+# tables: 100 % from 14 px at 1080p and 720p, 95.8 % at 12-14 px; docs/vision-webcam.md); below
+# it, observe says which camera distance, resolution or sticker size gets there.
+SIDE_PX_FOR_99 = 14.0
 # Without a camera file: focal-length starting guesses (x the longer image side) for the fit.
 FOCAL_GUESSES = (0.55, 0.8, 1.2)
 FOCAL_PRIOR = 0.75  # a typical webcam: ~67 deg across the longer side
@@ -175,10 +176,6 @@ def _reread_poses(reads, image: np.ndarray, camera, catalog: Catalog, stages: St
                          source=f"reread({frames[n]}x)" if frames[n] > 1 else "reread") for n in sorted(sts))
 
 
-# the sticker side (px) from which the held-back webcam conditions read >= 99 % (docs/vision-webcam.md)
-SIDE_PX_NEEDED = 14.0
-
-
 def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
     """One line per piece the game needs that was not read (vision.reread.RereadResult.not_read): its
     sticker's size in px where it should be, and what would get it read (nearer or a bigger sticker
@@ -194,9 +191,9 @@ def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
             out.append(f"needed piece {name} not read: another piece's sticker is where it should be "
                        f"(moved or swapped?); its sticker would show about {side:.0f} px wide there")
             continue
-        if side < SIDE_PX_NEEDED:
-            fix = (f"bring the camera nearer or print a bigger sticker (x{SIDE_PX_NEEDED / side:.1f} to reach "
-                   f"{SIDE_PX_NEEDED:.0f} px), or add light")
+        if side < SIDE_PX_FOR_99:
+            fix = (f"bring the camera nearer or print a bigger sticker (x{SIDE_PX_FOR_99 / side:.1f} to reach "
+                   f"{SIDE_PX_FOR_99:.0f} px), or add light")
         else:
             fix = "add light, keep the table still and check the camera's focus; a hand or glare may hide it"
         out.append(f"needed piece {name} not read: its sticker shows about {side:.0f} px wide here; {fix}")
