@@ -156,8 +156,11 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                     looked_empty, why = False, "occupied"  # another sticker is read there: not this piece, not empty
                     continue
                 key = (piece.name, spot.slot, z)
-                if evidence is not None and _moving_at(motion, quad):
-                    evidence.forget(piece.name)  # a hand or a piece moving there: what was seen may have changed
+                if _moving_at(motion, quad):  # a hand or a piece moving there: nothing to read, and what
+                    if evidence is not None:  # was seen there before may have changed
+                        evidence.forget(piece.name)
+                    looked_empty = False
+                    continue
                 known = evidence.reuse(key, quad, motion) if evidence is not None else None
                 if known is not None:
                     got, empty_here = known

@@ -239,7 +239,7 @@ def print_session(label: str, r: dict) -> None:
           f"(busier thread's cpu; wall {p['n'] / p['wall']:.1f}), rulings {'=c' if p['rulings'] == r['rulings']['c'] else 'DIFFER'}",
           flush=True)
     (rb, nb, fb), (rc, nc, fc) = r["own_costs"]["b"], r["own_costs"]["c"]
-    print(f"  {'':14s} inside b / c: re-reads {rb:.1f} / {rc:.1f} ms a frame ({nb} / {nc} frames re-read), "
+    print(f"  {'':14s} inside b / c: re-reads {rb:.1f} / {rc:.1f} ms a frame ({nb} / {nc} frames had pieces to re-read), "
           f"still-frame fusion {fb:.1f} / {fc:.1f} ms a frame", flush=True)
 
 
