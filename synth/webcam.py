@@ -245,6 +245,12 @@ HELD_BACK_CONDITIONS = {
                                 paper=(0.7, 0.85), ramp=(-0.2, 0.2), band=(0.02, 0.06), prnu=(0.01, 0.02),
                                 dsnu=(0.002, 0.004), sharpen=(0.6, 1.2), sharpen_radius=(0.8, 1.2),
                                 jpeg_quality=(55, 70), motion_px=7.0),
+    # added after the first after-run (which all three above passed): the cheapest webcam we could
+    # describe, out of focus, dim paper, heavy halos and blocks; never used for tuning either
+    "held-cheap": HarshRanges(defocus_disc_px=(1.6, 2.2), blur_sigma_px=(0.4, 0.7), ink=(0.05, 0.1),
+                              paper=(0.55, 0.7), ramp=(-0.25, 0.25), band=(0.03, 0.08), prnu=(0.015, 0.03),
+                              dsnu=(0.002, 0.005), sharpen=(0.8, 1.4), sharpen_radius=(0.8, 1.2),
+                              jpeg_quality=(50, 58)),
 }
 HARSH_CONDITIONS = {**TUNING_CONDITIONS, **HELD_BACK_CONDITIONS}
 HELD_BACK_SEED_OFFSET = 900_000_007  # held-back cameras are drawn from seeds no tuning run uses
