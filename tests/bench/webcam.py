@@ -14,7 +14,8 @@ the side in px of its largest visible sticker (bins 9-12, 12-14, 14-15, 15-18, 1
              N(0, 1 mm), sigma 3 mm: the state's last reading), which re-reads where a piece
              is not read (vision/reread.py);
   +3frames : the same over three frames of the still table (same camera, own noise and JPEG
-             blocks), the re-reads' evidence added up (vision.reread.Evidence); the last frame's;
+             blocks), the re-reads' evidence added up (vision.reread.Evidence); the last frame's
+             (--still-frames N: N frames, the rows then say +Nframes);
   bare     : OpenCV's ArucoDetector.detectMarkers alone (a piece found if one of its ids is);
 and the confidently wrong pieces (beyond 3 sigma) and phantoms (a piece reported that is not on
 the table, or an expected piece absent from the table read at an empty place: two such "ghosts"
@@ -30,7 +31,7 @@ import argparse
 import math
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +49,7 @@ STEP_BACK = (1.0, 2.5)  # camera distance over the closest one that keeps the pi
 PX_BINS = ((9, 12), (12, 14), (14, 15), (15, 18), (18, 21), (21, 1e9))  # largest visible sticker side px
 SIZES = (("1080p", None), ("720p", webcam.SIZE_720P))
 EXPECT_NOISE_MM, EXPECT_SIGMA_MM = 1.0, 3.0
+STILL_FRAMES = 3  # frames of one still table whose re-read evidence adds up (--still-frames)
 GHOSTS_PER_TABLE = 2
 _SIZES = {"clean 1080p": None, "webcam 1080p": None, "webcam 720p": webcam.SIZE_720P}
 
@@ -110,11 +112,10 @@ def harsh_image(image: np.ndarray, condition: str, size, seed: int, frame_seed: 
 @dataclass
 class Tally:
     visible: Counter = field(default_factory=Counter)  # bin -> pieces with a visible sticker
-    found: dict = field(default_factory=lambda: {"refcam": Counter(), "+reread": Counter(), "+3frames": Counter(),
-                                                 "bare": Counter()})
+    found: dict = field(default_factory=lambda: defaultdict(Counter))  # way -> bin -> found
     wrong: Counter = field(default_factory=Counter)  # way -> confidently wrong pieces
     phantoms: Counter = field(default_factory=Counter)  # way -> phantom pieces
-    ms: dict = field(default_factory=lambda: {"refcam": [], "+reread": [], "+3frames": [], "bare": []})
+    ms: dict = field(default_factory=lambda: defaultdict(list))
     notes: list = field(default_factory=list)
 
 
@@ -147,8 +148,8 @@ def expected_from_truth(truth: dict, game: str, catalog, rng: np.random.Generato
 
 def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: set, t: Tally, label: str,
          earlier=()) -> None:
-    """Observe one picture four ways and tally it (see the module's doc); earlier: two frames of the
-    same still table and camera before it, whose re-read evidence adds up ("+3frames")."""
+    """Observe one picture four ways and tally it (see the module's doc); earlier: the frames of the
+    same still table and camera before it, whose re-read evidence adds up ("+Nframes")."""
     import cv2
 
     from referee.errors import RefcamError
@@ -168,7 +169,7 @@ def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: s
     except RefcamError:
         reread = None
     t.ms["+reread"].append((time.perf_counter() - t0) * 1000)  # the observe after the same detection
-    frames = _three_frames(image, camera, game, catalog, expected, earlier, t)
+    frames = _still_frames(image, camera, game, catalog, expected, earlier, t)
     t0 = time.perf_counter()
     _, ids, _ = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000)).detectMarkers(
         detect.to_gray(image))
@@ -180,7 +181,7 @@ def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: s
         if st.get("visible") and st["id"] in known:
             by_piece.setdefault(st["piece"], []).append(st)
     truth_pieces = {p["name"]: p for p in truth["pieces"]}
-    for way, obs in (("refcam", plain), ("+reread", reread), ("+3frames", frames)):
+    for way, obs in (("refcam", plain), ("+reread", reread), (_frames_way(), frames)):
         seen = {p.name for p in obs.pieces} if obs is not None else set()
         for name in seen - set(by_piece):
             if name in ghosts or name not in truth_pieces:
@@ -204,13 +205,17 @@ def look(image: np.ndarray, truth: dict, game: str, catalog, expected, ghosts: s
                 t.visible[b] += 1
                 t.found["bare"][b] += any(st["id"] in bare for st in sts)
             t.found[way][b] += name in seen
-            if way == "+3frames" and name not in seen and b >= 1:
+            if way == _frames_way() and name not in seen and b >= 1:
                 t.notes.append(f"missed [{way}] {label}: {name} ({max(st['side_px'] for st in sts):.1f} px)")
 
 
-def _three_frames(image, camera, game, catalog, expected, earlier, t: Tally):
-    """observe of the last of three frames of one still table, the re-reads' evidence added up
-    over the three (vision.reread.Evidence), as a stream's still period gives them."""
+def _frames_way() -> str:
+    return f"+{STILL_FRAMES}frames"
+
+
+def _still_frames(image, camera, game, catalog, expected, earlier, t: Tally):
+    """observe of the last of STILL_FRAMES frames of one still table, the re-reads' evidence added
+    up over them (vision.reread.Evidence), as a stream's still period gives them."""
     from referee.errors import RefcamError
     from vision import detect, pipeline
     from vision.reread import Evidence
@@ -223,7 +228,7 @@ def _three_frames(image, camera, game, catalog, expected, earlier, t: Tally):
                                    expected=expected, evidence=evidence)
         except RefcamError:
             obs = None
-        t.ms["+3frames"].append((time.perf_counter() - t0) * 1000)
+        t.ms[_frames_way()].append((time.perf_counter() - t0) * 1000)
     return obs
 
 
@@ -242,7 +247,7 @@ def run(n_per_game: int, seed: int, conditions=None, catalog=None) -> dict:
         for condition in conditions:
             for size_label, size in SIZES:
                 img = harsh_image(image, condition, size, scene_seed)
-                earlier = [harsh_image(image, condition, size, scene_seed, scene_seed + k) for k in (1, 2)]
+                earlier = [harsh_image(image, condition, size, scene_seed, scene_seed + k) for k in range(1, STILL_FRAMES)]
                 tr = scaled_truth(truth, size)
                 look(img, tr, game, catalog, expected, ghosts, tallies.setdefault((condition, size_label), Tally()),
                      f"{label} [{condition} {size_label}]", earlier)
@@ -258,7 +263,7 @@ def print_px_table(tallies: dict, out=sys.stdout) -> None:
     head = " ".join(f"{(f'{lo:.0f}-{hi:.0f}' if hi < 1e9 else f'{lo:.0f}+'):>11}" for lo, hi in PX_BINS)
     print(f"  {'condition':19s} {'set':9s} size  way      {head} | >=14px | wrong phantoms | ms/frame", file=out)
     for (condition, size_label), t in sorted(tallies.items(), key=lambda kv: (_set_of(kv[0][0]), kv[0])):
-        for way in ("refcam", "+reread", "+3frames", "bare"):
+        for way in ("refcam", "+reread", _frames_way(), "bare"):
             f = t.found[way]
             cells = " ".join(f"{_pct(f[k], t.visible[k])}/{t.visible[k]:<5d}" for k in range(len(PX_BINS)))
             big = range(2, len(PX_BINS))
@@ -311,14 +316,18 @@ def webcam_phantoms(catalog=None, seeds=(3, 5, 8), out=sys.stdout) -> int:
 
 
 def main(argv=None) -> int:
+    global STILL_FRAMES
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=8, help="tables per game (8: 24 tables, each through 6 conditions x 2 sizes)")
     ap.add_argument("--seed", type=int, default=HELD_OUT_SEED,
                     help=f"table seed (held-out: {HELD_OUT_SEED}; tuning: {TUNING_SEEDS})")
     ap.add_argument("--conditions", nargs="*", default=None, choices=all_conditions(),
                     help="named conditions of synth.webcam (default: all, tuning and held-back, and 'project')")
+    ap.add_argument("--still-frames", type=int, default=STILL_FRAMES,
+                    help="frames of each still table whose re-reads add up (the +Nframes rows)")
     ap.add_argument("--verbose", action="store_true", help="list missed pieces and confidently wrong ones")
     args = ap.parse_args(argv)
+    STILL_FRAMES = args.still_frames
     report(args.n, args.seed, args.verbose, args.conditions)
     print("== phantom pieces through the webcam chain ==")
     webcam_phantoms()
