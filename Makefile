@@ -74,7 +74,9 @@ bench-accuracy: $(STAMP)
 
 # vision under real optics: tone curves, blur, noise, foreign markers (about 3-5 min on one core),
 # then varied tables and settings never used for tuning (synth/variety.py, held-out set, about 3 min),
-# then an ordinary webcam's whole chain at 1080p and 720p on 78 held-out tables and its phantom check (about 5 min)
+# then webcams of synth/webcam.py's harsher chain (tuning and held-back conditions, 7 px motion blur
+# among them) at 1080p and 720p: found % by sticker px, refcam / +re-read / +3 frames / bare detector,
+# confidently wrong and phantoms (tests/bench/webcam.py; docs/vision-webcam.md; about 15 min)
 bench-robust: $(STAMP)
 	$(PY) -m tests.bench.robust --verbose
 	$(PY) -m tests.bench.robust_heldout --set held-out

@@ -11,8 +11,9 @@ game's anchor piece; table corner or camera-plane frame as fall-backs, with a wa
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -29,11 +30,12 @@ from .pieces import (PieceFit, corner_sigma_px, fit_by_centres, fit_piece, fit_p
 from .table_pose import (JACKKNIFE_MAX_STICKERS, Intrinsics, StickerObs, TablePoseError, centre_shift_px, check_camera_file, layout_mismatches,
                          leave_one_out, plane_support, psd, solve_table_pose, unbias_sticker)
 
-# Sticker side (px) from which refcam finds >= 99 % of pieces through an ordinary webcam's whole
-# chain (blur in linear light, tone curve, noise, MJPEG; tests/bench/webcam.py, held-out tables:
-# see README "Through an ordinary webcam"); below it, observe says which camera distance,
-# resolution or sticker size gets there.
-SIDE_PX_FOR_99 = 12.0
+# Sticker side (px) from which refcam finds >= 99 % of pieces through a cheap webcam's whole chain
+# (synth/webcam.py's harsher chain: defocus disc, sharpening halos, JPEG q50-75, matte paper and grey
+# ink, rolling exposure, pattern noise; tests/bench/webcam.py, its held-back conditions, still
+# tables: 100 % from 14 px at 1080p and 720p, 95.8 % at 12-14 px; docs/vision-webcam.md); below
+# it, observe says which camera distance, resolution or sticker size gets there.
+SIDE_PX_FOR_99 = 14.0
 # Without a camera file: focal-length starting guesses (x the longer image side) for the fit.
 FOCAL_GUESSES = (0.55, 0.8, 1.2)
 FOCAL_PRIOR = 0.75  # a typical webcam: ~67 deg across the longer side
@@ -52,13 +54,21 @@ class NoStickersError(RefcamError):
 
 
 def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Catalog | None = None,
-            detections: detect.DetectionResult | None = None) -> Observation:
+            detections: detect.DetectionResult | None = None, expected=(), evidence=None,
+            motion: np.ndarray | None = None) -> Observation:
     """Pieces in one (H, W, 3) BGR image, in the game frame (mm), with uncertainty.
 
     camera: calibration.camera.CameraModel or None (then the focal length and radial
     distortion are estimated from the stickers, with webcam priors, and sigma widened).
     game: "kang", "kayak", "tornado" or None to infer it from the ids in view.
     detections: a detect.detect_all result to reuse (the live page keeps it for its overlay).
+    expected: the pieces the game needs and where they should be (referee.game.ExpectedPiece,
+    from expected_pieces_of): each one not read is read again at its place (vision/reread.py;
+    its PiecePose.source says "reread" or "reread(Nx)" for N frames of evidence), a place seen
+    empty is reported in Observation.seen_empty, and each one still not read gets a warning with
+    its sticker's size in px and what would fix it. evidence: a vision.reread.Evidence kept
+    across the frames of a stream (a still period's frames add up); motion: (H, W) bool mask of
+    what moved since the last frame (a place under it is never seen empty).
     Raises NoStickersError when no known sticker shows, TablePoseError when the stickers
     in view do not fix the table plane, CameraFileError when the camera file is for
     another image size.
@@ -75,6 +85,31 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
     if camera is not None:
         camera.check_image_size(w, h)
     result = detections or detect.detect_all(image, catalog, game=game)
+    obs, stages = _observe_detections(image, camera, game, catalog, result)
+    if expected:
+        t0 = time.perf_counter()
+        obs = _with_rereads(image, camera, catalog, result, obs, stages, expected, evidence, motion)
+        if evidence is not None:  # its own cost, apart from the frame's (tests/bench/speed.py)
+            evidence.cost_s += time.perf_counter() - t0
+            evidence.frames += 1
+    return obs
+
+
+@dataclass(frozen=True)
+class Stages:
+    """What observe's stages found that a re-read piece is placed with (the same camera, frame and
+    reference error as the pieces of the first pass)."""
+
+    plane: Any  # Plane
+    frame_pose: tuple
+    frame_cov: Any
+    gauge: np.ndarray
+
+
+def _observe_detections(image: np.ndarray, camera, game: str | None, catalog: Catalog,
+                        result: detect.DetectionResult) -> tuple[Observation, Stages]:
+    """observe() on the stickers of result (the stages, one function each), and those stages."""
+    h, w = image.shape[:2]
     warnings: list[str] = []
     game, by_piece = _detect(result, catalog, game, w, h, warnings)
     intr, obs_by_piece = _undistort(by_piece, catalog, camera, w, h, warnings)
@@ -90,9 +125,79 @@ def observe(image: np.ndarray, camera=None, game: str | None = None, catalog: Ca
                          fits.get(name), spread.get(name), gauge) for name in sorted(obs_by_piece)]
     warnings.extend(_spread_warnings(poses, spread, plane))
     warnings.extend(_closing_warnings(poses, tp, camera, catalog, (w, h)))
-    return Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
-                       warnings=tuple(warnings), game=game, image_size=(w, h),
-                       image_from_game=_image_from_game(tp, frame_info["camera_pose"], camera, poses, catalog))
+    obs = Observation(pieces=tuple(poses), frame=frame_info, unknown_markers=tuple(result.unknown_ids),
+                      warnings=tuple(warnings), game=game, image_size=(w, h),
+                      image_from_game=_image_from_game(tp, frame_info["camera_pose"], camera, poses, catalog))
+    return obs, Stages(plane, frame_pose, frame_cov, gauge)
+
+
+def _with_rereads(image: np.ndarray, camera, catalog: Catalog, result: detect.DetectionResult, obs: Observation,
+                  stages: Stages, expected, evidence, motion) -> Observation:
+    """obs with the expected pieces it did not read read again at their places (vision/reread.py),
+    the places seen empty, and a warning naming each needed piece still not read."""
+    from . import reread
+
+    if not obs.frame.get("game_frame") or "camera_pose" not in obs.frame:
+        return obs  # no table pose in the game frame: the expected places cannot be found
+    read = {p.name for p in obs.pieces}
+    wanted = [e for e in expected if e.name not in read]
+    if not wanted:
+        return obs
+    occupied = np.array([d.corners for d in result.detections]) if result.detections else np.zeros((0, 4, 2))
+    got = reread.reread(image, obs.frame["camera_pose"], wanted, catalog, obs.game, occupied, evidence, motion)
+    warnings: list[str] = []
+    poses = _reread_poses(got.reads, image, camera, catalog, stages, warnings)
+    pieces = tuple(sorted(obs.pieces + poses, key=lambda p: p.name))
+    read = {p.name for p in pieces}
+    missing = [m for m in got.not_read if m[0] not in read and m[0] not in got.seen_empty]
+    return replace(obs, pieces=pieces, seen_empty=tuple(n for n in got.seen_empty if n not in read),
+                   warnings=obs.warnings + tuple(warnings) + tuple(not_read_warnings(missing)))
+
+
+def _reread_poses(reads, image: np.ndarray, camera, catalog: Catalog, stages: Stages,
+                  warnings: list[str]) -> tuple[PiecePose, ...]:
+    """The re-read pieces' poses, each fitted on its own with the camera the first pass found held
+    (a re-read sticker never moves the table plane the other pieces were placed with), with the
+    same frame and reference error as theirs; PiecePose.source "reread" or "reread(Nx)"."""
+    if not reads:
+        return ()
+    h, w = image.shape[:2]
+    by_piece: dict[str, list] = defaultdict(list)
+    for r in reads:
+        by_piece[r.piece].append(r.detection)
+    _, sts = _undistort(by_piece, catalog, camera, w, h, [])
+    tp = stages.plane.tp
+    sts = {n: [unbias_sticker(s, tp.edge_bias_px, tp.edge_bias_blur_px) for s in lst] for n, lst in sts.items()}
+    plane = replace(stages.plane, obs_by_piece={**stages.plane.obs_by_piece, **sts})
+    fits = _piece_fits(sts, plane, catalog)
+    frames = {r.piece: r.frames for r in reads}
+    return tuple(replace(_piece_pose(n, sts[n], plane, stages.frame_pose, stages.frame_cov, camera, catalog, warnings,
+                                     fits.get(n), None, stages.gauge),
+                         source=f"reread({frames[n]}x)" if frames[n] > 1 else "reread") for n in sorted(sts))
+
+
+def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
+    """One line per piece the game needs that was not read (vision.reread.RereadResult.not_read): its
+    sticker's size in px where it should be, and what would get it read (nearer or a bigger sticker
+    when small; more light, a still table and a focused camera when large enough), or that its place
+    is out of view or holds another sticker."""
+    out = []
+    for name, side, why in missing:
+        if why == "out of view":
+            out.append(f"needed piece {name} not read: its place is out of the camera's view; move the camera "
+                       f"or the piece into view")
+            continue
+        if why == "occupied":
+            out.append(f"needed piece {name} not read: another piece's sticker is where it should be "
+                       f"(moved or swapped?); its sticker would show about {side:.0f} px wide there")
+            continue
+        if side < SIDE_PX_FOR_99:
+            fix = (f"bring the camera nearer or print a bigger sticker (x{SIDE_PX_FOR_99 / side:.1f} to reach "
+                   f"{SIDE_PX_FOR_99:.0f} px), or add light")
+        else:
+            fix = "add light, keep the table still and check the camera's focus; a hand or glare may hide it"
+        out.append(f"needed piece {name} not read: its sticker shows about {side:.0f} px wide here; {fix}")
+    return out
 
 
 def _detect(result: detect.DetectionResult, catalog: Catalog, game: str | None, w: int, h: int,
@@ -319,7 +424,7 @@ def _frame(plane: Plane, camera, w: int, h: int):
         frame_pose = _camera_plane_frame(tp, w, h)
     elif plane.solve_ref != reference:  # the anchor is mismatched: its own best fit still defines the frame
         anchor_fit = fit_by_centres(plane.obs_by_piece[reference], tp)
-        frame_pose, frame_cov = anchor_fit.pose, anchor_fit.cov
+        frame_pose, frame_cov = anchor_fit.pose, anchor_fit.cov + mismatch_cov(plane.mismatched[reference])
     frame_info = {"kind": frame_kind, "anchor": reference if frame_kind != "camera-plane" else None,
                   "game_frame": frame_kind == "piece", "camera_file": camera is not None,
                   "focal_px": round(tp.f, 1), "tilt_deg": round(tp.tilt_deg(), 1),
@@ -329,6 +434,17 @@ def _frame(plane: Plane, camera, w: int, h: int):
         frame_info["description"] = "camera-plane frame: origin where the optical axis meets the table"
     frame_info.update(_camera_in_frame(tp, frame_pose, camera))
     return frame_pose, frame_cov, frame_info
+
+
+def mismatch_cov(seen_catalog_mm: tuple[float, float]) -> np.ndarray:
+    """The pose covariance a piece's own stickers say it has when they stand seen_mm apart while the
+    catalog says catalog_mm: the pair's centre is off by up to half the difference along each axis
+    and its heading by the difference over the distance. Re-stuck stickers do that, and so does a
+    frame whose corners a motion blur bent (7 px: kayak tiles 10-16 mm off with sigma under 1 mm
+    were their own anchor's doing); neither may leave a piece confidently placed."""
+    seen, cat = seen_catalog_mm
+    d = abs(seen - cat)
+    return np.diag([(d / 2.0) ** 2, (d / 2.0) ** 2, (d / max(cat, 1.0)) ** 2])
 
 
 def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
@@ -386,6 +502,7 @@ def _piece_pose(name: str, sts: list[StickerObs], plane: Plane, frame_pose, fram
         fit = PieceFit(tp.piece_poses[name], tp.piece_cov[name], 0.0)
     elif name in plane.mismatched:
         fit = fit_by_centres(sts, tp)
+        fit = PieceFit(fit.pose, fit.cov + mismatch_cov(plane.mismatched[name]), fit.rms_sigma, fit.camera_sensitivity)
     else:
         fit, z_used = fitted if fitted is not None else _piece_fits({name: sts}, plane, catalog)[name]
         fit = PieceFit(fit.pose, _with_centre_shift(fit.cov, sts), fit.rms_sigma, fit.camera_sensitivity)

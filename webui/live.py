@@ -453,7 +453,7 @@ class LiveEngine:
         with self._lock:
             game, camera = self.game.id, self.live.camera
         try:
-            obs = self.observe(image, camera, game)
+            obs = self._observe_expecting(image, camera, game)
         except RefcamError as exc:
             # e.g. a hand over every sticker: an empty table for the tracker, which remembers the pieces
             if not isinstance(exc, NoStickersError):
@@ -493,6 +493,17 @@ class LiveEngine:
             except Exception as exc:  # a drawing bug must not stop the refereeing
                 self._drawing_failed(exc, entry_ms)
         return rulings
+
+    def _observe_expecting(self, image: np.ndarray, camera, game: str) -> Observation:
+        """self.observe, handed the pieces the game needs now and where (expected_pieces_of) when it
+        takes them (pipeline_observe and tracking_observe do: they re-read those not read)."""
+        if not getattr(self.observe, "takes_expected", False):
+            return self.observe(image, camera, game)
+        from referee.game import expected_pieces_of
+
+        with self._lock:
+            expected = expected_pieces_of(self.game, self.state)
+        return self.observe(image, camera, game, expected=expected)
 
     def _keep_calm_frame(self, t: float, image: np.ndarray, obs: Observation, entry_ms: float | None) -> None:
         """Keep the frames of the table's current calm period (the tracker's), the newest
@@ -695,13 +706,16 @@ class FrameDrawer:
 
 
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True,
-                     empty_ok: bool = True, detector=None) -> Observation:
+                     empty_ok: bool = True, detector=None, expected=(), memory=None) -> Observation:
     """vision.pipeline.observe, keeping the sticker detections, with the image-from-game mapping.
 
     thorough=False skips the detector's second look at small rejected candidates (a
     little faster, at the cost of the smallest stickers; `--quick` on the command line).
     detector: a vision.roi.RoiDetector that follows the stickers of a stream of frames
     (tracking_observe); None detects on the whole frame.
+    expected: the pieces the game needs and where (referee.game.expected_pieces_of): each one not
+    read is read again at its place (vision/reread.py). memory: a vision.reread.StreamMemory
+    (tracking_observe): pieces read once stay candidates, still frames add up, motion is known.
     No sticker in view (a hand over the table) is an empty observation, not an error,
     unless empty_ok is False (a single picture on the command line).
     """
@@ -711,23 +725,34 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
     catalog = default_catalog()
     found = detector.detect(image) if detector is not None else detect.detect_all(image, catalog, second_pass=thorough)
     key = (id(camera), game, empty_ok, image.shape[:2])
-    kept = detector.recall(found, key) if detector is not None else None
-    if kept is not None:  # every sticker where it was last frame (vision/roi.py hold_px): the same reading
+    # a detector that can hand back the reading of a frame whose stickers all held (vision/roi.py)
+    recall, remember = getattr(detector, "recall", None), getattr(detector, "remember", None)
+    kept = recall(found, key) if recall is not None else None
+    wanted = memory.expected(expected) if memory is not None else tuple(expected)
+    if kept is not None and {e.name for e in wanted} <= set(kept.names()):
+        # every sticker where it was last frame (vision/roi.py hold_px) and every piece wanted read
+        # there: the same reading. A piece still unread is looked for again, its evidence adding up.
         return kept
     dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
     h, w = image.shape[:2]
+    motion = memory.motion(image) if memory is not None else None
     try:
-        obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found)
+        obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found, expected=wanted,
+                               evidence=memory.evidence if memory is not None else None, motion=motion)
     except pipeline.NoStickersError:
         if not empty_ok:
             raise
         obs = Observation(pieces=(), game=game, image_size=(w, h), extra={"detections": dets})
     else:
+        if memory is not None:
+            memory.update(obs)
         obs = replace(obs, extra={**obs.extra, "detections": dets})
-    if detector is not None:
-        detector.remember(found, key, obs)
+    if remember is not None:
+        remember(found, key, obs)
     return obs
 
+
+pipeline_observe.takes_expected = True  # LiveEngine hands it expected_pieces_of(game, state)
 
 DETECT_MODES = ("follow", "regions", "whole")
 
@@ -736,16 +761,24 @@ def tracking_observe(thorough: bool = True, mode: str = "follow") -> ObserveFn:
     """The observe for a stream of frames (live page, replay). mode: how frames are searched
     while nothing moves (vision/roi.py): "follow" the stickers of the last frame (cheapest),
     detect in the "regions" around them (the same corners as whole frames), or "whole": every
-    frame whole (pipeline_observe)."""
+    frame whole (pipeline_observe). Each keeps a vision.reread.StreamMemory: a piece read once
+    is re-read at its last place (sigma growing) until its place is seen empty, and each
+    place's evidence adds up over the still frames (PiecePose.source "reread(Nx)")."""
     from functools import partial
 
-    if mode == "whole":
-        return partial(pipeline_observe, thorough=thorough)
-    from referee.catalog import default_catalog
-    from vision.roi import RoiDetector, RoiSettings
+    from vision.reread import StreamMemory
 
-    detector = RoiDetector(default_catalog(), second_pass=thorough, settings=RoiSettings(mode=mode))
-    return partial(pipeline_observe, thorough=thorough, detector=detector)
+    memory = StreamMemory()
+    if mode == "whole":
+        observe = partial(pipeline_observe, thorough=thorough, memory=memory)
+    else:
+        from referee.catalog import default_catalog
+        from vision.roi import RoiDetector, RoiSettings
+
+        detector = RoiDetector(default_catalog(), second_pass=thorough, settings=RoiSettings(mode=mode))
+        observe = partial(pipeline_observe, thorough=thorough, detector=detector, memory=memory)
+    observe.takes_expected = True
+    return observe
 
 
 def scaled_mapping(mapping: ImageFromGame, f: float) -> ImageFromGame:

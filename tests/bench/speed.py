@@ -170,6 +170,9 @@ def time_session(folder: Path, frames: list) -> dict:
     bare = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000))
     bare.detectMarkers(frames[0][1])  # warm up: the detector, refcam's caches and templates
     pipeline_observe(frames[0][1], None, None)
+    from vision.reread import warm
+
+    warm()  # the re-reads' drawings, built once a process
     engines = {k: make_engine(folder, k) for k in VARIANTS}
     clocks = {k: Clock() for k in "abcr"}
     rulings: dict[str, list] = {k: [] for k in VARIANTS}
@@ -180,7 +183,15 @@ def time_session(folder: Path, frames: list) -> dict:
             _drain(frames_sub, events_sub, rulings[k])
     detector = engines["c"][0].observe.keywords.get("detector")
     return {"clocks": clocks, "rulings": rulings, "pipelined": time_pipelined(folder, frames),
-            "full_passes": (detector.full_passes, detector.full_passes + detector.roi_passes)}
+            "full_passes": (detector.full_passes, detector.full_passes + detector.roi_passes),
+            "own_costs": {k: _own_costs(engines[k][0], len(frames)) for k in "bc"}}
+
+
+def _own_costs(engine, n: int) -> tuple[float, int, float]:
+    """(re-read ms a frame, frames that re-read, still-frame fusion ms a frame) inside the engine's work:
+    the re-reads at expected places (vision/reread.py) and the fusion of calm frames (vision/fusion.py)."""
+    evidence = engine.observe.keywords["memory"].evidence
+    return 1000 * evidence.cost_s / max(n, 1), evidence.frames, 1000 * sum(engine.fusion_s) / max(n, 1)
 
 
 def time_pipelined(folder: Path, frames: list) -> dict:
@@ -227,6 +238,9 @@ def print_session(label: str, r: dict) -> None:
           f"({len(r['rulings']['b'])}) | whole frames {full}/{total} | pipelined {p['n'] / p['busier']:.1f} fps "
           f"(busier thread's cpu; wall {p['n'] / p['wall']:.1f}), rulings {'=c' if p['rulings'] == r['rulings']['c'] else 'DIFFER'}",
           flush=True)
+    (rb, nb, fb), (rc, nc, fc) = r["own_costs"]["b"], r["own_costs"]["c"]
+    print(f"  {'':14s} inside b / c: re-reads {rb:.1f} / {rc:.1f} ms a frame ({nb} / {nc} frames had pieces to re-read), "
+          f"still-frame fusion {fb:.1f} / {fc:.1f} ms a frame", flush=True)
 
 
 def print_resolution(res: str, results: list[dict]) -> dict:

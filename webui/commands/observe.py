@@ -30,6 +30,28 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+def _with_needed_pieces(image, camera, obs):
+    """obs with the pieces the game needs at its start (expected_pieces_of a new game: a start
+    zone's tokens, ...) read again where they should be, the places seen empty, and a warning
+    naming each one still not read, with its sticker's size in px and what would fix it
+    (vision/reread.py). A game that needs settings to start, or expects nothing, leaves obs as is."""
+    from referee.errors import RefcamError
+    from referee.game import expected_pieces_of
+    from referee.registry import get_game
+    from vision.pipeline import observe
+
+    if obs.game is None:
+        return obs
+    try:
+        game = get_game(obs.game)
+        expected = expected_pieces_of(game, game.new_state({}))
+    except (RefcamError, KeyError, TypeError, ValueError):
+        return obs  # e.g. a game whose start needs a course: nothing known to expect
+    if not expected:
+        return obs
+    return observe(image, camera, game=obs.game, expected=expected)
+
+
 def run(args) -> int:
     from pathlib import Path
 
@@ -59,6 +81,7 @@ def run(args) -> int:
             h, w = image.shape[:2]
             camera.check_image_size(w, h, source=f"camera file {args.camera_file}")
         obs = observe(image, camera, game=args.game)
+        obs = _with_needed_pieces(image, camera, obs)
     else:
         from webui.tools import observe_photos
 
@@ -105,4 +128,6 @@ def format_table(obs) -> str:
         lines.append(f"unknown markers: {', '.join(str(i) for i in obs.unknown_markers)}")
     for w in obs.warnings:
         lines.append(f"warning: {w}")
+    if obs.seen_empty:
+        lines.append(f"seen empty (the place in view, nothing there): {', '.join(obs.seen_empty)}")
     return "\n".join(lines)
