@@ -37,6 +37,7 @@ from vision.fusion import DEFAULT_FRAMES, DEFAULT_MAX_BYTES
 from vision.pipeline import NoStickersError
 from vision.sources import FrameSource
 from vision.tracking import IN_PLAY, StableStateTracker, TrackerSettings, TrackerUpdate
+from webui.replays import RECORDED_KINDS, ReplayClock
 
 ObserveFn = Callable[[np.ndarray, Any, str], Observation]
 
@@ -184,6 +185,13 @@ class LiveEngine:
         self._mapping = None  # the newest image_from_game, kept while a hand hides the stickers
         self._drawer: FrameDrawer | None = FrameDrawer(self._draw_frame, self._drawing_failed) \
             if self.live.pipelined else None
+        # A recording played in real time is paced here, never by passing frames over: every frame
+        # is ruled, and when this computer cannot keep up the replay's clock slows (ReplayClock).
+        self.clock: ReplayClock | None = None
+        if source.info.kind in RECORDED_KINDS and getattr(source, "realtime", False):
+            self.clock = ReplayClock(speed=float(getattr(source, "speed", 1.0) or 1.0))
+            source.realtime = False
+        self._replay_note = ""
         source.on_warning = self._source_warning
         source.on_status = self._source_status
         source.on_state = self._source_state  # running / ended / lost / error, with a message
@@ -332,7 +340,9 @@ class LiveEngine:
                 "source_state": self.source_state(), "source_message": self.page_text(self.source_message()),
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
                 "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
-                "error": self.page_text(self.error) if self.error else None}
+                "error": self.page_text(self.error) if self.error else None,
+                "replay_rate": None if self.clock is None or self.clock.rate is None else round(self.clock.rate, 2),
+                "replay_note": self._replay_note}
 
     def page_text(self, text: str) -> str:
         """text as the page shows it: a replayed folder or video by its own name, never the absolute
@@ -414,18 +424,18 @@ class LiveEngine:
 
     def run(self) -> None:
         """Process the source until it ends or stop() is called."""
-        fps_t0, fps_n = time.monotonic(), 0
+        fps = {"t0": time.monotonic(), "n": 0}
+
+        def count_frame() -> None:
+            fps["n"] += 1
+            now = time.monotonic()
+            if now - fps["t0"] >= 1.0:
+                self.fps = fps["n"] / (now - fps["t0"])
+                fps["t0"], fps["n"] = now, 0
+                self._publish(self.status_event())
+
         try:
-            for t, image in self.source:
-                if self._stop.is_set():
-                    break
-                self.process(t, image)
-                fps_n += 1
-                now = time.monotonic()
-                if now - fps_t0 >= 1.0:
-                    self.fps = fps_n / (now - fps_t0)
-                    fps_t0, fps_n = now, 0
-                    self._publish(self.status_event())
+            self.play(after_frame=count_frame)
         except RefcamError as exc:
             self.error = str(exc)
             self._warn(f"source stopped: {exc}")
@@ -435,6 +445,52 @@ class LiveEngine:
         finally:
             self.drain()  # the last frames drawn before the page hears the source ended
             self.done.set()
+            self._publish(self.status_event())
+
+    def play(self, after_frame: Callable[[], None] | None = None) -> None:
+        """Rule every frame the source gives, in order, until it ends or stop() is called: the one
+        loop of a camera on the page, a replay on the page and `refcam replay`. A recorded
+        session's declarations are handed to the game at their own times, on every pass of a
+        looping replay. With a clock (a replay on the page in real time), each frame waits for its
+        time; one that comes late is still ruled, and the clock slips (ReplayClock).
+        Source errors (RefcamError) go to the caller."""
+        recorded = recorded_declarations(self.source)
+        due: list[Declaration] = []
+        first_t: float | None = None  # the first frame's time: a later pass's declarations shift with it
+        for t, image in self.source:
+            if self._stop.is_set():
+                break
+            if first_t is None or self._restart_pending:  # a pass of the recording begins
+                for d in due:  # said after the last frame of the pass before
+                    self._declare_recorded(d)
+                first_t = t if first_t is None else first_t
+                due = [replace(d, t=d.t + t - first_t) for d in recorded]
+            if self.clock is not None and self._stop.wait(self.clock.wait_s(t, time.monotonic())):
+                break
+            while due and due[0].t < t:  # said after the frames before this one were seen
+                self._declare_recorded(due.pop(0))
+            self.process(t, image)
+            if self.clock is not None:
+                self.clock.ruled(t, time.monotonic())
+                self._tell_replay_pace()
+            if after_frame is not None:
+                after_frame()
+        if not self._stop.is_set():
+            for d in due:  # said after the last frame
+                self._declare_recorded(d)
+
+    def _declare_recorded(self, declaration: Declaration) -> None:
+        """A recorded declaration replayed at its own time; one the game refuses is a warning."""
+        try:
+            self.declare(declaration, declaration.t)
+        except RefcamError as exc:
+            self._warn(f"declaration {declaration} not taken: {exc}")
+
+    def _tell_replay_pace(self) -> None:
+        """The page hears when the replay starts or stops running slower than the recording."""
+        note = self.clock.note
+        if note != self._replay_note:
+            self._replay_note = note
             self._publish(self.status_event())
 
     def process(self, t: float, image: np.ndarray, entry_ms: float | None = None) -> list[Ruling]:
@@ -692,6 +748,15 @@ class FrameDrawer:
             except queue.Full:
                 return  # a drawing stuck: the daemon thread goes with the process
             self._thread.join(timeout=5.0)
+
+
+def recorded_declarations(source: FrameSource) -> list[Declaration]:
+    """What the players declared while a session was recorded (none for a camera or a video),
+    in session time from its first frame, oldest first."""
+    session = getattr(source, "session", None)
+    if session is None or source.info.kind != "session":
+        return []
+    return sorted((Declaration.from_json(d) for d in session.declarations()), key=lambda d: d.t)
 
 
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True,
