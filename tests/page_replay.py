@@ -42,6 +42,21 @@ def busy_cores(n: int):
             p.wait()
 
 
+def session_prefix(session: Path, frames: int, dest: Path) -> Path:
+    """A copy of the session's first `frames` frames (with its camera and game files) in dest."""
+    import shutil
+
+    lines = (session / "manifest.jsonl").read_text(encoding="utf-8").splitlines()
+    (dest / "frames").mkdir(parents=True)
+    (dest / "manifest.jsonl").write_text("\n".join(lines[:frames + 1]) + "\n", encoding="utf-8")
+    for line in lines[1:frames + 1]:
+        name = line.split('"frame": "', 1)[1].split('"', 1)[0]
+        shutil.copyfile(session / name, dest / name)
+    for own in session.glob("*.json"):
+        shutil.copyfile(own, dest / own.name)
+    return dest
+
+
 def timeline_of(rulings: list[dict]) -> list[tuple[float, str]]:
     """What the two replays must agree on: each ruling's time and summary, in order."""
     return [(round(float(r["t"]), 3), r["summary"]) for r in rulings]
@@ -68,13 +83,15 @@ def page_engine(session: Path, speed: float = 1.0, extra: tuple[str, ...] = ()):
     return create_app(config).extensions["refcam_engine"]
 
 
-def page_rulings(session: Path, speed: float = 1.0, timeout_s: float = 900.0) -> tuple[list[dict], dict]:
-    """Play the session once through the page's engine, a client watching its video. Returns
-    (the rulings in the order the page got them, what the run measured: wall seconds, frames
-    ruled, the slowest replay rate the page was told, its note)."""
+def page_rulings(session: Path, speed: float = 1.0, timeout_s: float = 900.0,
+                 watched: bool = True) -> tuple[list[dict], dict]:
+    """Play the session once through the page's engine, a client watching its video unless not
+    `watched` (then the engine draws no frames). Returns (the rulings in the order the page got
+    them, what the run measured: wall seconds, frames ruled, the slowest replay rate the page was
+    told, its notes)."""
     engine = page_engine(session, speed)
     events = engine.events.subscribe()
-    video = engine.frames.subscribe()
+    video = engine.frames.subscribe() if watched else None
     watching = threading.Event()
 
     def watch() -> None:  # a page showing the video: it takes every frame it is sent
@@ -82,8 +99,8 @@ def page_rulings(session: Path, speed: float = 1.0, timeout_s: float = 900.0) ->
             while not watching.is_set():
                 video.get(timeout=0.5)
 
-    viewer = threading.Thread(target=watch, daemon=True)
-    viewer.start()
+    if watched:
+        threading.Thread(target=watch, daemon=True).start()
     rulings: list[dict] = []
     seen = {"rates": [], "notes": set()}
     t0 = time.monotonic()

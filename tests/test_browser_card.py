@@ -102,7 +102,8 @@ def test_the_card_holds_a_violation_until_the_next_turn_or_a_dismissal():
             assert page.evaluate("window.refcam.card.summary") == "pawn moved twice"
             assert "1. A" in page.locator("#ranking-text").inner_text()
             assert _offer(page, summary="second breach", legal=False)["level"] == 3  # the same turn: both shown
-            assert "second breach" in page.locator("#card-more").inner_text()
+            assert "second breach" in page.locator("#card-more").text_content()  # folded behind "1 more"
+            assert page.locator("#card-more-count").inner_text() == "1 more"
             assert _offer(page, summary="next turn: legal", legal=True, t=12.0)["summary"] == "next turn: legal"
             _offer(page, summary="third breach", legal=False, t=14.0)
             page.click("#card-dismiss")
@@ -171,3 +172,54 @@ def _poll_text(page, selector: str, words: str, timeout_s: float = 10.0) -> None
             return
         time.sleep(0.2)
     raise AssertionError(f"{words!r} not in {selector} within {timeout_s} s")
+
+
+THREE_BREACHES = {
+    "t": 20.0, "game": "tornado", "kind": "move", "legal": False, "rule": "Tornado Splash, Racing Card Placement",
+    "summary": "Illegal: boat-3's card does not continue the course (Racing Card Placement). tornado/card-3-11's "
+               "centre line misses the one it continues by 24.9 mm, and no obstacle is in the way; the cards on "
+               "boat-3's route give it 6 movement spaces this round (at most 3); tornado/card-3-12 turns +120 deg "
+               "from tornado/card-3-11, more than the 90 deg a card may turn.",
+    "details": {"pieces": ["tornado/card-3-11", "tornado/boat-3"],
+                "breaches": ["Illegal: boat-3's card does not continue the course (Racing Card Placement).",
+                             "boat-3 moved 6 movement spaces this round, at most 3 (Racing Card Limitation).",
+                             "card-3-12 turns 120 deg from card-3-11, at most 90 (Racing Card Placement)."]}}
+
+
+def test_a_card_with_three_breaches_leaves_the_video_in_view_on_a_phone():
+    """390 x 844: the card shows the headline breach (the summary's first sentence) and folds the
+    other two behind "2 more"; the video's top edge stays above the fold. Without a list of
+    breaches, what follows the first sentence folds the same way."""
+    _need_browser()
+    session = RACE.parent / "kang"
+    if not (session / "manifest.jsonl").is_file():
+        pytest.skip(f"no bundled session at {session}")
+    proc, port, _ = start_serve("--replay", str(session), "--fast", "--host", "127.0.0.1")
+    try:
+        for browser in launch_chromium():
+            phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=2)
+            phone.goto(f"http://127.0.0.1:{port}/")
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and phone.evaluate("window.refcam.status") != "source ended":
+                time.sleep(0.3)
+            phone.evaluate("(r) => window.refcamUi.offerCard(r, r.t, 0)", THREE_BREACHES)
+            headline = "Illegal: boat-3's card does not continue the course (Racing Card Placement)."
+            assert phone.locator("#card-text").inner_text() == headline
+            assert phone.locator("#card-more-count").inner_text() == "2 more"
+            assert phone.locator("#card-verdict").is_hidden()  # the verdict is the sentence's own first word
+            video = phone.locator("#live").bounding_box()
+            assert 0 <= video["y"] < 844, video  # the video's top edge above the fold
+            card = phone.locator("#card").bounding_box()
+            assert card["y"] + card["height"] < 844 / 2, card
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            phone.screenshot(path=str(ARTIFACTS / "card-3-breaches-phone.png"))
+            phone.click("#card-more-count")  # unfolded on a tap
+            assert "at most 90" in phone.locator("#card-more-list").inner_text()
+            no_list = dict(THREE_BREACHES, details={}, t=22.0)
+            phone.evaluate("(r) => window.refcamUi.offerCard(r, r.t, 0)", no_list)
+            assert phone.locator("#card-text").inner_text() == headline
+            assert phone.locator("#card-more-count").inner_text() == "1 more"
+            assert "24.9 mm" in phone.locator("#card-more-list").text_content()
+            assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        stop_serve(proc)

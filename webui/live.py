@@ -29,10 +29,10 @@ from typing import Any, Callable
 import numpy as np
 
 from referee.errors import RefcamError
-from referee.game import Declaration, Game, parse_settings
+from referee.game import Declaration, Game, Shape, parse_settings
 from referee.observation import ImageFromGame, Observation
 from referee.registry import game_ids, get_game, games
-from referee.rulings import Ruling
+from referee.rulings import Ruling, cannot_tell
 from vision.fusion import DEFAULT_FRAMES, DEFAULT_MAX_BYTES
 from vision.pipeline import NoStickersError
 from vision.sources import FrameSource
@@ -192,6 +192,7 @@ class LiveEngine:
             self.clock = ReplayClock(speed=float(getattr(source, "speed", 1.0) or 1.0))
             source.realtime = False
         self._replay_note = ""
+        self._offending: tuple[str, ...] = ()  # the pieces the newest illegal rulings name, outlined on the video
         source.on_warning = self._source_warning
         source.on_status = self._source_status
         source.on_state = self._source_state  # running / ended / lost / error, with a message
@@ -233,6 +234,7 @@ class LiveEngine:
         self._calm_fused = None
         self.stable_obs, self.stable_image, self.stable_t = None, None, None
         self.game_t0 = None
+        self._offending = ()
 
     def _archive_log(self, reason: str) -> dict | None:
         """Move the rulings log into the archive (and the recording folder, if recording)."""
@@ -299,11 +301,16 @@ class LiveEngine:
                 except OSError as exc:
                     self._warn_once(f"could not keep a declaration in the recording: {exc.strerror or exc}", None)
         for r in rulings:
-            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, keep=True)
+            self._publish(self.ruling_event(r), keep=True)
         self._publish({"type": "state", "state": self.state_json(), "t": t})
         return rulings
 
     # ----- events --------------------------------------------------------------------
+    def ruling_event(self, ruling: Ruling) -> dict:
+        """A ruling for the page, with the game time and whether nothing was judged."""
+        return {"type": "ruling", "ruling": ruling.to_json(), "game_t": self.game_time(ruling.t),
+                "cannot_tell": cannot_tell(ruling)}
+
     def _publish(self, event: dict, entry_ms: float | None = None, keep: bool = False) -> dict:
         event = dict(event)
         event["seq"] = next(self._seq)
@@ -533,6 +540,7 @@ class LiveEngine:
                 try:
                     step = self.game.step(self.state, stable, t)
                     self.state, rulings = step.state, list(step.rulings)
+                    self._offending = offending_pieces(rulings) if rulings else self._offending
                 except RefcamError as exc:
                     self._warn(f"the referee could not rule: {exc}", entry_ms)
                 except Exception as exc:  # a referee bug: say so, keep refereeing the next states
@@ -540,7 +548,7 @@ class LiveEngine:
         if status_changed or update.new_stable is not None:
             self._publish(self.status_event(), entry_ms)
         for r in rulings:
-            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, entry_ms, keep=True)
+            self._publish(self.ruling_event(r), entry_ms, keep=True)
         if update.new_stable is not None:
             self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
         if self.live.stream and (self.frames.clients or self.latest_jpeg is None):
@@ -554,9 +562,9 @@ class LiveEngine:
         """Keep the frames of the table's current calm period (the tracker's), the newest
         fuse_frames of them within fuse_max_bytes, each with the stickers its observe found (an
         observe that keeps no stickers, a test's stand-in, turns fusion off); and fuse them once
-        per calm period, as soon as they are all there or on the last frame before the table
-        can be called stable, so the ruling does not wait for the fusion (and only when it is
-        worth it: vision.fusion.worth_fusing)."""
+        per calm period, as soon as they are all there or on the frame that completes the table's
+        hold (the tracker's hold_s), before its state is ruled (and only when it is worth it:
+        vision.fusion.worth_fusing)."""
         from vision.fusion import stickers_from_observation
 
         stickers = stickers_from_observation(obs)
@@ -568,13 +576,13 @@ class LiveEngine:
             return
         while self._calm_frames and self._calm_frames[0][0] < calm_since:
             self._calm_frames.popleft()
-        dt = t - self._calm_frames[-1][0] if self._calm_frames else 0.0
         self._calm_frames.append((t, image, stickers))
         while len(self._calm_frames) > keep:
             self._calm_frames.popleft()
         if self._calm_fused is not None and self._calm_fused[0] != calm_since:
             self._calm_fused = None  # fused in an earlier calm period
-        due = len(self._calm_frames) >= keep or t - calm_since + dt >= self.tracker.settings.stable_s - 1e-9
+        due = len(self._calm_frames) >= keep or \
+            self.tracker.hold_s(calm_since, t) >= self.tracker.settings.stable_s - 1e-9
         if self._calm_fused is None and len(self._calm_frames) >= 2 and due:
             self._calm_fused = (calm_since, self._fuse_calm_frames(entry_ms))
 
@@ -643,7 +651,7 @@ class LiveEngine:
         elif obs.pieces:
             self._mapping = None
         with self._lock:
-            shapes = self.game.shapes(self.state, obs)
+            shapes = tuple(self.game.shapes(self.state, obs)) + offending_outlines(self._offending, update.pieces)
         job = (image, obs, update, self._mapping, shapes)
         if self._drawer is not None:
             self._drawer.submit(job, entry_ms)
@@ -748,6 +756,43 @@ class FrameDrawer:
             except queue.Full:
                 return  # a drawing stuck: the daemon thread goes with the process
             self._thread.join(timeout=5.0)
+
+
+# How far outside a piece's footprint its outline as an offending piece is drawn (mm): clear of
+# the piece's own outline.
+OFFENDING_MARGIN_MM = 4.0
+
+
+def offending_pieces(rulings: list[Ruling]) -> tuple[str, ...]:
+    """The pieces the illegal rulings among these name (details["pieces"]), in order, once each."""
+    names: dict[str, None] = {}
+    for r in rulings:
+        pieces = r.details.get("pieces") if r.legal is False or r.kind == "violation" else None
+        if isinstance(pieces, (list, tuple)):
+            names.update((str(p), None) for p in pieces)
+    return tuple(names)
+
+
+def offending_outlines(names: tuple[str, ...], poses) -> tuple[Shape, ...]:
+    """An outline just outside each named piece's footprint, where it is now (game-frame mm), in
+    the "illegal" role; none for a piece with no pose or not in the catalog."""
+    if not names:
+        return ()
+    from shapely.geometry import Polygon
+
+    from referee.catalog import default_catalog, footprint_polygon
+    from webui.overlay import piece_to_game
+
+    catalog = default_catalog()
+    out = []
+    for pose in poses:
+        if pose.name not in names or not catalog.has_piece(pose.name):
+            continue
+        local = footprint_polygon(catalog.piece(pose.name).footprint, 16)
+        ring = Polygon(piece_to_game(pose, local)).buffer(OFFENDING_MARGIN_MM, quad_segs=4).exterior.coords
+        out.append(Shape("polygon", tuple((float(x), float(y)) for x, y in ring), role="illegal",
+                         legend="ruled illegal"))
+    return tuple(out)
 
 
 def recorded_declarations(source: FrameSource) -> list[Declaration]:
