@@ -221,5 +221,11 @@ def test_a_card_with_three_breaches_leaves_the_video_in_view_on_a_phone():
             assert phone.locator("#card-more-count").inner_text() == "1 more"
             assert "24.9 mm" in phone.locator("#card-more-list").text_content()
             assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+            # a replay slower than its recording says so, under the source line
+            note = "replay running at 0.6x: this computer is slower than the recording"
+            phone.evaluate("(n) => window.refcamUi.setStatus({shown: 'in play', replay_note: n})", note)
+            assert phone.locator("#pace").inner_text() == note
+            phone.evaluate("() => window.refcamUi.setStatus({shown: 'in play', replay_note: ''})")
+            assert phone.locator("#pace").is_hidden()
     finally:
         stop_serve(proc)

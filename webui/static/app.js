@@ -70,6 +70,9 @@
     else if (shown === "camera lost") showAlert(src || "camera lost; retrying");
     else showAlert("");
     const running = shown === "in play" || shown === "stable";
+    // a replay slower than its recording says so: every frame is still ruled, later
+    $("pace").hidden = !(running && ev.replay_note);
+    $("pace").textContent = running && ev.replay_note ? ev.replay_note : "";
     $("source-line").textContent = [refcam.config ? refcam.config.source : "", running ? src : "",
       running && ev.fps ? ev.fps + " fps" : ""].filter(Boolean).join(" · ");
   }
