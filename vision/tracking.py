@@ -158,10 +158,14 @@ class StableStateTracker:
         self._last_t = None
         self.frame_s = 0.0
 
-    def _disturb(self, t: float) -> None:
-        """Something changed, first seen at time t: the calm period starts again there."""
-        self.calm_since = t
+    def _disturb(self, since: float, now: float) -> None:
+        """Something changed, first seen at time `since`: the calm period starts again there. A
+        change seen now starts every piece's anchor and average afresh; a piece confirmed now,
+        still since `since`, changes no piece's pose since then (each keeps its samples)."""
+        self.calm_since = since
         self._emitted_this_calm = False
+        if since < now:
+            return
         for tr in self.tracks.values():
             tr.anchor = tr.pose
             tr.reset_average()
@@ -184,7 +188,7 @@ class StableStateTracker:
             since = t
         if since is not None or self.calm_since is None:
             start = t if since is None or self.calm_since is None else max(since, self.calm_since)
-            self._disturb(start)
+            self._disturb(start, t)
         if hidden:
             # Occluded: remembered at its last pose, but nothing is ruled while a hand covers the table.
             self.calm_since = None
@@ -192,7 +196,7 @@ class StableStateTracker:
             reason = reason or f"{', '.join(sorted(hidden))} hidden"
         else:
             for tr in self.tracks.values():
-                if tr.confirmed and tr.misses == 0:
+                if tr.misses == 0:  # seen now: a confirmed piece, or one being confirmed while it stays still
                     tr.add_sample(tr.pose)
 
         confirmed = {n: tr for n, tr in self.tracks.items() if tr.confirmed}
@@ -241,6 +245,7 @@ class StableStateTracker:
             if tr.misses and not tr.confirmed:
                 tr.hits = 0  # a tentative piece must be seen in a row
                 tr.anchor, tr.still_since_t = pose, t
+                tr.reset_average()
             tr.hits += 1
             tr.misses = 0
             tr.missing_since_t = None
@@ -249,6 +254,7 @@ class StableStateTracker:
             if not tr.confirmed:
                 if pose_moved(tr.anchor, pose, s, scale=s.calm_motion_scale):
                     tr.anchor, tr.still_since_t = pose, t  # still being put down
+                    tr.reset_average()
                 held = tr.hits >= 2 and self.hold_s(tr.still_since_t, t) >= s.stable_s - 1e-9
                 if tr.hits >= s.min_hits or held:
                     tr.confirmed = True
