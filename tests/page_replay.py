@@ -128,7 +128,8 @@ def page_rulings(session: Path, speed: float = 1.0, timeout_s: float = 900.0,
         engine.stop()
     measured = {"wall_s": round(wall, 1), "frames": engine.frames_in,
                 "frames_in_session": engine.source.info.frame_count,
-                "slowest_rate": min(seen["rates"]) if seen["rates"] else None, "notes": sorted(seen["notes"])}
+                "slowest_rate": min(seen["rates"]) if seen["rates"] else None, "notes": sorted(seen["notes"]),
+                "late_frames": engine.clock.slips if engine.clock is not None else None}
     return rulings, measured
 
 

@@ -42,7 +42,7 @@ def test_a_frame_that_comes_late_is_ruled_and_the_clock_slips():
         now += 0.4
         clock.ruled(t, now)
         assert clock.wait_s(t + 0.25, now) == 0.0  # never a wait once behind: no time lost idling
-    assert clock.rate == pytest.approx(0.25 / 0.4, abs=0.01)
+    assert clock.rate == pytest.approx(0.25 / 0.4, abs=0.01) and clock.slips >= 39
     assert clock.note == "replay running at 0.6x: this computer is slower than the recording"
 
 
@@ -52,7 +52,7 @@ def test_a_computer_that_keeps_up_hears_nothing():
     for k in range(40):
         now += clock.wait_s(0.25 * k, now) + 0.05
         clock.ruled(0.25 * k, now)
-    assert clock.rate == pytest.approx(1.0, abs=0.05) and clock.note == ""
+    assert clock.rate == pytest.approx(1.0, abs=0.05) and clock.note == "" and clock.slips == 0
 
 
 # --------------------------------------------------------------- the page's engine, a slow observe
@@ -132,7 +132,7 @@ PLAYED_FRAMES = 64
 @pytest.mark.parametrize("name", WHOLE_GAMES)
 def test_the_page_replays_a_whole_game_as_refcam_replay_does_under_load(name, tmp_path):
     """`refcam replay` runs beside the page's engine (both cores busy, with a spinning process);
-    the page's replay is asked for 8x the recording's pace, which no computer here keeps: the old
+    the page's replay is asked for 50x the recording's pace, which no computer keeps: the old
     page passed frames over (a false "4 kangaroos changed place" in 3 of 4 replays), this one
     slows its clock, rules every frame and gives the same rulings at the same times."""
     session = SESSIONS / name
@@ -143,11 +143,11 @@ def test_the_page_replays_a_whole_game_as_refcam_replay_does_under_load(name, tm
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         with busy_cores(1):
-            rulings, measured = page_rulings(session, speed=8.0, timeout_s=600, watched=False)
+            rulings, measured = page_rulings(session, speed=50.0, timeout_s=600, watched=False)
         out, _ = offline.communicate(timeout=600)
     finally:
         offline.kill()
     assert offline.returncode == 0
     assert measured["frames"] == measured["frames_in_session"], measured
-    assert measured["notes"], measured  # the clock slowed: frames came late, and none was dropped
+    assert measured["late_frames"] > 0, measured  # the clock slowed: frames came late, and none was dropped
     assert timeline_of(rulings) == timeline_of(json.loads(out))

@@ -41,6 +41,7 @@ class ReplayClock:
     speed: float = 1.0
     max_lag_s: float = MAX_LAG_S
     window_s: float = WINDOW_S
+    slips: int = 0  # frames that came later than max_lag_s: each time the clock slowed
     _origin: tuple[float, float] | None = None  # (wall, session time) that are due together
     _marks: collections.deque = field(default_factory=collections.deque)  # (wall, session time) ruled
 
@@ -52,6 +53,7 @@ class ReplayClock:
         wall0, t0 = self._origin
         due = wall0 + (t - t0) / self.speed
         if now - due > self.max_lag_s or t < t0:  # behind (or the session's time went back)
+            self.slips += t >= t0
             self._origin = (now, t)
             return 0.0
         return max(0.0, due - now)
