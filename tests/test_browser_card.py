@@ -6,6 +6,7 @@ Screenshots at 1280 px and on a phone go to tests/artifacts/."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
@@ -77,10 +78,10 @@ def _offer(page, **ruling):
     return page.evaluate("window.refcam.card")
 
 
-def test_the_card_holds_a_violation_until_the_next_turn_or_a_dismissal():
-    """The card's own rules, fed rulings straight after a short replay has ended (nothing else arrives):
-    the same turn's routine news waits, a ranking goes to its panel, the next turn releases the card,
-    and Dismiss releases it at once."""
+@contextlib.contextmanager
+def ended_replay_page(width: int, height: int, **page_options):
+    """The page of a short replay (the bundled kang session, as fast as it goes) once it has
+    ended, so that nothing else arrives while a test feeds the card its rulings."""
     _need_browser()
     session = RACE.parent / "kang"
     if not (session / "manifest.jsonl").is_file():
@@ -88,36 +89,45 @@ def test_the_card_holds_a_violation_until_the_next_turn_or_a_dismissal():
     proc, port, _ = start_serve("--replay", str(session), "--fast", "--host", "127.0.0.1")
     try:
         for browser in launch_chromium():
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser.new_page(viewport={"width": width, "height": height}, **page_options)
             page.goto(f"http://127.0.0.1:{port}/")
             deadline = time.monotonic() + 90
             while time.monotonic() < deadline and page.evaluate("window.refcam.status") != "source ended":
                 time.sleep(0.3)
-            assert _offer(page, summary="pawn moved twice", legal=False)["level"] == 3
-            assert page.locator("#card-dismiss").is_visible()
-            assert _offer(page, kind="finish", summary="not crossed yet", details={"crossed": False})["summary"] == \
-                "pawn moved twice"  # routine news of the same turn waits
-            assert _offer(page, kind="state", summary="a card laid", t=12.0)["summary"] == "pawn moved twice"
-            _offer(page, kind="ranking", summary="ranking: 1. A; 2. B", t=12.0)
-            assert page.evaluate("window.refcam.card.summary") == "pawn moved twice"
-            assert "1. A" in page.locator("#ranking-text").inner_text()
-            assert _offer(page, summary="second breach", legal=False)["level"] == 3  # the same turn: both shown
-            assert "second breach" in page.locator("#card-more").inner_text()
-            assert _offer(page, summary="next turn: legal", legal=True, t=12.0)["summary"] == "next turn: legal"
-            _offer(page, summary="third breach", legal=False, t=14.0)
-            page.click("#card-dismiss")
-            assert "dismissed" in page.get_attribute("#card", "class") and page.locator("#card-dismiss").is_hidden()
-            assert _offer(page, kind="state", summary="after dismissal", t=14.0)["summary"] == "after dismissal"
-            # the replay's normal end is news, not an alarm
-            assert "info" in page.get_attribute("#alert", "class")
-            # a Grand Prix's end names its winner in the state panel, a tie as a tie
-            final = {"totals": {"tornado/boat-1": 8, "tornado/boat-2": 8}, "points": 8,
-                     "leaders": ["tornado/boat-1", "tornado/boat-2"], "winner": None}
-            page.evaluate("(d) => window.refcamViews.renderState({kind: 'ranking', data: d})",
-                          {"ranking": [], "grand_prix": {"final": final}})
-            assert "Grand Prix over: boat-1, boat-2 tie" in page.locator("#state").inner_text()
+            yield page
     finally:
         stop_serve(proc)
+
+
+def test_the_card_holds_a_violation_until_the_next_turn_or_a_dismissal():
+    """The card's own rules, fed rulings straight after a short replay has ended (nothing else arrives):
+    the same turn's routine news waits, a ranking goes to its panel, the next turn releases the card,
+    and Dismiss releases it at once."""
+    with ended_replay_page(1280, 900) as page:
+        assert _offer(page, summary="pawn moved twice", legal=False)["level"] == 3
+        assert page.locator("#card-dismiss").is_visible()
+        assert _offer(page, kind="finish", summary="not crossed yet", details={"crossed": False})["summary"] == \
+            "pawn moved twice"  # routine news of the same turn waits
+        assert _offer(page, kind="state", summary="a card laid", t=12.0)["summary"] == "pawn moved twice"
+        _offer(page, kind="ranking", summary="ranking: 1. A; 2. B", t=12.0)
+        assert page.evaluate("window.refcam.card.summary") == "pawn moved twice"
+        assert "1. A" in page.locator("#ranking-text").inner_text()
+        assert _offer(page, summary="second breach", legal=False)["level"] == 3  # the same turn: both shown
+        assert "second breach" in page.locator("#card-more").text_content()  # folded behind "1 more"
+        assert page.locator("#card-more-count").inner_text() == "1 more"
+        assert _offer(page, summary="next turn: legal", legal=True, t=12.0)["summary"] == "next turn: legal"
+        _offer(page, summary="third breach", legal=False, t=14.0)
+        page.click("#card-dismiss")
+        assert "dismissed" in page.get_attribute("#card", "class") and page.locator("#card-dismiss").is_hidden()
+        assert _offer(page, kind="state", summary="after dismissal", t=14.0)["summary"] == "after dismissal"
+        # the replay's normal end is news, not an alarm
+        assert "info" in page.get_attribute("#alert", "class")
+        # a Grand Prix's end names its winner in the state panel, a tie as a tie
+        final = {"totals": {"tornado/boat-1": 8, "tornado/boat-2": 8}, "points": 8,
+                 "leaders": ["tornado/boat-1", "tornado/boat-2"], "winner": None}
+        page.evaluate("(d) => window.refcamViews.renderState({kind: 'ranking', data: d})",
+                      {"ranking": [], "grand_prix": {"final": final}})
+        assert "Grand Prix over: boat-1, boat-2 tie" in page.locator("#state").inner_text()
 
 
 def test_players_declare_on_the_page_and_a_refusal_without_the_token_stays_in_words():
@@ -171,3 +181,47 @@ def _poll_text(page, selector: str, words: str, timeout_s: float = 10.0) -> None
             return
         time.sleep(0.2)
     raise AssertionError(f"{words!r} not in {selector} within {timeout_s} s")
+
+
+THREE_BREACHES = {
+    "t": 20.0, "game": "tornado", "kind": "move", "legal": False, "rule": "Tornado Splash, Racing Card Placement",
+    "summary": "Illegal: boat-3's card does not continue the course (Racing Card Placement). tornado/card-3-11's "
+               "centre line misses the one it continues by 24.9 mm, and no obstacle is in the way; the cards on "
+               "boat-3's route give it 6 movement spaces this round (at most 3); tornado/card-3-12 turns +120 deg "
+               "from tornado/card-3-11, more than the 90 deg a card may turn.",
+    "details": {"pieces": ["tornado/card-3-11", "tornado/boat-3"],
+                "breaches": ["Illegal: boat-3's card does not continue the course (Racing Card Placement).",
+                             "boat-3 moved 6 movement spaces this round, at most 3 (Racing Card Limitation).",
+                             "card-3-12 turns 120 deg from card-3-11, at most 90 (Racing Card Placement)."]}}
+
+
+def test_a_card_with_three_breaches_leaves_the_video_in_view_on_a_phone():
+    """390 x 844: the card shows the headline breach (the summary's first sentence) and folds the
+    other two behind "2 more"; the video's top edge stays above the fold. Without a list of
+    breaches, what follows the first sentence folds the same way."""
+    with ended_replay_page(390, 844, device_scale_factor=2) as phone:
+        phone.evaluate("(r) => window.refcamUi.offerCard(r, r.t, 0)", THREE_BREACHES)
+        headline = "Illegal: boat-3's card does not continue the course (Racing Card Placement)."
+        assert phone.locator("#card-text").inner_text() == headline
+        assert phone.locator("#card-more-count").inner_text() == "2 more"
+        assert phone.locator("#card-verdict").is_hidden()  # the verdict is the sentence's own first word
+        video = phone.locator("#live").bounding_box()
+        assert 0 <= video["y"] < 844, video  # the video's top edge above the fold
+        card = phone.locator("#card").bounding_box()
+        assert card["y"] + card["height"] < 844 / 2, card
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        phone.screenshot(path=str(ARTIFACTS / "card-3-breaches-phone.png"))
+        phone.click("#card-more-count")  # unfolded on a tap
+        assert "at most 90" in phone.locator("#card-more-list").inner_text()
+        no_list = dict(THREE_BREACHES, details={}, t=22.0)
+        phone.evaluate("(r) => window.refcamUi.offerCard(r, r.t, 0)", no_list)
+        assert phone.locator("#card-text").inner_text() == headline
+        assert phone.locator("#card-more-count").inner_text() == "1 more"
+        assert "24.9 mm" in phone.locator("#card-more-list").text_content()
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        # a replay slower than its recording says so, under the source line
+        note = "replay running at 0.6x: this computer is slower than the recording"
+        phone.evaluate("(n) => window.refcamUi.setStatus({shown: 'in play', replay_note: n})", note)
+        assert phone.locator("#pace").inner_text() == note
+        phone.evaluate("() => window.refcamUi.setStatus({shown: 'in play', replay_note: ''})")
+        assert phone.locator("#pace").is_hidden()

@@ -49,8 +49,9 @@ def test_replay_prints_the_timeline_of_rulings(rendered, capsys):
     timeline = json.loads(out)
     assert timeline, "a session with two stable states gives rulings"
     times = sorted({r["t"] for r in timeline})
-    # stable states: after 3 frames to confirm + 0.5 s calm, and 0.5 s after the slide ends at 1.4 s
-    assert times == [pytest.approx(0.7, abs=0.11), pytest.approx(1.9, abs=0.11)]
+    # stable states: a hold of 0.5 s (5 frames at 10 fps) from the first frame, and from the
+    # slide's last frame at 1.4 s (where the piece reached its new place)
+    assert times == [pytest.approx(0.4, abs=0.01), pytest.approx(1.8, abs=0.01)]
     assert all(r["game"] == "tornado" and r["frame"].endswith(".jpg") for r in timeline)
     assert "100%" in err  # progress as percentages when stderr is not a terminal
     assert main(["replay", str(rendered)]) == 0

@@ -91,10 +91,10 @@ def test_declared_pass_of_the_last_ranked_boat_ends_the_round():
     assert verdicts == {False: (False, 1), True: (True, 2)}
 
 
-def test_bundled_session_at_12_75_s_is_legal_in_the_golden():
-    """samples/sessions/tornado at 12.75 s: boat-1 (last of round 2) acted at 9.5 s, so boat-2
-    moving at 12.75 s begins round 3; the golden file pins that ruling."""
-    rulings = [r for r in json.loads(GOLDEN.read_text()) if r["t"] == 12.75]
+def test_bundled_session_at_12_s_is_legal_in_the_golden():
+    """samples/sessions/tornado at 12 s: boat-1 (last of round 2) acted at 9 s, so boat-2
+    moving at 12 s begins round 3; the golden file pins that ruling."""
+    rulings = [r for r in json.loads(GOLDEN.read_text()) if r["t"] == 12.0]
     move = next(r for r in rulings if r["kind"] == "move")
     assert move["legal"] is True and not any(r["kind"] == "pending" for r in rulings)
     assert any(r["kind"] == "ranking" and r["summary"].startswith("Round 3:") for r in rulings)

@@ -5,14 +5,25 @@ the table at rest, so the tracker
 
 * confirms a piece only after ``min_hits`` consecutive sightings (a marker that
   flashes up for a frame or two never becomes a piece), like a multi-object
-  tracker's min-hits;
+  tracker's min-hits, or once it has been seen still in every frame of a hold (below):
+  a piece put down is part of the table as soon as the table could be ruled on;
 * keeps a confirmed piece through short drop-outs (``grace_frames``: flicker, no
   effect on stability) and longer ones (occlusion: the piece is remembered at its
   last pose and the table is "in play" while it is hidden); only a piece unseen for
   ``forget_s`` seconds has left the table (the tracker's max-age);
 * calls the table stable when every confirmed piece stayed within half its tolerance
-  of its pose at the start of the calm period for ``stable_s`` seconds. Tolerance per
-  piece: ``floor_mm + k_sigma * sigma_mm`` (position), ``floor_deg + k_sigma * sigma_theta_deg``.
+  of its pose at the start of the calm period, and was seen there over a hold of
+  ``stable_s`` seconds. Tolerance per piece: ``floor_mm + k_sigma * sigma_mm``
+  (position), ``floor_deg + k_sigma * sigma_theta_deg``.
+
+The hold is a property of the frames, never of how fast they are processed: from the calm
+period's first frame to the piece's latest sighting, plus the time one frame stands for (the
+interval since the frame before, at most half of ``stable_s``, so one frame alone is never a
+hold). At 4 fps and 0.5 s, a position still for 2 frames (0.25 s apart) is a hold; at 10 fps,
+5 frames. The calm period starts where the change was first seen: a piece put down starts it at
+its first sighting, not when its confirmation ends. A frame where a piece is not seen (flicker,
+or a hand over it) extends no piece's hold, so a state is never handed out on the strength of
+frames where a hand may be moving a piece.
 
 Each stable state that differs from the last one (a piece came, went or moved beyond
 tolerance) is handed out once, as an Observation of the averaged poses. Pure Python on
@@ -58,6 +69,7 @@ class _Track:
     confirmed: bool = False
     last_seen_t: float = 0.0
     missing_since_t: float | None = None
+    still_since_t: float = 0.0  # first sighting of the current unbroken run at about its anchor
     # sums of the calm period, for the averaged stable pose
     n: int = 0
     sx: float = 0.0
@@ -135,30 +147,48 @@ class StableStateTracker:
         self.calm_since: float | None = None
         self.last_stable: Observation | None = None
         self._emitted_this_calm = False
+        self._last_t: float | None = None
+        self.frame_s = 0.0  # the time the newest frame stands for (hold_s)
 
     def reset(self) -> None:
         self.tracks.clear()
         self.calm_since = None
         self.last_stable = None
         self._emitted_this_calm = False
+        self._last_t = None
+        self.frame_s = 0.0
 
-    def _disturb(self, t: float) -> None:
-        """Something changed: the calm period starts again now."""
-        self.calm_since = t
+    def _disturb(self, since: float, now: float) -> None:
+        """Something changed, first seen at time `since`: the calm period starts again there. A
+        change seen now starts every piece's anchor and average afresh; a piece confirmed now,
+        still since `since`, changes no piece's pose since then (each keeps its samples)."""
+        self.calm_since = since
         self._emitted_this_calm = False
+        if since < now:
+            return
         for tr in self.tracks.values():
             tr.anchor = tr.pose
             tr.reset_average()
 
+    def hold_s(self, since: float, seen_t: float) -> float:
+        """How long a position seen from the frame at `since` to the one at `seen_t` was held:
+        their interval plus the time the newest frame stands for."""
+        return seen_t - since + self.frame_s
+
     def update(self, obs: Observation, t: float) -> TrackerUpdate:
         s = self.settings
+        dt = 0.0 if self._last_t is None else max(0.0, t - self._last_t)
+        self.frame_s = min(dt, s.stable_s / 2.0)
+        self._last_t = t
         seen = {p.name: p for p in obs.pieces}
-        reason = self._sightings(seen, t)
+        reason, since = self._sightings(seen, t)
         left, hidden = self._dropouts(seen, t)
-        disturbed = bool(reason or left)
         reason = left or reason
-        if disturbed or self.calm_since is None:
-            self._disturb(t)
+        if left:
+            since = t
+        if since is not None or self.calm_since is None:
+            start = t if since is None or self.calm_since is None else max(since, self.calm_since)
+            self._disturb(start, t)
         if hidden:
             # Occluded: remembered at its last pose, but nothing is ruled while a hand covers the table.
             self.calm_since = None
@@ -166,17 +196,14 @@ class StableStateTracker:
             reason = reason or f"{', '.join(sorted(hidden))} hidden"
         else:
             for tr in self.tracks.values():
-                if tr.confirmed and tr.misses == 0:
+                if tr.misses == 0:  # seen now: a confirmed piece, or one being confirmed while it stays still
                     tr.add_sample(tr.pose)
 
         confirmed = {n: tr for n, tr in self.tracks.items() if tr.confirmed}
         calm_for = 0.0 if self.calm_since is None else t - self.calm_since
         new_stable = None
         status = IN_PLAY
-        # A piece still being confirmed (seen, not yet min_hits times) may be one just put down:
-        # rule only once it is known whether it is real, so no state is handed out without it.
-        pending = any(not tr.confirmed and tr.misses == 0 for tr in self.tracks.values())
-        if self.calm_since is not None and calm_for >= s.stable_s - 1e-9 and not pending:
+        if self._held(confirmed.values()):
             status = STABLE
             if not self._emitted_this_calm:
                 self._emitted_this_calm = True
@@ -189,33 +216,53 @@ class StableStateTracker:
         return TrackerUpdate(t=t, status=status, stable_for_s=calm_for, new_stable=new_stable,
                              hidden=tuple(sorted(hidden)), pieces=pieces, reason=reason)
 
-    def _sightings(self, seen: dict[str, PiecePose], t: float) -> str:
-        """Update the tracks of the pieces in view; confirm new pieces after min_hits.
-        Returns why the table is disturbed ("X appeared", "X moved"), or ""."""
+    def _held(self, confirmed) -> bool:
+        """Every confirmed piece was seen, unmoved, over a hold of stable_s in this calm period;
+        and no piece is being confirmed now (a piece just put down: rule only once it is known
+        whether it is real, so no state is handed out without it)."""
+        if self.calm_since is None:
+            return False
+        if any(not tr.confirmed and tr.misses == 0 for tr in self.tracks.values()):
+            return False
+        need = self.settings.stable_s - 1e-9
+        return all(tr.last_seen_t >= self.calm_since and self.hold_s(self.calm_since, tr.last_seen_t) >= need
+                   for tr in confirmed)
+
+    def _sightings(self, seen: dict[str, PiecePose], t: float) -> tuple[str, float | None]:
+        """Update the tracks of the pieces in view; confirm new pieces. Returns why the table is
+        disturbed ("X appeared", "X moved", or "") and since when (None: undisturbed): a move
+        now, a piece confirmed now since its first still sighting."""
         s = self.settings
-        reason = ""
+        reason, since = "", None
         for name, pose in seen.items():
             tr = self.tracks.get(name)
             if tr is None:
-                tr = self.tracks[name] = _Track(pose=pose, anchor=pose, last_seen_t=t)
+                tr = self.tracks[name] = _Track(pose=pose, anchor=pose, last_seen_t=t, still_since_t=t)
                 if s.min_hits <= 1:
                     tr.confirmed = True
-                    reason = f"{name} appeared"
+                    reason, since = f"{name} appeared", t
                 continue
             if tr.misses and not tr.confirmed:
                 tr.hits = 0  # a tentative piece must be seen in a row
+                tr.anchor, tr.still_since_t = pose, t
+                tr.reset_average()
             tr.hits += 1
             tr.misses = 0
             tr.missing_since_t = None
             tr.pose = pose
             tr.last_seen_t = t
-            if not tr.confirmed and tr.hits >= s.min_hits:
-                tr.confirmed = True
-                tr.anchor = pose
-                reason = f"{name} appeared"
-            elif tr.confirmed and pose_moved(tr.anchor, pose, s, scale=s.calm_motion_scale):
-                reason = f"{name} moved"
-        return reason
+            if not tr.confirmed:
+                if pose_moved(tr.anchor, pose, s, scale=s.calm_motion_scale):
+                    tr.anchor, tr.still_since_t = pose, t  # still being put down
+                    tr.reset_average()
+                held = tr.hits >= 2 and self.hold_s(tr.still_since_t, t) >= s.stable_s - 1e-9
+                if tr.hits >= s.min_hits or held:
+                    tr.confirmed = True
+                    reason = f"{name} appeared"
+                    since = tr.still_since_t if since is None else max(since, tr.still_since_t)
+            elif pose_moved(tr.anchor, pose, s, scale=s.calm_motion_scale):
+                reason, since = f"{name} moved", t
+        return reason, since
 
     def _dropouts(self, seen: dict[str, PiecePose], t: float) -> tuple[str, list[str]]:
         """Pieces out of view: flicker, occlusion, or the piece left.

@@ -29,14 +29,15 @@ from typing import Any, Callable
 import numpy as np
 
 from referee.errors import RefcamError
-from referee.game import Declaration, Game, parse_settings
+from referee.game import Declaration, Game, Shape, parse_settings
 from referee.observation import ImageFromGame, Observation
 from referee.registry import game_ids, get_game, games
-from referee.rulings import Ruling
+from referee.rulings import Ruling, cannot_tell
 from vision.fusion import DEFAULT_FRAMES, DEFAULT_MAX_BYTES
 from vision.pipeline import NoStickersError
 from vision.sources import FrameSource
 from vision.tracking import IN_PLAY, StableStateTracker, TrackerSettings, TrackerUpdate
+from webui.replays import RECORDED_KINDS, ReplayClock
 
 ObserveFn = Callable[[np.ndarray, Any, str], Observation]
 
@@ -184,6 +185,14 @@ class LiveEngine:
         self._mapping = None  # the newest image_from_game, kept while a hand hides the stickers
         self._drawer: FrameDrawer | None = FrameDrawer(self._draw_frame, self._drawing_failed) \
             if self.live.pipelined else None
+        # A recording played in real time is paced here, never by passing frames over: every frame
+        # is ruled, and when this computer cannot keep up the replay's clock slows (ReplayClock).
+        self.clock: ReplayClock | None = None
+        if source.info.kind in RECORDED_KINDS and getattr(source, "realtime", False):
+            self.clock = ReplayClock(speed=float(getattr(source, "speed", 1.0) or 1.0))
+            source.realtime = False
+        self._replay_note = ""
+        self._offending: tuple[str, ...] = ()  # the pieces the newest illegal rulings name, outlined on the video
         source.on_warning = self._source_warning
         source.on_status = self._source_status
         source.on_state = self._source_state  # running / ended / lost / error, with a message
@@ -225,6 +234,7 @@ class LiveEngine:
         self._calm_fused = None
         self.stable_obs, self.stable_image, self.stable_t = None, None, None
         self.game_t0 = None
+        self._offending = ()
 
     def _archive_log(self, reason: str) -> dict | None:
         """Move the rulings log into the archive (and the recording folder, if recording)."""
@@ -291,11 +301,16 @@ class LiveEngine:
                 except OSError as exc:
                     self._warn_once(f"could not keep a declaration in the recording: {exc.strerror or exc}", None)
         for r in rulings:
-            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, keep=True)
+            self._publish(self.ruling_event(r), keep=True)
         self._publish({"type": "state", "state": self.state_json(), "t": t})
         return rulings
 
     # ----- events --------------------------------------------------------------------
+    def ruling_event(self, ruling: Ruling) -> dict:
+        """A ruling for the page, with the game time and whether nothing was judged."""
+        return {"type": "ruling", "ruling": ruling.to_json(), "game_t": self.game_time(ruling.t),
+                "cannot_tell": cannot_tell(ruling)}
+
     def _publish(self, event: dict, entry_ms: float | None = None, keep: bool = False) -> dict:
         event = dict(event)
         event["seq"] = next(self._seq)
@@ -332,7 +347,9 @@ class LiveEngine:
                 "source_state": self.source_state(), "source_message": self.page_text(self.source_message()),
                 "hidden": list(u.hidden) if u else [], "reason": u.reason if u else "",
                 "fps": round(self.fps, 1), "frames": self.frames_in, "done": self.done.is_set(),
-                "error": self.page_text(self.error) if self.error else None}
+                "error": self.page_text(self.error) if self.error else None,
+                "replay_rate": None if self.clock is None or self.clock.rate is None else round(self.clock.rate, 2),
+                "replay_note": self._replay_note}
 
     def page_text(self, text: str) -> str:
         """text as the page shows it: a replayed folder or video by its own name, never the absolute
@@ -414,18 +431,18 @@ class LiveEngine:
 
     def run(self) -> None:
         """Process the source until it ends or stop() is called."""
-        fps_t0, fps_n = time.monotonic(), 0
+        fps = {"t0": time.monotonic(), "n": 0}
+
+        def count_frame() -> None:
+            fps["n"] += 1
+            now = time.monotonic()
+            if now - fps["t0"] >= 1.0:
+                self.fps = fps["n"] / (now - fps["t0"])
+                fps["t0"], fps["n"] = now, 0
+                self._publish(self.status_event())
+
         try:
-            for t, image in self.source:
-                if self._stop.is_set():
-                    break
-                self.process(t, image)
-                fps_n += 1
-                now = time.monotonic()
-                if now - fps_t0 >= 1.0:
-                    self.fps = fps_n / (now - fps_t0)
-                    fps_t0, fps_n = now, 0
-                    self._publish(self.status_event())
+            self.play(after_frame=count_frame)
         except RefcamError as exc:
             self.error = str(exc)
             self._warn(f"source stopped: {exc}")
@@ -435,6 +452,52 @@ class LiveEngine:
         finally:
             self.drain()  # the last frames drawn before the page hears the source ended
             self.done.set()
+            self._publish(self.status_event())
+
+    def play(self, after_frame: Callable[[], None] | None = None) -> None:
+        """Rule every frame the source gives, in order, until it ends or stop() is called: the one
+        loop of a camera on the page, a replay on the page and `refcam replay`. A recorded
+        session's declarations are handed to the game at their own times, on every pass of a
+        looping replay. With a clock (a replay on the page in real time), each frame waits for its
+        time; one that comes late is still ruled, and the clock slips (ReplayClock).
+        Source errors (RefcamError) go to the caller."""
+        recorded = recorded_declarations(self.source)
+        due: list[Declaration] = []
+        first_t: float | None = None  # the first frame's time: a later pass's declarations shift with it
+        for t, image in self.source:
+            if self._stop.is_set():
+                break
+            if first_t is None or self._restart_pending:  # a pass of the recording begins
+                for d in due:  # said after the last frame of the pass before
+                    self._declare_recorded(d)
+                first_t = t if first_t is None else first_t
+                due = [replace(d, t=d.t + t - first_t) for d in recorded]
+            if self.clock is not None and self._stop.wait(self.clock.wait_s(t, time.monotonic())):
+                break
+            while due and due[0].t < t:  # said after the frames before this one were seen
+                self._declare_recorded(due.pop(0))
+            self.process(t, image)
+            if self.clock is not None:
+                self.clock.ruled(t, time.monotonic())
+                self._tell_replay_pace()
+            if after_frame is not None:
+                after_frame()
+        if not self._stop.is_set():
+            for d in due:  # said after the last frame
+                self._declare_recorded(d)
+
+    def _declare_recorded(self, declaration: Declaration) -> None:
+        """A recorded declaration replayed at its own time; one the game refuses is a warning."""
+        try:
+            self.declare(declaration, declaration.t)
+        except RefcamError as exc:
+            self._warn(f"declaration {declaration} not taken: {exc}")
+
+    def _tell_replay_pace(self) -> None:
+        """The page hears when the replay starts or stops running slower than the recording."""
+        note = self.clock.note
+        if note != self._replay_note:
+            self._replay_note = note
             self._publish(self.status_event())
 
     def process(self, t: float, image: np.ndarray, entry_ms: float | None = None) -> list[Ruling]:
@@ -477,6 +540,7 @@ class LiveEngine:
                 try:
                     step = self.game.step(self.state, stable, t)
                     self.state, rulings = step.state, list(step.rulings)
+                    self._offending = offending_pieces(rulings) if rulings else self._offending
                 except RefcamError as exc:
                     self._warn(f"the referee could not rule: {exc}", entry_ms)
                 except Exception as exc:  # a referee bug: say so, keep refereeing the next states
@@ -484,7 +548,7 @@ class LiveEngine:
         if status_changed or update.new_stable is not None:
             self._publish(self.status_event(), entry_ms)
         for r in rulings:
-            self._publish({"type": "ruling", "ruling": r.to_json(), "game_t": self.game_time(r.t)}, entry_ms, keep=True)
+            self._publish(self.ruling_event(r), entry_ms, keep=True)
         if update.new_stable is not None:
             self._publish({"type": "state", "state": self.state_json(), "t": t}, entry_ms)
         if self.live.stream and (self.frames.clients or self.latest_jpeg is None):
@@ -509,9 +573,9 @@ class LiveEngine:
         """Keep the frames of the table's current calm period (the tracker's), the newest
         fuse_frames of them within fuse_max_bytes, each with the stickers its observe found (an
         observe that keeps no stickers, a test's stand-in, turns fusion off); and fuse them once
-        per calm period, as soon as they are all there or on the last frame before the table
-        can be called stable, so the ruling does not wait for the fusion (and only when it is
-        worth it: vision.fusion.worth_fusing)."""
+        per calm period, as soon as they are all there or on the frame that completes the table's
+        hold (the tracker's hold_s), before its state is ruled (and only when it is worth it:
+        vision.fusion.worth_fusing)."""
         from vision.fusion import stickers_from_observation
 
         stickers = stickers_from_observation(obs)
@@ -523,13 +587,13 @@ class LiveEngine:
             return
         while self._calm_frames and self._calm_frames[0][0] < calm_since:
             self._calm_frames.popleft()
-        dt = t - self._calm_frames[-1][0] if self._calm_frames else 0.0
         self._calm_frames.append((t, image, stickers))
         while len(self._calm_frames) > keep:
             self._calm_frames.popleft()
         if self._calm_fused is not None and self._calm_fused[0] != calm_since:
             self._calm_fused = None  # fused in an earlier calm period
-        due = len(self._calm_frames) >= keep or t - calm_since + dt >= self.tracker.settings.stable_s - 1e-9
+        due = len(self._calm_frames) >= keep or \
+            self.tracker.hold_s(calm_since, t) >= self.tracker.settings.stable_s - 1e-9
         if self._calm_fused is None and len(self._calm_frames) >= 2 and due:
             self._calm_fused = (calm_since, self._fuse_calm_frames(entry_ms))
 
@@ -598,7 +662,7 @@ class LiveEngine:
         elif obs.pieces:
             self._mapping = None
         with self._lock:
-            shapes = self.game.shapes(self.state, obs)
+            shapes = tuple(self.game.shapes(self.state, obs)) + offending_outlines(self._offending, update.pieces)
         job = (image, obs, update, self._mapping, shapes)
         if self._drawer is not None:
             self._drawer.submit(job, entry_ms)
@@ -703,6 +767,52 @@ class FrameDrawer:
             except queue.Full:
                 return  # a drawing stuck: the daemon thread goes with the process
             self._thread.join(timeout=5.0)
+
+
+# How far outside a piece's footprint its outline as an offending piece is drawn (mm): clear of
+# the piece's own outline.
+OFFENDING_MARGIN_MM = 4.0
+
+
+def offending_pieces(rulings: list[Ruling]) -> tuple[str, ...]:
+    """The pieces the illegal rulings among these name (details["pieces"]), in order, once each."""
+    names: dict[str, None] = {}
+    for r in rulings:
+        pieces = r.details.get("pieces") if r.legal is False or r.kind == "violation" else None
+        if isinstance(pieces, (list, tuple)):
+            names.update((str(p), None) for p in pieces)
+    return tuple(names)
+
+
+def offending_outlines(names: tuple[str, ...], poses) -> tuple[Shape, ...]:
+    """An outline just outside each named piece's footprint, where it is now (game-frame mm), in
+    the "illegal" role; none for a piece with no pose or not in the catalog."""
+    if not names:
+        return ()
+    from shapely.geometry import Polygon
+
+    from referee.catalog import default_catalog, footprint_polygon
+    from webui.overlay import piece_to_game
+
+    catalog = default_catalog()
+    out = []
+    for pose in poses:
+        if pose.name not in names or not catalog.has_piece(pose.name):
+            continue
+        local = footprint_polygon(catalog.piece(pose.name).footprint, 16)
+        ring = Polygon(piece_to_game(pose, local)).buffer(OFFENDING_MARGIN_MM, quad_segs=4).exterior.coords
+        out.append(Shape("polygon", tuple((float(x), float(y)) for x, y in ring), role="illegal",
+                         legend="ruled illegal"))
+    return tuple(out)
+
+
+def recorded_declarations(source: FrameSource) -> list[Declaration]:
+    """What the players declared while a session was recorded (none for a camera or a video),
+    in session time from its first frame, oldest first."""
+    session = getattr(source, "session", None)
+    if session is None or source.info.kind != "session":
+        return []
+    return sorted((Declaration.from_json(d) for d in session.declarations()), key=lambda d: d.t)
 
 
 def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool = True,

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from webui.catalog_option import add_catalog_option
+from webui.replays import default_detect
 from webui.game_flags import add_game_arguments
 
 
@@ -18,7 +19,7 @@ def register(subparsers) -> None:
     p.add_argument("--camera-file", metavar="F", help="camera file (default: the session's camera.json)")
     p.add_argument("--quick", action="store_true",
                    help="skip the detector's second look at small stickers (for slow computers)")
-    p.add_argument("--detect", choices=("follow", "regions", "whole"), default="regions",
+    p.add_argument("--detect", choices=("follow", "regions", "whole"), default=default_detect("session"),
                    help="between frames where something moves (searched whole), follow the stickers "
                         "(fast), detect in the regions around them (the same corners as whole frames) or "
                         "search every frame whole (default regions)")
@@ -64,7 +65,7 @@ class Progress:
 
 def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, observe=None,
                    progress=None, on_warning=None, thorough=True,
-                   detect="regions") -> tuple[list[dict], str]:
+                   detect=None) -> tuple[list[dict], str]:
     """Every ruling of a session, in order, as JSON dicts (each with the frame it came from); and the game.
 
     options: the game's option texts by name (e.g. from --course); an option the game lacks is refused."""
@@ -92,10 +93,11 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
     settings = LiveSettings(game=game, options=dict(options or {}), camera=camera,
                             tracker=TrackerSettings(stable_s=stable_s), stream=False)
     if observe is None:
-        observe = tracking_observe(thorough=thorough, mode=detect)
+        observe = tracking_observe(thorough=thorough, mode=detect or default_detect("session"))
     engine = LiveEngine(source, observe, settings)
     events = engine.events.subscribe()
     timeline: list[dict] = []
+    frames = {"n": 0}
 
     def drain() -> None:
         while True:
@@ -107,39 +109,16 @@ def replay_session(folder, game=None, options=None, camera=None, stable_s=0.5, o
             elif ev["type"] == "warning" and on_warning:
                 on_warning(ev["message"])
 
-    declared = declarations_of(folder)
-    n = 0
-    for t, image in source:
-        while declared and declared[0].t < t:  # said after the frames before this one were seen
-            _declare(engine, declared.pop(0), on_warning)
-        engine.process(t, image)
-        n += 1
+    def after_frame() -> None:
+        frames["n"] += 1
         drain()
         if progress:
-            progress.update(n)
-    for d in declared:  # said after the last frame
-        _declare(engine, d, on_warning)
-    drain()  # a bad frame at the very end is reported while the source finishes, after the last process()
+            progress.update(frames["n"])
+
+    engine.play(after_frame)  # the loop the live page's engine runs, as fast as the frames come
+    drain()  # declarations after the last frame; a bad frame at the very end, reported as the source finishes
     return timeline, game
 
-
-def _declare(engine, declaration, on_warning) -> None:
-    """Replay one recorded declaration at its own time; one the game refuses is a warning."""
-    from referee.errors import RefcamError
-
-    try:
-        engine.declare(declaration, declaration.t)
-    except RefcamError as exc:
-        if on_warning:
-            on_warning(f"declaration {declaration} not taken: {exc}")
-
-
-def declarations_of(folder) -> list:
-    """What the players declared during a recorded session (referee.game.Declaration), oldest first."""
-    from referee.game import Declaration
-    from vision.session import read_session
-
-    return [Declaration.from_json(d) for d in read_session(folder).declarations()]
 
 def session_options(folder, game, header: dict, options: dict) -> tuple[dict, list[str]]:
     """A session's own settings, for each option of the game not given on the command line:

@@ -11,6 +11,7 @@ from pathlib import Path
 from referee.errors import InvalidInputError, RefcamError
 from webui.catalog_option import add_catalog_option
 from webui.game_flags import add_game_arguments
+from webui.replays import default_detect
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -41,14 +42,16 @@ def register(subparsers) -> None:
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="another host name the page answers to (e.g. a name in your local DNS); repeatable")
     p.add_argument("--record", metavar="DIR", help="also record the frames to a new session folder")
-    p.add_argument("--fast", action="store_true", help="replay as fast as possible, not in real time")
+    p.add_argument("--fast", action="store_true",
+                   help="replay as fast as possible, not in real time (either way every frame is ruled)")
     p.add_argument("--loop", action="store_true", help="replay the session or video again and again")
     p.add_argument("--quick", action="store_true",
                    help="skip the detector's second look at small stickers (for slow computers)")
-    p.add_argument("--detect", choices=("follow", "regions", "whole"), default="follow",
+    p.add_argument("--detect", choices=("follow", "regions", "whole"), default=None,
                    help="between frames where something moves (searched whole), follow the stickers "
                         "(fast), detect in the regions around them (the same corners as whole frames) or "
-                        "search every frame whole (default follow)")
+                        "search every frame whole (default: follow for a camera; for a replay, as "
+                        "`refcam replay` does, so the page gives its rulings)")
     p.add_argument("--stable-s", type=float, default=0.5, metavar="S",
                    help="seconds the table must stay still before a ruling (default 0.5)")
     p.add_argument("--json", action="store_true",
@@ -127,7 +130,7 @@ def build_engine_config(args: argparse.Namespace, stderr=sys.stderr) -> dict:
             raise
     return {"SOURCE": source, "GAME": game, "OPTIONS": options, "CAMERA": camera, "ACCESS": access_policy(args),
             "RECORDER": recorder, "TRACKER": TrackerSettings(stable_s=args.stable_s), "START_ENGINE": False,
-            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", "follow"),
+            "THOROUGH": not args.quick, "DETECT": getattr(args, "detect", None) or default_detect(source.info.kind),
             "PIPELINED": True}  # drawing and JPEG encoding on a second thread (webui.live.FrameDrawer)
 
 

@@ -70,19 +70,49 @@
     else if (shown === "camera lost") showAlert(src || "camera lost; retrying");
     else showAlert("");
     const running = shown === "in play" || shown === "stable";
+    // a replay slower than its recording says so: every frame is still ruled, later
+    $("pace").hidden = !(running && ev.replay_note);
+    $("pace").textContent = running && ev.replay_note ? ev.replay_note : "";
     $("source-line").textContent = [refcam.config ? refcam.config.source : "", running ? src : "",
       running && ev.fps ? ev.fps + " fps" : ""].filter(Boolean).join(" · ");
   }
 
   // ----- the ruling card and the spoken rulings --------------------------------------------
+  // r.cannot_tell: the server's word (referee.rulings.cannot_tell) that nothing was judged.
   function verdictOf(r) {
-    const cannot = /cannot tell|too close to call|cannot judge/i.test(r.summary || "");
     if (r.legal === true) return { cls: "legal", word: "LEGAL" };
     if (r.legal === false) return { cls: "illegal", word: "ILLEGAL" };
-    if (cannot) return { cls: "undecided", word: "CANNOT TELL" };
+    if (r.cannot_tell) return { cls: "undecided", word: "CANNOT TELL" };
     if (r.kind === "move" && r.legal == null) return { cls: "undecided", word: "NOT JUDGED" };
     if (r.kind === "warning") return { cls: "warning", word: "WARNING" };
     return { cls: "info", word: String(r.kind || "ruling").toUpperCase() };
+  }
+
+  // A summary opens with its verdict in one short sentence ("Illegal: boat-3's card does not
+  // continue the course (Racing Card Placement)."); notation and measurements follow it. A
+  // sentence ends at ". " (a decimal point has no space after it) or at a line break.
+  function sentences(text) {
+    return String(text || "").split(/(?<=[.!?])\s+(?=\S)|\n+/).map((x) => x.trim()).filter(Boolean);
+  }
+
+  // The words that open a verdict-first summary (referee/rulings.py), or "".
+  const OPENING = /^(legal|illegal|cannot tell|pending|put right|resumed|seen together):\s/i;
+  function openingVerdict(sentence) {
+    const m = OPENING.exec(sentence);
+    return m ? m[1] : "";
+  }
+
+  // The card's headline: the first sentence of the first ruling's summary. Folded behind "N more":
+  // that ruling's other breaches (details.breaches, a list of sentences, where the game gives them;
+  // else the sentences after the first), then each other ruling of the same turn.
+  function cardParts(items) {
+    const main = items[0].r;
+    const said = sentences(main.summary);
+    const headline = said[0] || "";
+    const breaches = main.details && Array.isArray(main.details.breaches) ? main.details.breaches.map(String) : null;
+    const folded = breaches ? breaches.filter((b) => b.trim() !== headline) : said.slice(1);
+    for (const it of items.slice(1)) folded.push(verdictOf(it.r).word + ": " + it.r.summary);
+    return { headline, folded };
   }
 
   // What the card shows: illegal and "cannot tell" rulings of the latest turn outrank routine
@@ -124,11 +154,22 @@
     const box = $("card");
     box.className = "card " + v.cls;
     box.dataset.seq = items[items.length - 1].seq;
-    $("card-verdict").textContent = v.word;
-    $("card-text").textContent = short(main.r.summary);
+    const parts = cardParts(items);
+    const opening = openingVerdict(parts.headline);
+    // the verdict is said once: by the summary's own first word, else by the card's label
+    $("card-verdict").textContent = opening ? "" : v.word;
+    box.classList.toggle("no-label", !!opening);
+    const text = $("card-text");
+    text.textContent = "";
+    if (opening) text.appendChild(el("span", opening + ":", "card-verdict-word"));
+    text.appendChild(document.createTextNode((opening ? " " : "") + short(parts.headline.slice(opening ? opening.length + 1 : 0).trim())));
     const more = $("card-more");
-    more.textContent = "";
-    for (const it of items.slice(1)) more.appendChild(el("div", verdictOf(it.r).word + ": " + short(it.r.summary)));
+    more.hidden = !parts.folded.length;
+    more.open = false;
+    $("card-more-count").textContent = parts.folded.length + " more";
+    const list = $("card-more-list");
+    list.textContent = "";
+    for (const line of parts.folded) list.appendChild(el("div", short(line)));
     $("card-rule").textContent = Array.from(new Set(items.map((it) => it.r.rule).filter(Boolean))).join(" · ");
     $("card-time").textContent = clock(main.gameT);
     $("card-dismiss").hidden = level !== 3;
@@ -177,7 +218,9 @@
   function speak(r) {
     if (!$("speak").checked || !("speechSynthesis" in window)) return;
     const v = verdictOf(r);
-    const words = (v.cls === "legal" || v.cls === "illegal" || v.cls === "undecided" ? v.word.toLowerCase() + ": " : "") + short(r.summary);
+    const headline = sentences(r.summary)[0] || "";
+    const said = openingVerdict(headline) || !(v.cls === "legal" || v.cls === "illegal" || v.cls === "undecided");
+    const words = (said ? "" : v.word.toLowerCase() + ": ") + short(headline);
     window.speechSynthesis.speak(new SpeechSynthesisUtterance(words));
   }
 
@@ -237,5 +280,5 @@
   window.refcamClock = clock;
   $("card-dismiss").addEventListener("click", dismissCard);
   $("notice-close").addEventListener("click", () => showNotice(""));
-  window.refcamUi = { offerCard, levelOf, speak, logRuling, logWarning, clearLog, setFilter, setStatus, showAlert, showNotice, showRankingView, changeHeaders, el, fmt, TOKEN };
+  window.refcamUi = { offerCard, levelOf, cardParts, speak, logRuling, logWarning, clearLog, setFilter, setStatus, showAlert, showNotice, showRankingView, changeHeaders, el, fmt, TOKEN };
 })();

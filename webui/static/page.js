@@ -8,11 +8,11 @@
   let notice = "";
 
   function onRuling(ev, now) {
-    const r = ev.ruling;
+    const r = Object.assign({}, ev.ruling, { cannot_tell: !!ev.cannot_tell });
     const gameT = typeof ev.game_t === "number" ? ev.game_t : null;
     const live = refcam.connectedAt !== null && ev.sent_ms >= refcam.connectedAt - 5;
     refcam.rulings.push({ seq: ev.seq, entry_ms: ev.entry_ms, sent_ms: ev.sent_ms, arrival_ms: now, summary: r.summary,
-      legal: r.legal, rule: r.rule, kind: r.kind, game_t: gameT, t: r.t,
+      legal: r.legal, rule: r.rule, kind: r.kind, game_t: gameT, t: r.t, cannot_tell: r.cannot_tell,
       details: r.details && "crossed" in r.details ? { crossed: r.details.crossed } : undefined });
     ui.logRuling(r, gameT);
     ui.offerCard(r, gameT, ev.seq);
