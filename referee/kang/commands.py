@@ -69,8 +69,13 @@ def _zone(z: dict) -> str:
 def run_state(args, tools) -> int:
     read = read_board(_observe(tools, args.image, args.camera_file))
     doc = read.to_json()
-    lines = board_table(doc["board"], doc["start_zone"])
-    lines += [f"cannot judge: {p}" for p in read.problems()] or ["every kangaroo placed"]
+    problems = read.problems()
+    on_board = sum(cell != "." for row in doc["board"] for cell in row)
+    # the verdict first: is the board read whole, then the board itself
+    head = (f"Cannot tell the whole board: {len(problems)} kangaroo{'s' * (len(problems) != 1)} not placed (below)"
+            if problems else f"Board read: every kangaroo placed, {on_board} on the board")
+    lines = [head + "."] + board_table(doc["board"], doc["start_zone"])
+    lines += [f"cannot judge: {p}" for p in problems] or ["every kangaroo placed"]
     _print(args, doc, lines)
     return 0
 

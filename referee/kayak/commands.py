@@ -117,6 +117,8 @@ def run_state(game, args, tools) -> int:
     if args.json:
         print(json.dumps(doc))
         return 0
+    conflicts = f"; {len(reading.conflicts)} rule conflict(s) flagged (below)" if reading.conflicts else ""
+    print(f"River read: {len(reading.tiles)} tile(s) and {len(reading.kayaks)} kayak(s) placed{conflicts}.")
     print(f"river: {reading.position.text()}")
     for place, t in enumerate(reading.tiles):
         print(f"  {place}: tile {t['tile']}{t['side']} rotation {t['rotation']} shift {t['shift']:+d} lanes "
@@ -141,7 +143,8 @@ def _print_survey(doc: dict, observation: Observation, as_json: bool) -> int:
     if as_json:
         print(json.dumps(doc))
         return 0
-    print("river: incomplete (nothing is judged until every tile is seen)")
+    print("Cannot tell the river: a tile is not in view (nothing is judged until every tile is seen).")
+    print("river: incomplete")
     for t in doc["river"] or []:
         seen = None if t["tile"] is None else f"tile {t['tile']}{t['side']} rotation {t['rotation']}"
         print(f"  {t['place']}: " + (f"{seen} shift {t['shift']:+d} lanes" if seen else "not in view"))

@@ -103,13 +103,29 @@ def run(args) -> int:
     return 0
 
 
+NOT_READ = "needed piece "  # how vision's warnings name a piece the game needs that it did not read
+
+
+def observe_verdict(obs) -> str:
+    """The first line a player reads: how many pieces were read, in which frame, and which
+    needed pieces were not (their warnings below say why and what would fix it)."""
+    missing = [w[len(NOT_READ):].split(" not read", 1)[0] for w in obs.warnings if w.startswith(NOT_READ)]
+    frame = obs.frame or {}
+    where = "in the game frame" if frame.get("game_frame") else "not in the game frame (its anchor is not in view)"
+    text = f"Read: {len(obs.pieces)} piece{'s' * (len(obs.pieces) != 1)} {where}"
+    if missing:
+        text += f"; not read: {', '.join(missing)} (see the warnings)"
+    return text + "."
+
+
 def format_table(obs) -> str:
     """A readable table: name, x, y, theta, sigma (and its two terms: the picture's measurement
     and the stickers' placement), size px, face; then the frame and warnings."""
     frame = obs.frame or {}
     anchor = frame.get("anchor") or frame.get("kind", "?")
     fusion = obs.extra.get("fusion")
-    lines = [f"game: {obs.game or '?'}   frame: {anchor}"
+    lines = [observe_verdict(obs),
+             f"game: {obs.game or '?'}   frame: {anchor}"
              + ("" if frame.get("game_frame") else " (not the game frame)")
              + f"   camera file: {'yes' if frame.get('camera_file') else 'no'}"]
     if fusion:

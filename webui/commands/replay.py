@@ -202,10 +202,21 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(timeline))
         return 0
-    if not timeline:
-        print(f"no rulings: the {game} session never settled into a new stable state")
+    print(replay_verdict(timeline, game))
     for r in timeline:
         verdict = {True: "LEGAL  ", False: "ILLEGAL", None: "       "}[r.get("legal")]
         rule = f"  [{r['rule']}]" if r.get("rule") else ""
         print(f"{r['t']:8.2f} s  {verdict}  {r['summary']}{rule}")
     return 0
+
+
+def replay_verdict(timeline: list[dict], game: str) -> str:
+    """The first line a player reads: what the session's rulings came to, by verdict."""
+    if not timeline:
+        return f"No rulings: the {game} session never settled into a new stable state."
+    legal = sum(r.get("legal") is True for r in timeline)
+    illegal = sum(r.get("legal") is False for r in timeline)
+    unsure = sum(str(r.get("summary", "")).lower().startswith("cannot tell") for r in timeline)
+    pending = any(r.get("kind") == "pending" for r in timeline[-1:])
+    end = "; the game ends held at an illegal turn" if pending else ""
+    return (f"Replayed: {len(timeline)} rulings: {legal} legal, {illegal} illegal, {unsure} cannot tell{end}.")
