@@ -251,13 +251,24 @@ def _fills(img: np.ndarray, shapes, pixels: ShapePixels) -> None:
     import cv2
 
     fills = [(s, px) for s, px in zip(shapes, pixels.fills) if px is not None]
-    if fills:
-        layer = img.copy()
-        for s, px in fills:
-            if np.all(np.isfinite(px)) and len(px) >= 3:
-                cv2.fillPoly(layer, [np.round(px).astype(np.int32)], style_of(s.role).colour)
-        alpha = max(style_of(s.role).fill for s, _ in fills)
-        cv2.addWeighted(layer, alpha, img, 1 - alpha, 0, img)
+    polygons = [(np.round(px).astype(np.int32), style_of(s.role).colour) for s, px in fills
+                if np.all(np.isfinite(px)) and len(px) >= 3]
+    if not polygons:
+        return
+    # blend only the polygons' bounding box: outside them the layer is the picture itself, and
+    # a x + (1 - a) x rounds back to x, so the pixels are those of blending the whole picture
+    h, w = img.shape[:2]
+    corners = np.concatenate([pts for pts, _ in polygons])
+    x0, y0 = np.clip(corners.min(axis=0), 0, [w, h])
+    x1, y1 = np.clip(corners.max(axis=0) + 1, 0, [w, h])
+    if x1 <= x0 or y1 <= y0:
+        return
+    box = img[y0:y1, x0:x1]
+    layer = box.copy()
+    for pts, colour in polygons:
+        cv2.fillPoly(layer, [pts], colour, offset=(-int(x0), -int(y0)))
+    alpha = max(style_of(s.role).fill for s, _ in fills)
+    cv2.addWeighted(layer, alpha, box, 1 - alpha, 0, box)
 
 
 def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> None:
