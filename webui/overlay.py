@@ -373,6 +373,25 @@ def _stepped_outlines(sized) -> list[np.ndarray]:
     return out
 
 
+_OUTLINE_CACHE: dict = {}
+
+
+def _projected_outlines(view: PixelMap, sized) -> list[np.ndarray]:
+    """The pieces' outlines in pixels, then the small ones' centres: kept while the view and every
+    piece's place stay the same (a table at rest redraws the same outlines frame after frame)."""
+    key = (view.cache_key, tuple((p.name, p.x_mm, p.y_mm, p.theta_deg) for _, p, _ in sized))
+    hit = _OUTLINE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    requests = [(outline, 0.0) for outline in _stepped_outlines(sized)]
+    requests += [([(p.x_mm, p.y_mm)], 0.0) for small, p, _ in sized if small]
+    projected = project_all(view, requests)
+    while len(_OUTLINE_CACHE) >= _PIXEL_CACHE_SIZE:
+        _OUTLINE_CACHE.pop(next(iter(_OUTLINE_CACHE)))
+    _OUTLINE_CACHE[key] = projected
+    return projected
+
+
 def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[str, tuple, tuple]]:
     """Each catalog piece's footprint; the small ones (movers) last and thicker.
     Returns the movers' name labels to place: (text, anchor pixel, colour)."""
@@ -380,9 +399,7 @@ def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[s
 
     sized = [(o[0], p, o[1]) for p in pieces if (o := _outline_of(p.name)) is not None]
     sized.sort(key=lambda e: e[0])
-    requests = [(outline, 0.0) for outline in _stepped_outlines(sized)]
-    requests += [([(p.x_mm, p.y_mm)], 0.0) for small, p, _ in sized if small]
-    projected = project_all(view, requests)
+    projected = _projected_outlines(view, sized)
     anchors = iter(projected[len(sized):])
     labels = []
     thick = max(2, int(round(2 * scale)))
