@@ -154,10 +154,11 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
             found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0, 0.0))
     n_second = 0
     gray_f = gray.astype(np.float32)
+    edge_blurs: dict[int, tuple] = {}  # id of a refined entry's corners -> (them, blur across each edge)
     if second_pass and rejected is not None and len(rejected):
         allowed = second_pass_ids(catalog, game)
         if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
-            found = _refine_found(gray_f, found, range(len(found)))
+            found = _refine_found(gray_f, found, range(len(found)), edge_blurs)
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
         image_blur = float(np.median(blurs)) if blurs else 0.0
         extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed, image_blur)
@@ -172,18 +173,18 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     else:
         unknown = []
     if edge_refine:
-        found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0])
+        found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0], edge_blurs)
         # a small first-pass read can be a marker of another grid that ArUco's error correction
         # took for a refcam code (second-pass reads already had to lead those)
         dropped = _other_grid_reads(gray_f, found, dictionary)
         found = [f for k, f in enumerate(found) if k not in dropped]
-    edge_blurs = _edge_blurs(gray_f, found) if edge_refine else {}
+    per_edge = _edge_blurs(gray_f, found, edge_blurs) if edge_refine else {}
     detections = []
     for k, (marker_id, c, source, rms, blur) in enumerate(found):
         if rms < 0:  # not refined (edge_refine off)
             rms, blur = 0.0, 0.0
         side = side_px(c)
-        extra = {"edge_blur_px": edge_blurs[k]} if k in edge_blurs else {}
+        extra = {"edge_blur_px": per_edge[k]} if k in per_edge else {}
         detections.append(Detection(marker_id=marker_id, corners=c, side_px=side, edge_rms_px=rms, source=source,
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
@@ -230,28 +231,37 @@ def second_pass_ids(catalog, game: str | None = None) -> tuple[int, ...] | None:
     return tuple(sorted(catalog.known_ids()))
 
 
-def _edge_blurs(gray_f: np.ndarray, found: list) -> dict[int, tuple[float, ...]]:
+def _edge_blurs(gray_f: np.ndarray, found: list, measured: dict) -> dict[int, tuple[float, ...]]:
     """{index in found: blur sigma px across each of its four edges} for the stickers whose edges
     were measured: motion blur spreads only the edges across its path, which the sticker's one
-    blur figure (a median over all four) understates (the sigma model in vision/pipeline.py)."""
+    blur figure (a median over all four) understates (the sigma model in vision/pipeline.py).
+    measured: {id of corners: (corners, per-edge blurs)} of the entries _refine_found refined, measured in the
+    round that gave their corners (as vision/roi.py's follow pass does); the others' edges (a
+    second-pass read's) are measured here, in one batch."""
     which = [k for k, f in enumerate(found) if f[3] > 0]
-    if not which:
-        return {}
-    per_edge = edges.refine_edges(gray_f, np.array([found[k][1] for k in which]), per_edge=True)[3]
-    return {k: tuple(float(b) for b in per_edge[n]) for n, k in enumerate(which) if per_edge[n].min() > 0}
+    per_edge = {k: got[1] for k in which if (got := measured.get(id(found[k][1]))) and got[0] is found[k][1]}
+    todo = [k for k in which if k not in per_edge]
+    if todo:
+        fresh = edges.refine_edges(gray_f, np.array([found[k][1] for k in todo]), per_edge=True)[3]
+        per_edge.update((k, fresh[n]) for n, k in enumerate(todo))
+    return {k: tuple(float(b) for b in blurs) for k, blurs in per_edge.items() if blurs.min() > 0}
 
 
-def _refine_found(gray_f: np.ndarray, found: list, which) -> list:
+def _refine_found(gray_f: np.ndarray, found: list, which, per_edge: dict) -> list:
     """found with the entries `which` refined on their edges, all in one batch (edges.py); an
-    entry whose edges cannot be measured keeps its corners with rms 0."""
+    entry whose edges cannot be measured keeps its corners with rms 0. per_edge gets, by the id of
+    each refined entry's corners, the blur across each of its edges."""
     which = list(which)
     if not which:
         return found
-    corners, rms, blur = edges.refine_corners(gray_f, np.array([found[k][1] for k in which]))
+    corners, rms, blur, blur_edges = edges.refine_corners(gray_f, np.array([found[k][1] for k in which]),
+                                                          per_edge=True)
     out = list(found)
     for n, k in enumerate(which):
         marker_id, _, source, _, _ = found[k]
-        out[k] = (marker_id, corners[n], source, float(max(rms[n], 0.0)), float(blur[n]))
+        c = corners[n].copy()  # an object of its own: per_edge is keyed by it
+        per_edge[id(c)] = (c, blur_edges[n])  # the array itself kept: an id is only unique while it lives
+        out[k] = (marker_id, c, source, float(max(rms[n], 0.0)), float(blur[n]))
     return out
 
 

@@ -189,7 +189,10 @@ def with_legend_below(img: np.ndarray, entries: list[tuple[str, tuple[int, int, 
             x, y = pad, y + row
         places.append((x, y, words, colour, base))
         x += width
-    strip = np.full((y + row + pad, w, 3), 24, np.uint8)
+    # the taller picture's height a multiple of 4: a page that shrinks it by 2 or 4 (1080p or 4K to
+    # 960 px) then takes OpenCV's fast area path (1080p: 0.7 ms instead of 6 ms a frame)
+    height = y + row + pad
+    strip = np.full((height + (-(h + height)) % 4, w, 3), 24, np.uint8)
     for x, y, words, colour, base in places:
         mid = y + row // 2
         cv2.line(strip, (x, mid), (x + swatch, mid), colour, max(2, thick + 1), cv2.LINE_AA)

@@ -251,13 +251,24 @@ def _fills(img: np.ndarray, shapes, pixels: ShapePixels) -> None:
     import cv2
 
     fills = [(s, px) for s, px in zip(shapes, pixels.fills) if px is not None]
-    if fills:
-        layer = img.copy()
-        for s, px in fills:
-            if np.all(np.isfinite(px)) and len(px) >= 3:
-                cv2.fillPoly(layer, [np.round(px).astype(np.int32)], style_of(s.role).colour)
-        alpha = max(style_of(s.role).fill for s, _ in fills)
-        cv2.addWeighted(layer, alpha, img, 1 - alpha, 0, img)
+    polygons = [(np.round(px).astype(np.int32), style_of(s.role).colour) for s, px in fills
+                if np.all(np.isfinite(px)) and len(px) >= 3]
+    if not polygons:
+        return
+    # blend only the polygons' bounding box: outside them the layer is the picture itself, and
+    # a x + (1 - a) x rounds back to x, so the pixels are those of blending the whole picture
+    h, w = img.shape[:2]
+    corners = np.concatenate([pts for pts, _ in polygons])
+    x0, y0 = np.clip(corners.min(axis=0), 0, [w, h])
+    x1, y1 = np.clip(corners.max(axis=0) + 1, 0, [w, h])
+    if x1 <= x0 or y1 <= y0:
+        return
+    box = img[y0:y1, x0:x1]
+    layer = box.copy()
+    for pts, colour in polygons:
+        cv2.fillPoly(layer, [pts], colour, offset=(-int(x0), -int(y0)))
+    alpha = max(style_of(s.role).fill for s, _ in fills)
+    cv2.addWeighted(layer, alpha, box, 1 - alpha, 0, box)
 
 
 def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> None:
@@ -362,6 +373,25 @@ def _stepped_outlines(sized) -> list[np.ndarray]:
     return out
 
 
+_OUTLINE_CACHE: dict = {}
+
+
+def _projected_outlines(view: PixelMap, sized) -> list[np.ndarray]:
+    """The pieces' outlines in pixels, then the small ones' centres: kept while the view and every
+    piece's place stay the same (a table at rest redraws the same outlines frame after frame)."""
+    key = (view.cache_key, tuple((p.name, p.x_mm, p.y_mm, p.theta_deg) for _, p, _ in sized))
+    hit = _OUTLINE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    requests = [(outline, 0.0) for outline in _stepped_outlines(sized)]
+    requests += [([(p.x_mm, p.y_mm)], 0.0) for small, p, _ in sized if small]
+    projected = project_all(view, requests)
+    while len(_OUTLINE_CACHE) >= _PIXEL_CACHE_SIZE:
+        _OUTLINE_CACHE.pop(next(iter(_OUTLINE_CACHE)))
+    _OUTLINE_CACHE[key] = projected
+    return projected
+
+
 def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[str, tuple, tuple]]:
     """Each catalog piece's footprint; the small ones (movers) last and thicker.
     Returns the movers' name labels to place: (text, anchor pixel, colour)."""
@@ -369,9 +399,7 @@ def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[s
 
     sized = [(o[0], p, o[1]) for p in pieces if (o := _outline_of(p.name)) is not None]
     sized.sort(key=lambda e: e[0])
-    requests = [(outline, 0.0) for outline in _stepped_outlines(sized)]
-    requests += [([(p.x_mm, p.y_mm)], 0.0) for small, p, _ in sized if small]
-    projected = project_all(view, requests)
+    projected = _projected_outlines(view, sized)
     anchors = iter(projected[len(sized):])
     labels = []
     thick = max(2, int(round(2 * scale)))
