@@ -50,7 +50,9 @@ class IllegalTurn:
 
     after_state: the game's state had the turn been legal (what acceptance records);
     withheld: the rulings that follow from the turn, recorded only if it is accepted;
-    rule, why: the rule broken and the illegal ruling's words; t: when it was ruled."""
+    rule, why: the rule broken and the illegal ruling's words; t: when it was ruled; said: the
+    summaries already said of the change since the last legal state (a later table that is still
+    illegal says only what is new)."""
 
     observation: Observation
     after_state: Any
@@ -58,6 +60,7 @@ class IllegalTurn:
     rule: Any
     why: str
     t: float
+    said: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"summary": PENDING_SUMMARY, "why": self.why, "rule": None if self.rule is None else str(self.rule),
@@ -134,9 +137,10 @@ def _hold(game: str, legal_state: Any, step: Step, illegal: list[Ruling], observ
           follows: Callable[[Ruling], bool], since: float | None = None) -> Step:
     """The turn in ``step`` is illegal: keep the legal state, withhold what follows from the turn."""
     withheld = tuple(r for r in step.rulings if follows(r))
+    earlier = legal_state.guard.illegal.said if legal_state.guard.illegal is not None else ()
+    said = tuple(r for r in step.rulings if not follows(r) and r.summary not in earlier)
     turn = IllegalTurn(observation, step.state, withheld, illegal[0].rule, illegal[0].summary,
-                       t if since is None else since)
-    said = tuple(r for r in step.rulings if not follows(r))
+                       t if since is None else since, earlier + tuple(r.summary for r in said))
     guard = replace(legal_state.guard, illegal=turn)
     return Step(replace(legal_state, guard=guard), said + (pending_ruling(game, t, turn),))
 

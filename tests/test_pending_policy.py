@@ -121,12 +121,15 @@ def test_a_piece_turned_in_place_is_not_the_same_table():
 
 def test_a_turned_piece_is_not_taken_as_the_illegal_table_seen_again():
     """The same bug through the step: the illegal table with a piece turned 45 degrees is a
-    new table, judged again (here it is still illegal: a new pending ruling), not ignored."""
+    new table, judged again (here it is still illegal: a new pending ruling, the illegal move's
+    own words not said a second time), not ignored."""
     steps = play(table(a=0, b=0), table(a=3, b=0))
     again = step(steps[-1].state, table(a=3, b=0), 2.0)
     assert again.rulings == ()
-    turned = step(steps[-1].state, table(theta=45.0, a=3, b=0), 2.0)
-    assert [r.kind for r in turned.rulings] == ["move", PENDING_KIND]
+    turned_table = table(theta=45.0, a=3, b=0)
+    turned = step(steps[-1].state, turned_table, 2.0)
+    assert [r.kind for r in turned.rulings] == [PENDING_KIND]
+    assert turned.state.guard.illegal.observation == turned_table
 
 
 def test_two_illegal_turns_in_a_row_date_the_pending_turn_from_the_first():

@@ -183,6 +183,8 @@ def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
     is out of view or holds another sticker."""
     out = []
     for name, side, why in missing:
+        if why == "moving":  # a hand or a piece moving over its place: looked for again once it is still
+            continue
         if why == "out of view":
             out.append(f"needed piece {name} not read: its place is out of the camera's view; move the camera "
                        f"or the piece into view")

@@ -159,7 +159,7 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                 if _moving_at(motion, quad):  # a hand or a piece moving there: nothing to read, and what
                     if evidence is not None:  # was seen there before may have changed
                         evidence.forget(piece.name)
-                    looked_empty = False
+                    looked_empty, why = False, why or "moving"
                     continue
                 known = evidence.reuse(key, quad, motion) if evidence is not None else None
                 if known is not None:
@@ -175,7 +175,8 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
         if best is not None and best.llr >= LLR_MIN and best.llr_now > 0:
             reads.append(best)
         elif sides or why:
-            not_read.append((piece.name, float(max(sides, default=0.0)), why if why == "occupied" or not sides else ""))
+            not_read.append((piece.name, float(max(sides, default=0.0)),
+                             why if why in ("occupied", "moving") or not sides else ""))
             if looked_empty:
                 empty.append(piece.name)
                 if evidence is not None:
