@@ -427,3 +427,23 @@ def test_two_turns_in_a_row_need_the_round_to_end_between_them(first_mover_waits
     out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 220 + 55, Y2)}, [c1, c2, n2, n3]),
                              2.0)
     assert illegal(out) and all(m.legal is not True for m in moves(out, 2))
+
+
+@pytest.mark.parametrize("cards2, end_x, verdict", [
+    (("2-11", "2-12", "2-06"), GATE_FRONT + 220 + 73, None),  # 3 + 3 + 2 = 8: three turns could hold it
+    (("2-11", "2-12", "2-13", "2-06"), GATE_FRONT + 330 + 73, False),  # 11: more than three turns' worth
+])
+def test_a_move_three_turns_could_hold_is_cannot_tell_not_illegal(cards2, end_x, verdict):
+    """Tables missed while boat-1 moved 2 and boat-2 8 spaces: boat-2's turns of 3, 3 and 2 with
+    boat-1's between them (a 0-space turn leaves no trace, Player Token Movement) are legal, but
+    more turns than the 3 searched: 'cannot tell', never illegal. 11 spaces are more than three
+    turns allow (3 + 3 + 4 with the boost): still illegal, as before."""
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    laid = [card("4-06", GATE_FRONT, Y1)] + [card(name, GATE_FRONT + 110 * k, Y2) for k, name in enumerate(cards2)]
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (end_x, Y2)}, laid), 1.0)
+    (m2,) = moves(out, 2)
+    assert m2.legal is verdict, m2.summary
+    if verdict is None:
+        assert m2.summary.startswith("Cannot tell: ") and "more than 3 turns" in m2.summary
+        assert not illegal(out), [r.summary for r in illegal(out)]

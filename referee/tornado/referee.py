@@ -607,7 +607,7 @@ class TornadoReferee:
         if over and turn is not None and (others or self._closes_round(boat)):
             over = self._seen_together(a, turn, seq, allowance, others, over, t, out)
         violations += over
-        if boat in self.two_turns:
+        if boat in self.two_turns or boat in self.unsearched:
             # the two-photo check (turnlog.py) knows no round: where the round's turn order lets this
             # boat's two turns lie in one table, its "too many spaces" is not a breach
             folded = [r for r in folded if rule(r.section) not in (RULE_MOVEMENT, RULE_LIMIT, RULE_BOOST)]
@@ -724,6 +724,14 @@ class TornadoReferee:
             self.unsearched[a.boat] = (f"{short_name(a.boat)} moved {splits[0].first + splits[0].second} movement "
                                        f"spaces, two turns' worth, while {len(others)} other boats acted: more than "
                                        f"{MAX_TURNS} turns lie in this still table")
+            return []
+        if not splits and others and end - start <= MAX_TURNS * ALLOWANCE + BOOSTED_ALLOWANCE - ALLOWANCE:
+            # three turns of its own could hold the move; with the others' between, more turns than
+            # are searched lie in this table, and a 0-space turn (Player Token Movement) leaves no
+            # trace: no ground to call it illegal
+            self.unsearched[a.boat] = (f"{short_name(a.boat)} moved {end - start} movement spaces, more than two "
+                                       f"turns' worth, while {len(others)} other boat{'s' if len(others) > 1 else ''} "
+                                       f"acted: more than {MAX_TURNS} turns lie in this still table")
             return []
         if not splits:
             if nearest is None:
