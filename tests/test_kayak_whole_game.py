@@ -314,13 +314,16 @@ def test_back_on_track_when_two_legal_turns_reach_the_table_while_an_illegal_one
 def test_the_seating_order_is_read_from_the_last_turns_ruled():
     """Playing the Game: play passes to the left, so the order of the players is fixed. Turns
     ruled 1, 2, 3, 1, 2 show it; one pair (1 then 2) fixes it among 3 players; among 4 it does
-    not; turns that fit no seating (3, 2, 3: a turn missed) show none."""
+    not; after a turn missed inside a merge (3, 1, 3: pawn-2's turn taken for a push) the turns
+    since show it again (1, 3, 1, 2: 1 then 2); turns no seating fits show none."""
     from referee.kayak.game import seating_seen
 
     assert seating_seen((1, 2, 3, 1, 2), (1, 2, 3)) == (1, 2, 3)
     assert seating_seen((1, 3), (1, 2, 3)) == (1, 3, 2)
     assert seating_seen((1, 2), (1, 2, 3, 4)) is None
-    assert seating_seen((3, 2, 3), (1, 2, 3)) is None
+    assert seating_seen((3, 1, 3, 1, 2), (1, 2, 3)) == (1, 2, 3)
+    assert seating_seen((3, 1, 3), (1, 2, 3)) == (1, 3, 2)  # the last pair alone: 1 then 3
+    assert seating_seen((3, 3), (1, 2, 3)) is None
     assert seating_seen((2,), (1, 2, 3)) is None
 
 

@@ -413,17 +413,27 @@ def _with_movers(movers: tuple[int, ...], new: tuple[int, ...] | None) -> tuple[
 
 def seating_seen(movers: tuple[int, ...], players: tuple[int, ...]) -> tuple[int, ...] | None:
     """Playing the Game: play passes to the left, so the seating order is fixed. The one seating
-    order (a cycle of ``players``) in which each of the last turns ruled followed the one before,
-    or None where the turns fit none or more than one (a turn the camera missed breaks the chain)."""
+    order (a cycle of ``players``) in which each of the last turns ruled followed the one before.
+    A turn the camera missed inside a merge (one player's turn taken for a push of another) breaks
+    the chain, so the longest run of last turns that some seating fits is read; None where it fits
+    several, or none is read."""
+    for start in range(max(0, len(movers) - MOVERS_KEPT), len(movers) - 1):
+        fits = _seatings_fitting(movers[start:], players)
+        if fits:
+            return fits[0] if len(fits) == 1 else None
+    return None
+
+
+def _seatings_fitting(movers: tuple[int, ...], players: tuple[int, ...]) -> list[tuple[int, ...]]:
     pairs = {(a, b) for a, b in zip(movers, movers[1:])}
-    if not pairs or any(a == b for a, b in pairs) or not {p for pair in pairs for p in pair} <= set(players):
-        return None
+    if any(a == b for a, b in pairs) or not set(movers) <= set(players):
+        return []
     fits = []
     for order in seating_orders(tuple(sorted(players))):
         after = {order[k]: order[(k + 1) % len(order)] for k in range(len(order))}
         if all(after[a] == b for a, b in pairs):
             fits.append(order)
-    return fits[0] if len(fits) == 1 else None
+    return fits
 
 
 def _mover(verdict: Explained) -> int | None:
