@@ -85,3 +85,15 @@ def test_an_illegal_verdict_after_the_illegal_table_left_is_not_its_flag():
     assert on_time.flagged == 1
     stale = {**ruling(4.6, None, kind="state", summary="put right: back"), "details": {"since_t": 0.5}}
     assert match("kayak", TRUTH, [stale]).take_backs_seen == 0  # its pending began before the illegal change
+
+
+def test_a_kang_win_named_without_its_score_counts_for_the_winner_only():
+    from tests.bench.games import ruled_result
+
+    legal = {"t": 1.0, "kind": "move", "legal": True, "summary": "Legal: A played c0-c1",
+             "details": {"after": "6/6/6/6/6/2m3 ssmll ssmmll B 1-1 -"}}
+    won = {"t": 2.0, "kind": "state", "legal": None, "summary": "B wins with 3 alfalfa in every way ...",
+           "details": {"winner": "B", "score": None}}
+    assert ruled_result("kang", [legal, won]) == ("B", None)
+    # a win said before the last legal position is not the end of the game
+    assert ruled_result("kang", [dict(won, t=0.5), legal])[0] is None

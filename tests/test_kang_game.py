@@ -160,3 +160,35 @@ def test_replay_bundled_session(capsys):
     for played, event in zip(doc["moves"], events):
         assert played.startswith(event["coach"]) and played.endswith(event["to"])
     assert all(r["legal"] is not False for r in doc["rulings"])
+
+
+def _way_ending(alfalfa: tuple[int, int]):
+    """A one-turn way whose end has the given alfalfa (the board itself does not matter here)."""
+    from referee.kang.moves import PASS
+    from referee.kang.position import Position
+    from referee.kang.sequences import Turn
+
+    start = Position.start()
+    end = Position._trusted(start.cells, start.zones, "A", alfalfa, None)
+    return (Turn("B", PASS, start, end),)
+
+
+@pytest.mark.parametrize("ends, said", [
+    (((3, 1), (3, 2)), ("A", None, "B's alfalfa cannot be told: 1 or 2")),  # A has 3 either way: A has won
+    (((1, 3), (1, 3)), ("B", "1-3", "(1-3)")),
+    (((3, 1), (2, 3)), None),  # a different coach wins each way: nobody is named
+    (((2, 1), (3, 1)), None),  # one way has no winner yet: the game may go on
+])
+def test_a_win_is_named_where_every_way_the_game_went_ends_with_it(ends, said):
+    """End of the Game: the first coach with 3 alfalfa wins. Where the ways the game may have gone
+    on disagree only on the loser's alfalfa, the winner is known and the score is not."""
+    from referee.kang.step import _won_every_way
+
+    rulings = _won_every_way([_way_ending(a) for a in ends], 5.0)
+    if said is None:
+        assert rulings == ()
+        return
+    (r,) = rulings
+    winner, score, words = said
+    assert (r.details["winner"], r.details["score"], r.t) == (winner, score, 5.0)
+    assert r.summary.startswith(f"{winner} wins with 3 alfalfa") and words in r.summary

@@ -307,3 +307,40 @@ def test_back_on_track_when_two_legal_turns_reach_the_table_while_an_illegal_one
     moves = [r for r in step.rulings if r.kind == "move"]
     assert [(r.legal, r.details["seen_together"]) for r in moves] == [(True, 1), (True, 2)]
     assert step.state.guard.illegal is None and step.state.position == from_text("0A/1A/4A 1@0.0.4,2@0.1.2,3@0.2.3")
+
+
+# --- the seating order the turns so far show -----------------------------------------------------
+
+def test_the_seating_order_is_read_from_the_last_turns_ruled():
+    """Playing the Game: play passes to the left, so the order of the players is fixed. Turns
+    ruled 1, 2, 3, 1, 2 show it; one pair (1 then 2) fixes it among 3 players; among 4 it does
+    not; after a turn missed inside a merge (3, 1, 3: pawn-2's turn taken for a push) the turns
+    since show it again (1, 3, 1, 2: 1 then 2); turns no seating fits show none."""
+    from referee.kayak.game import seating_seen
+
+    assert seating_seen((1, 2, 3, 1, 2), (1, 2, 3)) == (1, 2, 3)
+    assert seating_seen((1, 3), (1, 2, 3)) == (1, 3, 2)
+    assert seating_seen((1, 2), (1, 2, 3, 4)) is None
+    assert seating_seen((3, 1, 3, 1, 2), (1, 2, 3)) == (1, 2, 3)
+    assert seating_seen((3, 1, 3), (1, 2, 3)) == (1, 3, 2)  # the last pair alone: 1 then 3
+    assert seating_seen((3, 3), (1, 2, 3)) is None
+    assert seating_seen((2,), (1, 2, 3)) is None
+
+
+# Seeded whole game (bench-games kayak 105, its truth from the playout): pawn-2 took the last
+# turn ruled, the turns so far went pawn-1, pawn-2, pawn-3; then pawn-3 (Double Paddle, Paddle,
+# Swerve right) and pawn-1 (Double Paddle, laying 3A) were seen together. pawn-1 then pawn-3
+# makes the same river, but pawn-1's turn is not next in that seating.
+SEATED_BEFORE = "0A/4Br/6B/2Ar/5Br 1@4.3.2,2@3.2.3,3@3.1.3"
+SEATED_AFTER = "0A/4Br/6B/2Ar/5Br/3Ar 1@5.1.2,2@4.1.3,3@4.0.2"
+
+
+def test_turns_seen_together_follow_the_seating_order_seen_so_far():
+    before, after = from_text(SEATED_BEFORE), from_text(SEATED_AFTER)
+    seated = explain_turns(before, after, BOOK, False, (1, 2, 3), 2, seating=(1, 2, 3))
+    assert seated.found and [t.player for t in seated.sequences()[0].turns] == [3, 1]
+    # pawn-3 pushed pawn-2 on its way (Pushing Kayaks); pawn-1 then laid 3A
+    assert seated.sequences()[0].turns[0].after == from_text("0A/4Br/6B/2Ar/5Br 1@4.3.2,2@4.1.3,3@4.0.2")
+    # with no seating known, some order of the two turns is still found (the river is the same)
+    unseated = explain_turns(before, after, BOOK, False, (1, 2, 3), 2)
+    assert unseated.found and sorted(t.player for t in unseated.sequences()[0].turns) == [1, 3]

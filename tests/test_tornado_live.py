@@ -386,3 +386,64 @@ def test_session_with_stable_states_missed_gives_no_false_violation(session_repl
                     m.details["spaces_in_both_turns"] if m.details.get("turn_of_two") == 1 else 0)
                 total[m.details["boat"]] = total.get(m.details["boat"], 0) + spaces
             assert total == truth_total, dropped
+
+
+def test_a_boat_last_in_its_round_and_first_in_the_next_takes_two_turns_in_one_table():
+    """Ending the Action Phase: boat-2 acts last in round 1 (boat-1 is lighter) and, then ahead,
+    first in round 2; the table between is missed, so its two turns of 3 spaces are one change of
+    6 spaces with no other boat's turn between. The rulebook allows it: 3 then 3, round 2 begun."""
+    ref = TornadoReferee(COURSE)
+    c1, c2, n2 = card("4-06", GATE_FRONT, Y1), card("2-11", GATE_FRONT, Y2), card("2-12", GATE_FRONT + 110, Y2)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [c1]), 1.0)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 110 + 91, Y2)}, [c1, c2, n2]), 2.0)
+    assert not illegal(out), [r.summary for r in illegal(out)]
+    first, second = moves(out, 2)
+    assert [(m.details["spaces"], m.details["seen_together"]) for m in (first, second)] == [(3, 1), (3, 2)]
+    assert (first.details["to"], second.details["to"]) == ("space 3 of card-2-11", "space 3 of card-2-12")
+    assert ref.rounds.round == 2
+    # boat-1 then takes its round-2 turn: legal
+    n1 = card("4-11", GATE_FRONT + 110, Y1)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 55, Y1), 2: (GATE_FRONT + 110 + 91, Y2)},
+                                   [c1, c2, n2, n1]), 3.0)
+    assert [m.legal for m in moves(out, 1)] == [True] and not illegal(out)
+
+
+@pytest.mark.parametrize("first_mover_waits", [False, True])
+def test_two_turns_in_a_row_need_the_round_to_end_between_them(first_mover_waits):
+    """The boundary: the same 6 spaces by boat-1, which acts first in round 1 while boat-2 still
+    owes its turn, are one turn of 6 (Player Token Movement, at most 3): illegal. By boat-2 after
+    boat-1 acted: legal (above). By boat-2 moving 7 (3, then 4 without the boost): illegal."""
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    if first_mover_waits:
+        c1, n1 = card("4-11", GATE_FRONT, Y1), card("4-12", GATE_FRONT + 110, Y1)
+        out = ref.observe_stable(state({1: (GATE_FRONT + 110 + 91, Y1), 2: (0, Y2)}, [c1, n1]), 1.0)
+        assert [m.legal for m in moves(out, 1)] == [False]
+        return
+    c1, c2, n2 = card("4-06", GATE_FRONT, Y1), card("2-11", GATE_FRONT, Y2), card("2-12", GATE_FRONT + 110, Y2)
+    n3 = card("2-01", GATE_FRONT + 220, Y2)  # a straight-1: one space more
+    ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (0, Y2)}, [c1]), 1.0)
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (GATE_FRONT + 220 + 55, Y2)}, [c1, c2, n2, n3]),
+                             2.0)
+    assert illegal(out) and all(m.legal is not True for m in moves(out, 2))
+
+
+@pytest.mark.parametrize("cards2, end_x, verdict", [
+    (("2-11", "2-12", "2-06"), GATE_FRONT + 220 + 73, None),  # 3 + 3 + 2 = 8: three turns could hold it
+    (("2-11", "2-12", "2-13", "2-06"), GATE_FRONT + 330 + 73, False),  # 11: more than three turns' worth
+])
+def test_a_move_three_turns_could_hold_is_cannot_tell_not_illegal(cards2, end_x, verdict):
+    """Tables missed while boat-1 moved 2 and boat-2 8 spaces: boat-2's turns of 3, 3 and 2 with
+    boat-1's between them (a 0-space turn leaves no trace, Player Token Movement) are legal, but
+    more turns than the 3 searched: 'cannot tell', never illegal. 11 spaces are more than three
+    turns allow (3 + 3 + 4 with the boost): still illegal, as before."""
+    ref = TornadoReferee(COURSE)
+    ref.observe_stable(state({1: (0, Y1), 2: (0, Y2)}), 0.0)
+    laid = [card("4-06", GATE_FRONT, Y1)] + [card(name, GATE_FRONT + 110 * k, Y2) for k, name in enumerate(cards2)]
+    out = ref.observe_stable(state({1: (GATE_FRONT + 73, Y1), 2: (end_x, Y2)}, laid), 1.0)
+    (m2,) = moves(out, 2)
+    assert m2.legal is verdict, m2.summary
+    if verdict is None:
+        assert m2.summary.startswith("Cannot tell: ") and "more than 3 turns" in m2.summary
+        assert not illegal(out), [r.summary for r in illegal(out)]

@@ -49,7 +49,8 @@ def rule_step(state: KangState, observation: Observation, t: float) -> Step:
     if change.verdict == "cannot tell":
         said = _cannot_tell(state, change.summary().split(": ", 1)[1], t, dict(change.to_json(), cannot_tell=True))
         if len(change.sequences) > 1:
-            return Step(replace(said.state, open_sequences=change.sequences, open_rivals=True), said.rulings)
+            won = _won_every_way(change.sequences, t) if said.rulings else ()
+            return Step(replace(said.state, open_sequences=change.sequences, open_rivals=True), said.rulings + won)
         return said
     if change.verdict == "illegal":
         ruling = Ruling(t, GAME_ID, "move", change.summary(), False, str(rule_ref(change.rule)), change.to_json())
@@ -95,6 +96,26 @@ def _settled(state: KangState, base: Change, target: Target, missing) -> Change 
     if base.verdict == "legal" and consequence(base.turns) in ends:
         return base
     return Change("legal", f"{len(ways[0])} turns seen together: {text(ways[0])}", RULES["legal"], (ways[0],))
+
+
+def _won_every_way(ways, t: float) -> tuple[Ruling, ...]:
+    """End of the Game where the ways the game may have gone on disagree only on what the board
+    does not show: if every way ends with the same coach's third alfalfa, that coach has won,
+    whichever way it went; the other coach's alfalfa is said as not known."""
+    ends = [consequence(way) for way in ways]
+    winners = {pos.winner for pos in ends}
+    if len(winners) != 1 or None in winners:
+        return ()
+    winner = winners.pop()
+    loser = COACHES.index(winner) ^ 1
+    counts = sorted({pos.alfalfa[loser] for pos in ends})
+    known = len(counts) == 1
+    score = f"{ends[0].alfalfa[0]}-{ends[0].alfalfa[1]}" if known else None
+    told = f" ({score})" if known else (f"; {COACHES[loser]}'s alfalfa cannot be told: "
+                                        f"{' or '.join(map(str, counts))}")
+    return (Ruling(t, GAME_ID, "state", f"{winner} wins with 3 alfalfa in every way the game may have gone on{told}",
+                   None, str(rule_ref(RULES["game-over"])), {"winner": winner, "score": score,
+                                                             "ways": [text(w) for w in ways]}),)
 
 
 def _cannot_tell(state: KangState, why: str, t: float, details: dict) -> Step:

@@ -26,7 +26,7 @@ from .diagram import river_diagram
 from .explain import MAX_ACTIONS, Explained, Reading, explain, first_to_finish
 from .position import Position, Space, pawn_name
 from .river import RiverReading, read_river, space_centre
-from .sequences import Sequence, explain_turns
+from .sequences import Sequence, explain_turns, seating_orders
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
 _OCCLUSION_WORDS = ("hand", "occlu", "hidden")
@@ -65,6 +65,8 @@ class KayakState:
     guard: TurnGuard = field(default=TurnGuard(), compare=False)  # an illegal turn pending (referee/pending.py)
     # the player who took the last turn ruled, when the camera or the players told (turn order)
     last_mover: int | None = None
+    # the players of the last legal turns ruled, oldest first (the seating order they show)
+    movers: tuple[int, ...] = field(default=(), compare=False)
     # each piece's last reading (name -> pose, stable tables since it was read): a piece not
     # read keeps it (Observation.seen_empty says which places were seen empty)
     readings: tuple = field(default=(), compare=False)
@@ -171,8 +173,9 @@ class KayakGame:
             verdict = explain(before, after, self.book, state.advanced, played or None, limit=limit,
                               player=state.turn_of)
         if not verdict.legal and state.turn_of is None and not verdict.position_breaches:
-            together = explain_turns(before, after, self.book, state.advanced, self._players(state, before),
-                                     state.last_mover, limit)
+            players = self._players(state, before)
+            together = explain_turns(before, after, self.book, state.advanced, players, state.last_mover, limit,
+                                     seating=seating_seen(state.movers, players))
             if together.found:
                 return self._seen_together(state, before, after, together, joined, cards, t)
             if together.cut:  # not searched to the end: no ground to call it illegal
@@ -220,7 +223,8 @@ class KayakGame:
             winner = firsts[0]
             rulings.append(_win_ruling(winner, t))
         new = replace(state, position=verdict.after, last=verdict, turns=state.turns + 1, winner=winner,
-                      cards=cards, cannot_tell="", turn_of=None, spent_actions=0, rings=(), last_mover=mover)
+                      cards=cards, cannot_tell="", turn_of=None, spent_actions=0, rings=(), last_mover=mover,
+                      movers=_with_movers(state.movers, (mover,) if verdict.legal and mover is not None else None))
         return Step(new, tuple(rulings))
 
     def _taken_up(self, first: Position) -> str:
@@ -266,7 +270,8 @@ class KayakGame:
         last = Explained(before, after, (Reading(actions, placed),), True)
         new = replace(state, position=after, last=last, turns=state.turns + len(sequence.turns), winner=winner,
                       cards=cards, cannot_tell="", turn_of=None, spent_actions=0, rings=(),
-                      last_mover=sequence.turns[-1].player)
+                      last_mover=sequence.turns[-1].player,
+                      movers=_with_movers(state.movers, tuple(turn.player for turn in sequence.turns)))
         return Step(new, tuple(rulings))
 
     def _joining(self, state: KayakState, after: Position, played, limit: int, t: float):
@@ -395,6 +400,40 @@ class KayakGame:
 
     def declare(self, state: KayakState, declaration: Declaration, t: float) -> Step:
         return declare.declare(self, state, declaration, t)
+
+
+MOVERS_KEPT = 6  # the last legal turns' players kept to read the seating order from
+
+
+def _with_movers(movers: tuple[int, ...], new: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The players of the last turns with ``new`` after them; None: a turn whose player is not
+    known (or not legal) breaks the chain, so what came before no longer says who sits next."""
+    return () if new is None else (movers + new)[-MOVERS_KEPT:]
+
+
+def seating_seen(movers: tuple[int, ...], players: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Playing the Game: play passes to the left, so the seating order is fixed. The one seating
+    order (a cycle of ``players``) in which each of the last turns ruled followed the one before.
+    A turn the camera missed inside a merge (one player's turn taken for a push of another) breaks
+    the chain, so the longest run of last turns that some seating fits is read; None where it fits
+    several, or none is read."""
+    for start in range(max(0, len(movers) - MOVERS_KEPT), len(movers) - 1):
+        fits = _seatings_fitting(movers[start:], players)
+        if fits:
+            return fits[0] if len(fits) == 1 else None
+    return None
+
+
+def _seatings_fitting(movers: tuple[int, ...], players: tuple[int, ...]) -> list[tuple[int, ...]]:
+    pairs = {(a, b) for a, b in zip(movers, movers[1:])}
+    if any(a == b for a, b in pairs) or not set(movers) <= set(players):
+        return []
+    fits = []
+    for order in seating_orders(tuple(sorted(players))):
+        after = {order[k]: order[(k + 1) % len(order)] for k in range(len(order))}
+        if all(after[a] == b for a, b in pairs):
+            fits.append(order)
+    return fits
 
 
 def _mover(verdict: Explained) -> int | None:

@@ -284,11 +284,14 @@ class _TurnSearch:
 
 def explain_turns(before: Position, after: Position, book: TileBook | None = None, advanced: bool = False,
                   players: tuple[int, ...] = (), last_mover: int | None = None,
-                  first_limit: int = MAX_ACTIONS) -> TurnsVerdict:
+                  first_limit: int = MAX_ACTIONS, seating: tuple[int, ...] | None = None) -> TurnsVerdict:
     """Sequences of 2 to MAX_TURNS turns in turn order, each turn legal, that turn ``before``
     into ``after`` (see the module docstring). ``players``: the kayaks in play (default: those
     on the river); ``last_mover``: who took the last turn ruled, if known; ``first_limit``:
-    actions left to the first turn (the players declared some spent out of sight)."""
+    actions left to the first turn (the players declared some spent out of sight); ``seating``:
+    the seating order the turns ruled so far show, if they show one: its schedule is searched
+    first (with a share of the budget), so where several orders of turns make the same river,
+    the one the table has been playing in is ruled; the others are searched only if it finds none."""
     book = book or tile_book()
     verdict = TurnsVerdict()
     if before == after:
@@ -307,10 +310,30 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
                      if any(r != rt.rotation for rt, r in zip(seen, turns))]
     want_all = len(set(winners(after, book)) - finished) >= 2
     plans = schedules(players, last_mover)
+    if seating is not None and not want_all and last_mover in seating and set(seating) == set(players):
+        at = seating.index(last_mover)
+        preferred = tuple(seating[(at + 1 + k) % len(seating)] for k in range(MAX_TURNS))
+        if preferred in plans:
+            first = _search_plans(verdict, book, before, after, advanced, first_limit, moves, river, supplies,
+                                  [preferred], finished, want_all, players, BUDGET // PREFERRED_SHARE)
+            if first.found:
+                return first
+            verdict = TurnsVerdict(visited=first.visited)
+    return _search_plans(verdict, book, before, after, advanced, first_limit, moves, river, supplies, plans,
+                         finished, want_all, players, BUDGET)
+
+
+PREFERRED_SHARE = 4  # the share of the budget the seating order seen so far is searched with first
+
+
+def _search_plans(verdict, book, before, after, advanced, first_limit, moves, river, supplies, plans, finished,
+                  want_all, players, budget_total) -> TurnsVerdict:
+    """The passes of the search (narrower first) over the schedules ``plans``, within
+    ``budget_total`` positions in all (counted in ``verdict.visited``)."""
+    changed = {rt.tile for rt in before.tiles if rt not in after.tiles}
     # the last pass also moves a kayak that ends where it began on a tile that changed (it moved,
     # and a Tip or a Whirlpool took it back): on a river that did not change, that is left out
     # as explain() leaves it out (LEFT_OUT)
-    changed = {rt.tile for rt in before.tiles if rt not in after.tiles}
     riders = {m.pawn for m in moves} | {p for p, sp in before.kayaks if before.tiles[sp.index].tile in changed}
     every = [kind(p, d) for p in sorted(riders & set(players))
              for kind, ways in ((A.Paddle, A.ALONG), (A.DoublePaddle, A.ALONG), (A.Swerve, A.ACROSS),
@@ -322,7 +345,7 @@ def explain_turns(before: Position, after: Position, book: TileBook | None = Non
     tries = [(settle, straight, share, movable, supply) for settle, straight, share, movable in passes
              for supply in supplies]
     for settle, straight, share, movable, supply in tries:
-        budget = (BUDGET - verdict.visited) // share
+        budget = (budget_total - verdict.visited) // share
         search = _TurnSearch(book, before, after, advanced, first_limit, movable, river, supply, plans, finished,
                              budget, want_all, settle, straight)
         search.run(before)

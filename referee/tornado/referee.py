@@ -191,6 +191,7 @@ class TornadoReferee:
         # boats whose change since the last legal state was seen as one turn on its own (game.seen_alone)
         self.seen_alone: frozenset = frozenset()
         self.two_turns: dict = {}  # boat -> its two turns seen together in this still table (_seen_together)
+        self._split_routes: dict = {}  # boat -> its route spaces, where its two turns split (_two_turn_rulings)
         self.unsearched: dict = {}  # boat -> why its turns in this still table are more than are searched
         self.unread: tuple[str, ...] = ()  # cards not read in the stable state being ruled on (_keep_unread)
         self.round_at_start = 1
@@ -229,7 +230,7 @@ class TornadoReferee:
         ref.acting_now = []
         ref.seen_alone = frozenset()
         ref.unread = ()
-        ref.two_turns, ref.unsearched = {}, {}
+        ref.two_turns, ref.unsearched, ref._split_routes = {}, {}, {}
         return ref
 
     def to_state(self) -> "TornadoState":
@@ -603,9 +604,13 @@ class TornadoReferee:
         checked.append(limit_rule)
         over, ahead = self._limit_faults(a, turn, seq, boosted, violations)
         others = [n for n in self.acting_now if n != boat and boat not in self.seen_alone]
-        if over and others and turn is not None:
+        if over and turn is not None and (others or self._closes_round(boat)):
             over = self._seen_together(a, turn, seq, allowance, others, over, t, out)
         violations += over
+        if boat in self.two_turns or boat in self.unsearched:
+            # the two-photo check (turnlog.py) knows no round: where the round's turn order lets this
+            # boat's two turns lie in one table, its "too many spaces" is not a breach
+            folded = [r for r in folded if rule(r.section) not in (RULE_MOVEMENT, RULE_LIMIT, RULE_BOOST)]
         # the turn rules' findings for this boat (turnlog.py) belong to its move; a rule this
         # step already found broken (the spaces of the turn) is not said a second time
         found = {v.rule for v in violations}
@@ -688,6 +693,19 @@ class TornadoReferee:
             turn.moved = True
         return over, ahead
 
+    def _closes_round(self, boat: str) -> bool:
+        """Whether ``boat``, alone in this still table, took the last turn of its round (every
+        other boat racing acted or passed): then its next turn may open the next round at once
+        (Ending the Action Phase, then the Ranking Phase), so two of its turns can lie in one
+        table with no other boat's between them. An illegal turn seen alone stays one turn."""
+        if boat in self.seen_alone:
+            return False
+        done = set(self.rounds.acted) | set(self.rounds.passed) | set(self._gone()) | {boat}
+        racing = set(self.last_poses) - set(self._gone())
+        # a boat the ranking left out (its place not told) may still owe its turn: not the round's end
+        return boat in self.rounds.acted and racing <= set(self.rounds.turn_order) and \
+            all(n in done for n in self.rounds.turn_order)
+
     def _seen_together(self, a: _Action, turn: Turn, seq, allowance: int, others: list[str],
                        over: list[Violation], t: float, out: list[Ruling]) -> list[Violation]:
         """Too much for one turn, and other boats acted in this same still table: the engine
@@ -707,6 +725,14 @@ class TornadoReferee:
                                        f"spaces, two turns' worth, while {len(others)} other boats acted: more than "
                                        f"{MAX_TURNS} turns lie in this still table")
             return []
+        if not splits and others and end - start <= MAX_TURNS * ALLOWANCE + BOOSTED_ALLOWANCE - ALLOWANCE:
+            # three turns of its own could hold the move; with the others' between, more turns than
+            # are searched lie in this table, and a 0-space turn (Player Token Movement) leaves no
+            # trace: no ground to call it illegal
+            self.unsearched[a.boat] = (f"{short_name(a.boat)} moved {end - start} movement spaces, more than two "
+                                       f"turns' worth, while {len(others)} other boat{'s' if len(others) > 1 else ''} "
+                                       f"acted: more than {MAX_TURNS} turns lie in this still table")
+            return []
         if not splits:
             if nearest is None:
                 return over
@@ -715,13 +741,16 @@ class TornadoReferee:
             return [dataclasses.replace(over[0], summary=over[0].summary + why)] + over[1:]
         boat = a.boat
         self.two_turns[boat] = splits
+        self._split_routes[boat] = seq
         turn.spaces = splits[0].second
         turn.start = Place(None, why="two turns seen together")
         if self.rounds.round == self.round_at_start:
             self.rounds.next_round(self.memory.last_ranking)
             out.append(Ruling(t, self.game, "state", headline(
                 f"Round {self.rounds.round}", f"began unseen: {short_name(boat)} took its next turn in the same still "
-                f"table as {', '.join(short_name(n) for n in others)}'s", RULE_FLOW), rule=RULE_FLOW,
+                f"table as {', '.join(short_name(n) for n in others)}'s" if others else
+                f"began unseen: {short_name(boat)} took the last turn of round {self.rounds.round - 1} and the first "
+                f"of round {self.rounds.round} in one still table", RULE_FLOW), rule=RULE_FLOW,
                 details={"round": self.rounds.round}))
         if boat not in self.rounds.acted:
             self.rounds.acted.append(boat)
@@ -733,6 +762,9 @@ class TornadoReferee:
         split is not seen, every way it may lie)."""
         boat = a.boat
         out = []
+        ends = {self._split_place(a.boat, s.at) for s in splits}
+        to_first = ends.pop() if len(ends) == 1 else None  # where the first turn ended, where the split is seen
+        to_second = a.after_place.describe() if a.after_place is not None and a.after_place.known else None
         for k, options in ((1, sorted({s.first for s in splits})), (2, sorted({s.second for s in splits}))):
             spaces = options[0] if len(options) == 1 else None
             words = " or ".join(str(n) for n in options)
@@ -740,6 +772,7 @@ class TornadoReferee:
                     f"space{'s' if options != [1] else ''}")
             more = "" if len(splits) == 1 else f" The split is not seen: {', or '.join(s.text() for s in splits)}."
             details = {"boat": boat, "action": "move", "spaces": spaces, "spaces_options": options, "turn_of_two": k,
+                       "to": to_first if k == 1 else to_second,
                        "spaces_in_both_turns": splits[0].first + splits[0].second,
                        "round": self.rounds.round - (2 - k), "allowance": allowance,
                        "checked": [str(r) for r in dict.fromkeys(checked)], "violations": [],
@@ -747,6 +780,11 @@ class TornadoReferee:
             out.append(Ruling(t, self.game, "move", headline(LEGAL, what, RULE_MOVEMENT) + more, legal=True,
                               rule=RULE_MOVEMENT, details=details))
         return out
+
+    def _split_place(self, boat: str, at: int) -> str:
+        """The words for route index ``at`` of ``boat``'s route (where a first turn ended)."""
+        card, space = self._split_routes[boat][at]
+        return Place(at, card.name, space.index).describe()
 
     def _move_ruling(self, a: _Action, spaces: int | None, violations: list[Violation], checked: list[str],
                      allowance: int, boosted: bool, seq, t: float) -> Ruling:

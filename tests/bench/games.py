@@ -181,6 +181,11 @@ def ruled_result(game: str, rulings: list[dict]) -> tuple[str | None, str | None
 
     if game == "kang":
         last = [r for r in rulings if r.get("legal") is True and ruled_position(game, r)]
+        # a win named though the ways the game went disagree on the loser's alfalfa (no score then)
+        won = [r for r in rulings if r.get("kind") == "state" and (r.get("details") or {}).get("winner")
+               and (not last or r["t"] >= last[-1]["t"])]
+        if won:
+            return won[-1]["details"]["winner"], won[-1]["details"].get("score")
         if not last:
             return None, None
         score = ruled_position(game, last[-1]).split()[4]
