@@ -192,3 +192,21 @@ def test_a_win_is_named_where_every_way_the_game_went_ends_with_it(ends, said):
     winner, score, words = said
     assert (r.details["winner"], r.details["score"], r.t) == (winner, score, 5.0)
     assert r.summary.startswith(f"{winner} wins with 3 alfalfa") and words in r.summary
+
+
+def test_a_change_of_more_places_than_three_turns_can_make_is_cannot_tell_not_illegal():
+    """Six legal moves with no still table between them (a quick game, a long hand over the
+    board): a turn changes at most 3 places, and more places changed than 3 turns can change,
+    so finding no sequence of 3 turns proves nothing. Ruled "cannot tell", never "illegal"."""
+    from referee.kang.judge import judge_change
+    from referee.kang.moves import legal_moves, push
+    from referee.kang.position import Position
+    from referee.kang.sequences import MAX_TURNS, PLACES_PER_TURN, Target
+
+    pos = Position.start()
+    for _ in range(6):  # six plain legal moves, each the first the rules list
+        pos = push(pos, legal_moves(pos)[0])
+    changed = Target.exact(pos.layout()).distance(Position.start().layout())
+    assert changed > PLACES_PER_TURN * MAX_TURNS
+    got = judge_change(Position.start(), Target.exact(pos.layout()))
+    assert got.verdict == "cannot tell" and "more turns were played" in got.what
