@@ -55,8 +55,8 @@ def test_replay_prints_the_timeline_of_rulings(rendered, capsys):
     assert all(r["game"] == "tornado" and r["frame"].endswith(".jpg") for r in timeline)
     assert "100%" in err  # progress as percentages when stderr is not a terminal
     assert main(["replay", str(rendered)]) == 0
-    text = capsys.readouterr().out
-    assert len(text.strip().splitlines()) == len(timeline)
+    verdict, *lines = capsys.readouterr().out.strip().splitlines()
+    assert verdict.startswith(f"Replayed: {len(timeline)} rulings") and len(lines) == len(timeline)
 
 
 def test_replay_skips_missing_and_corrupt_frames_with_warnings(tmp_path, capsys):

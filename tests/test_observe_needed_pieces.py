@@ -29,6 +29,8 @@ def test_observe_names_a_needed_piece_it_cannot_read(monkeypatch):
         code = cli.main(["observe", str(SAMPLE / "004.jpg"), "--camera-file", str(SAMPLE / "004.camera.json")])
     text = out.getvalue()
     assert code == 0
-    assert "kang/alfalfa-2 " not in text.split("warning:")[0]  # not in the table of pieces
+    first, table = text.split("\n", 1)
+    assert first.startswith("Read: ") and "not read: kang/alfalfa-2" in first  # the verdict names it first
+    assert "kang/alfalfa-2 " not in table.split("warning:")[0]  # not in the table of pieces
     assert "warning: needed piece kang/alfalfa-2 not read: another piece's sticker is where it should be" in text
     assert "seen empty" not in text
