@@ -1,4 +1,4 @@
-"""What an illegal turn leads to, the same for every game (issue 21).
+"""What an illegal turn leads to, the same for every game.
 
 No rulebook lets a game go on from a turn its rules forbid, and a camera cannot make the
 players take it back. So refcam holds the game at the last legal state:

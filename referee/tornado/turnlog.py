@@ -1,4 +1,4 @@
-"""The turn rules of issue 11 across a whole race: a frozen log and a pure ``advance``.
+"""The turn rules across a whole race: a frozen log and a pure ``advance``.
 
 The game step hands every new stable observation to ``advance`` together with the
 ranking it computed; ``advance`` judges the change since the last stable observation
