@@ -37,6 +37,13 @@ class Ruling:
         d["rule"] = None if self.rule is None else str(self.rule)
         return json_ready(d)
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Ruling":
+        """A ruling back from its JSON (a replay's timeline entry, which may carry more keys);
+        its rule comes back as the text it was printed as."""
+        return cls(d["t"], d.get("game", ""), d.get("kind", ""), d.get("summary", ""), d.get("legal"),
+                   d.get("rule"), d.get("details") or {})
+
 
 # The verdict a player reads first: every ruling's summary opens with one of these words,
 # then ": ", then who did what and the rule, in one short sentence; notation and

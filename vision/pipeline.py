@@ -176,6 +176,17 @@ def _reread_poses(reads, image: np.ndarray, camera, catalog: Catalog, stages: St
                          source=f"reread({frames[n]}x)" if frames[n] > 1 else "reread") for n in sorted(sts))
 
 
+NOT_READ = "needed piece {} not read: "  # how a warning names a piece the game needs that was not read
+
+
+def not_read_piece(warning: str) -> str | None:
+    """The piece a not_read_warnings line names, or None for any other warning."""
+    head, _, tail = NOT_READ.partition("{}")
+    if not warning.startswith(head) or tail not in warning:
+        return None
+    return warning[len(head):warning.index(tail, len(head))]
+
+
 def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
     """One line per piece the game needs that was not read (vision.reread.RereadResult.not_read): its
     sticker's size in px where it should be, and what would get it read (nearer or a bigger sticker
@@ -186,11 +197,11 @@ def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
         if why == "moving":  # a hand or a piece moving over its place: looked for again once it is still
             continue
         if why == "out of view":
-            out.append(f"needed piece {name} not read: its place is out of the camera's view; move the camera "
+            out.append(NOT_READ.format(name) + "its place is out of the camera's view; move the camera "
                        f"or the piece into view")
             continue
         if why == "occupied":
-            out.append(f"needed piece {name} not read: another piece's sticker is where it should be "
+            out.append(NOT_READ.format(name) + "another piece's sticker is where it should be "
                        f"(moved or swapped?); its sticker would show about {side:.0f} px wide there")
             continue
         if side < SIDE_PX_FOR_99:
@@ -198,7 +209,7 @@ def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:
                    f"{SIDE_PX_FOR_99:.0f} px), or add light")
         else:
             fix = "add light, keep the table still and check the camera's focus; a hand or glare may hide it"
-        out.append(f"needed piece {name} not read: its sticker shows about {side:.0f} px wide here; {fix}")
+        out.append(NOT_READ.format(name) + f"its sticker shows about {side:.0f} px wide here; {fix}")
     return out
 
 

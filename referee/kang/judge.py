@@ -126,12 +126,12 @@ def judge_change(position: Position, target: Target, unread: tuple[Unread, ...] 
             return Change("cannot tell", f"{names} {'was' if one else 'were'} not read, and the ruling would rest on "
                           f"{'it' if one else 'them'}", RULES["legal"], tuple(found))
     if not found:
-        if exact is not None and exact.distance(position.layout()) > PLACES_PER_TURN * MAX_TURNS:
+        changed = exact.distance(position.layout()) if exact is not None else 0
+        if changed > PLACES_PER_TURN * MAX_TURNS:
             # more places changed than 3 turns can change: more turns were played than are searched,
             # so no sequence found proves nothing (a quick game, a long stretch with no still table)
-            return Change("cannot tell", f"the board changed in {exact.distance(position.layout())} places, more "
-                          f"than {MAX_TURNS} turns can change: more turns were played than refcam searches",
-                          RULES["legal"])
+            return Change("cannot tell", f"the board changed in {changed} places, more than {MAX_TURNS} turns "
+                          "can change: more turns were played than refcam searches", RULES["legal"])
         return _illegal(position, _one_move(position, full, turn_known, why=True) if full else None, searches)
     if length == 1 and single is not None and single.legal and \
             all(consequence(seq) == single.after for seq in found):

@@ -87,8 +87,7 @@ def turn_rulings(rulings: list[dict]) -> list[dict]:
     """The rulings that judge a turn: a verdict on a move, "cannot tell", or a take-back seen."""
     out = []
     for r in rulings:
-        ruling = Ruling(r["t"], r.get("game", ""), r.get("kind", ""), r.get("summary", ""), r.get("legal"),
-                        r.get("rule"), r.get("details") or {})
+        ruling = Ruling.from_json(r)
         if is_put_right(r) or cannot_tell(ruling) or (r.get("kind") in ("move", "violation")
                                                       and r.get("legal") is not None):
             out.append(dict(r, cannot_tell=cannot_tell(ruling)))

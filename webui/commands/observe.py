@@ -103,13 +103,12 @@ def run(args) -> int:
     return 0
 
 
-NOT_READ = "needed piece "  # how vision's warnings name a piece the game needs that it did not read
-
-
 def observe_verdict(obs) -> str:
     """The first line a player reads: how many pieces were read, in which frame, and which
     needed pieces were not (their warnings below say why and what would fix it)."""
-    missing = [w[len(NOT_READ):].split(" not read", 1)[0] for w in obs.warnings if w.startswith(NOT_READ)]
+    from vision.pipeline import not_read_piece
+
+    missing = [name for name in map(not_read_piece, obs.warnings) if name]
     frame = obs.frame or {}
     where = "in the game frame" if frame.get("game_frame") else "not in the game frame (its anchor is not in view)"
     text = f"Read: {len(obs.pieces)} piece{'s' * (len(obs.pieces) != 1)} {where}"

@@ -212,11 +212,13 @@ def run(args: argparse.Namespace) -> int:
 
 def replay_verdict(timeline: list[dict], game: str) -> str:
     """The first line a player reads: what the session's rulings came to, by verdict."""
+    from referee.rulings import Ruling, cannot_tell
+
     if not timeline:
         return f"No rulings: the {game} session never settled into a new stable state."
     legal = sum(r.get("legal") is True for r in timeline)
     illegal = sum(r.get("legal") is False for r in timeline)
-    unsure = sum(str(r.get("summary", "")).lower().startswith("cannot tell") for r in timeline)
+    unsure = sum(cannot_tell(Ruling.from_json(r)) for r in timeline)
     pending = any(r.get("kind") == "pending" for r in timeline[-1:])
     end = "; the game ends held at an illegal turn" if pending else ""
     return (f"Replayed: {len(timeline)} rulings: {legal} legal, {illegal} illegal, {unsure} cannot tell{end}.")
