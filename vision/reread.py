@@ -462,15 +462,18 @@ class StreamMemory:
         return tuple(given) + tuple(c for n, c in sorted(self.candidates.items()) if n not in names)
 
     def motion(self, image: np.ndarray) -> np.ndarray | None:
-        """(H, W) bool: where this frame differs from the previous one (None for the first)."""
+        """(H, W) bool: where this frame differs from the previous one (None for the first). The
+        frame may be given grey (the detector's): the same mask, without converting it again."""
         small = cv2.resize(detect.to_gray(image), None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
         previous, self._previous = self._previous, small
         if previous is None or previous.shape != small.shape:
             return None
-        moved = (cv2.absdiff(small, previous) > MOTION_LEVEL).astype(np.uint8)
-        moved = cv2.dilate(moved, np.ones((5, 5), np.uint8))
         h, w = image.shape[:2]
-        return cv2.resize(moved, (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+        moved = cv2.threshold(cv2.absdiff(small, previous), MOTION_LEVEL, 1, cv2.THRESH_BINARY)[1]
+        if not cv2.countNonZero(moved):
+            return np.zeros((h, w), bool)  # nothing moved: no need to draw it at full size
+        moved = cv2.dilate(moved, np.ones((5, 5), np.uint8))
+        return cv2.resize(moved, (w, h), interpolation=cv2.INTER_NEAREST).view(bool)  # 0 and 1: bool as it is
 
     def update(self, obs) -> None:
         """After a frame: read pieces become candidates at their pose; the others' sigma grows;

@@ -30,6 +30,11 @@ Between whole frames, two ways (RoiSettings.mode):
   stickers on, and what comes after detection (the table's fit: vision/table_pose.py keeps
   its last answers by their inputs) is not done again. A sticker that moves further, even
   slowly, is given out where it is now and held there.
+
+A third mode, "whole", runs the detector on the whole frame every frame and holds its stickers
+as "follow" does (``hold_px``): whole-frame corners of a still sticker move ~0.03 px between
+frames of the speed bench's sessions (0.05 at most), so a table at rest hands on the same
+result and nothing after detection is done again; whatever moved is read from this frame.
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ from .image_guard import remap
 
 @dataclass(frozen=True)
 class RoiSettings:
-    mode: str = "follow"  # between whole frames: "follow" the stickers, or detect in "regions" around them
+    mode: str = "follow"  # between whole frames: "follow" the stickers, or detect in "regions" around them;
+    # "whole": every frame whole, its stickers held (hold_px)
     full_every: int = 30  # frames between full passes at the latest (1 s at 30 fps)
     margin_sides: float = 1.0  # ROI margin around a sticker, in its own side lengths (0.5 missed 4K stickers
     # whose quiet zone borders a dark piece: tests/bench/speed.py tornado and kayak 4K)
@@ -58,8 +64,8 @@ class RoiSettings:
     # most) and follow the stickers elsewhere, instead of a whole-frame pass
     changed_only: bool = True
     changed_max_share: float = 0.8
-    # mode "follow": a sticker whose corners moved no more than this (px) since they were last given
-    # out keeps them. Noise moves a followed corner ~0.05 px (1080p sessions, 1.2 grey levels); a
+    # modes "follow" and "whole": a sticker whose corners moved no more than this (px) since they were
+    # last given out keeps them. Noise moves a followed corner ~0.05 px (1080p sessions, 1.2 grey levels); a
     # held corner is an earlier measurement of a still sticker, as good as this frame's, and a piece
     # that truly moves goes far beyond it. 0: never held.
     hold_px: float = 0.25
@@ -85,6 +91,10 @@ class RoiDetector:
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
         gray = detect.to_gray(image)
+        if self.settings.mode == "whole":
+            self._last = self._held(detect.detect_all(gray, self.catalog, second_pass=self.second_pass))
+            self.full_passes += 1
+            return self._last
         small = self._shrink(gray)
         result = None
         changed = self._changed_cells(small)
@@ -102,6 +112,25 @@ class RoiDetector:
             self.roi_passes += 1
         self._last = result
         return result
+
+    def _held(self, found: detect.DetectionResult) -> detect.DetectionResult:
+        """A whole frame's result with each sticker found within hold_px of where it was last given out
+        (the same id, found by the same pass) given out as it was then: the last result itself when
+        every sticker held and none came or went."""
+        last, hold = self._last, self.settings.hold_px
+        if last is None or hold <= 0 or not found.detections:
+            return found
+        before = {d.marker_id: d for d in last.detections}
+        pairs = [(d, before.get(d.marker_id)) for d in found.detections]
+        known = [(d, b) for d, b in pairs if b is not None and b.source == d.source and b.known == d.known]
+        moved = np.abs(np.array([d.corners for d, _ in known]) - np.array([b.corners for _, b in known])
+                       ).max(axis=(1, 2)) if known else np.zeros(0)
+        keep = {id(d): b for (d, b), m in zip(known, moved) if m <= hold}
+        out = tuple(keep.get(id(d), d) for d in found.detections)
+        if len(out) == len(last.detections) and all(a is b for a, b in zip(out, last.detections)) \
+                and found.unknown_ids == last.unknown_ids and found.second_pass_found == last.second_pass_found:
+            return last
+        return detect.DetectionResult(out, found.unknown_ids, found.second_pass_found)
 
     def recall(self, found: detect.DetectionResult, key) -> object | None:
         """What remember() kept for this very result (the same object: every sticker held since) and

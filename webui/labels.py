@@ -171,11 +171,19 @@ def with_legend_below(img: np.ndarray, entries: list[tuple[str, tuple[int, int, 
     side and wrapped to the picture's width: beside the play area, never over it (a legend in
     a corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the taller
     picture and the legend's box in it."""
+    h, w = img.shape[:2]
+    strip, box = legend_strip(w, h, entries, scale)
+    return (img, None) if strip is None else (np.vstack([img, strip]), box)
+
+
+def legend_strip(w: int, h: int, entries: list[tuple[str, tuple[int, int, int]]], scale: float,
+                 ) -> tuple[np.ndarray | None, Box | None]:
+    """The strip with_legend_below puts under a (w x h) picture, and its box there (None, None:
+    no entries)."""
     import cv2
 
     if not entries:
-        return img, None
-    h, w = img.shape[:2]
+        return None, None
     scale = scale * 0.75
     thick = max(1, int(round(scale * 1.6)))
     pad = max(2, int(round(4 * scale)))
@@ -198,8 +206,7 @@ def with_legend_below(img: np.ndarray, entries: list[tuple[str, tuple[int, int, 
         cv2.line(strip, (x, mid), (x + swatch, mid), colour, max(2, thick + 1), cv2.LINE_AA)
         cv2.putText(strip, words, (x + swatch + pad, y + row - pad - base), cv2.FONT_HERSHEY_SIMPLEX, scale,
                     (255, 255, 255), thick, cv2.LINE_AA)
-    box = Box(0, h, w, h + strip.shape[0], "legend", kind="legend")
-    return np.vstack([img, strip]), box
+    return strip, Box(0, h, w, h + strip.shape[0], "legend", kind="legend")
 
 
 def _pt(p) -> tuple[int, int]:

@@ -833,7 +833,8 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
     from vision import detect, pipeline
 
     catalog = default_catalog()
-    found = detector.detect(image) if detector is not None else detect.detect_all(image, catalog, second_pass=thorough)
+    gray = detect.to_gray(image)  # once, for the detector and the motion mask
+    found = detector.detect(gray) if detector is not None else detect.detect_all(gray, catalog, second_pass=thorough)
     key = (id(camera), game, empty_ok, image.shape[:2])
     # a detector that can hand back the reading of a frame whose stickers all held (vision/roi.py)
     recall, remember = getattr(detector, "recall", None), getattr(detector, "remember", None)
@@ -845,7 +846,7 @@ def pipeline_observe(image: np.ndarray, camera, game: str | None, thorough: bool
         return kept
     dets = [{"id": d.marker_id, "corners": d.corners.tolist()} for d in found.detections]
     h, w = image.shape[:2]
-    motion = memory.motion(image) if memory is not None else None
+    motion = memory.motion(gray) if memory is not None else None
     try:
         obs = pipeline.observe(image, camera, game, catalog=catalog, detections=found, expected=wanted,
                                evidence=memory.evidence if memory is not None else None, motion=motion)
@@ -871,22 +872,19 @@ def tracking_observe(thorough: bool = True, mode: str = "follow") -> ObserveFn:
     """The observe for a stream of frames (live page, replay). mode: how frames are searched
     while nothing moves (vision/roi.py): "follow" the stickers of the last frame (cheapest),
     detect in the "regions" around them (the same corners as whole frames), or "whole": every
-    frame whole (pipeline_observe). Each keeps a vision.reread.StreamMemory: a piece read once
+    frame whole; follow and whole hold the stickers that stay put (vision/roi.py hold_px), so a
+    table at rest is observed once. Each keeps a vision.reread.StreamMemory: a piece read once
     is re-read at its last place (sigma growing) until its place is seen empty, and each
     place's evidence adds up over the still frames (PiecePose.source "reread(Nx)")."""
     from functools import partial
 
+    from referee.catalog import default_catalog
     from vision.reread import StreamMemory
+    from vision.roi import RoiDetector, RoiSettings
 
     memory = StreamMemory()
-    if mode == "whole":
-        observe = partial(pipeline_observe, thorough=thorough, memory=memory)
-    else:
-        from referee.catalog import default_catalog
-        from vision.roi import RoiDetector, RoiSettings
-
-        detector = RoiDetector(default_catalog(), second_pass=thorough, settings=RoiSettings(mode=mode))
-        observe = partial(pipeline_observe, thorough=thorough, detector=detector, memory=memory)
+    detector = RoiDetector(default_catalog(), second_pass=thorough, settings=RoiSettings(mode=mode))
+    observe = partial(pipeline_observe, thorough=thorough, detector=detector, memory=memory)
     observe.takes_expected = True
     return observe
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from referee.catalog import default_catalog, footprint_polygon
 from referee.observation import MAX_DISTORTED_R2, ImageFromGame, Observation, PiecePose
-from webui.labels import Box, LabelPlacer, text_scale, with_legend_below
+from webui.labels import Box, LabelPlacer, legend_strip, text_scale, with_legend_below
+from webui.layers import SEEN_ONCE, Layer, LayerCache
 
 GREEN = (60, 200, 60)
 AMBER = (0, 170, 255)
@@ -297,10 +298,9 @@ def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> N
 
 def place_shape_labels(placer: LabelPlacer, shapes, view: PixelMap) -> None:
     """The shapes' text labels, each near its point and clear of the others."""
-    pixels = shape_pixels(shapes, view)
-    for i, s in enumerate(shapes):
-        if s.kind == "label" and s.points and s.text:
-            placer.place(short_names(s.text), pixels.anchors[i][0], style_of(s.role).colour)
+    labels = [s for s in shapes if s.kind == "label" and s.points and s.text]
+    for s, at in zip(labels, project_all(view, [(s.points[:1], s.z_mm) for s in labels])):
+        placer.place(short_names(s.text), at[0], style_of(s.role).colour)
 
 
 def short_names(text: str) -> str:
@@ -435,33 +435,128 @@ def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Pie
     each other, and a legend of the lines and colours in a strip under the picture (the picture
     returned is taller by that strip). Without a mapping only the detected
     stickers are drawn. The status is not drawn (status is kept for callers): the page shows it,
-    from the server's one status event, so the video cannot disagree with it."""
+    from the server's one status event, so the video cannot disagree with it.
+
+    What is drawn depends only on the view (the picture's size, the mapping, the pieces, the hidden
+    ones, the shapes), not on the picture under it: a view drawn again (a table at rest, frame
+    after frame) is put on the new picture as a layer (webui/layers.py), not drawn again."""
     import cv2
 
+    h, w = image.shape[:2]
+    if mapping is not None:
+        key = _view_key(w, h, pieces, hidden, mapping, shapes)
+        layer = _LAYERS.get(key) if key is not None else None
+        if layer is SEEN_ONCE:  # the view again: worth a layer
+            layer = ViewLayer.drawn(w, h, pieces, hidden, mapping, shapes)
+            _LAYERS.put(key, layer)
+        if layer is not None:
+            return layer.on(image)
+        if key is not None:
+            _LAYERS.put(key, SEEN_ONCE)
+        out = image.copy()
+        placer, entries = _draw_view(out, pieces, hidden, mapping, shapes)
+        out, legend_box = with_legend_below(out, entries, placer.scale)  # beside the play area, not over it
+        if legend_box is not None:
+            placer.boxes.append(legend_box)
+        return OverlayPicture(out, placer.boxes, placer.left_out)
     out = image.copy()
+    for d in (obs.extra.get("detections") or []) if obs is not None else []:
+        try:
+            q = np.asarray(d["corners"], dtype=np.float64).reshape(4, 2)
+        except (KeyError, TypeError, ValueError):
+            continue
+        cv2.polylines(out, [np.round(q).astype(np.int32).reshape(-1, 1, 2)], True, AMBER, 2, cv2.LINE_AA)
+    return OverlayPicture(out, [], [])
+
+
+def _draw_view(out: np.ndarray, pieces, hidden, mapping: ImageFromGame, shapes) -> tuple[LabelPlacer, list]:
+    """The shapes, outlines and labels of a view drawn onto out in place; returns the placer (the
+    label boxes) and the legend's entries."""
     h, w = out.shape[:2]
     scale = max(0.7, w / 900.0)
     placer = LabelPlacer(out, text_scale(w, h))
-    if mapping is not None:
-        view = PixelMap(mapping, (w, h))
-        draw_shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
-        names = _outlines(out, view, pieces, hidden, scale)
-        colours = {c for _, _, c in names}
-        entries = legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
-        for text, anchor, colour in names:  # the pieces' names first: they matter most
-            placer.place(text, anchor, colour)
-        place_shape_labels(placer, shapes, view)
-        out, key = with_legend_below(out, entries, placer.scale)  # beside the play area, not over it
-        if key is not None:
-            placer.boxes.append(key)
-    elif obs is not None:
-        for d in obs.extra.get("detections") or []:
-            try:
-                q = np.asarray(d["corners"], dtype=np.float64).reshape(4, 2)
-            except (KeyError, TypeError, ValueError):
-                continue
-            cv2.polylines(out, [np.round(q).astype(np.int32).reshape(-1, 1, 2)], True, AMBER, 2, cv2.LINE_AA)
-    return OverlayPicture(out, placer.boxes, placer.left_out)
+    view = PixelMap(mapping, (w, h))
+    _shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
+    names = _outlines(out, view, pieces, hidden, scale)
+    colours = {c for _, _, c in names}
+    entries = legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
+    for text, anchor, colour in names:  # the pieces' names first: they matter most
+        placer.place(text, anchor, colour)
+    place_shape_labels(placer, shapes, view)
+    return placer, entries
+
+
+# The game's shapes stay where they were drawn while each of their points lands within this many
+# pixels of where it did (a camera at rest, its pose fitted again each frame with fresh noise):
+# a quarter of a pixel is below what anti-aliased lines show.
+SHAPES_HOLD_PX = 0.25
+_SHAPE_LAYERS = LayerCache(layers=3)
+
+
+def _shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> None:
+    """draw_shape_lines onto img, from a layer while the shapes are of the same kinds and roles and
+    every point of theirs lands where it did (SHAPES_HOLD_PX): the pieces move, the board and its
+    zones do not."""
+    drawn = [s for s in shapes if s.kind != "label"]  # labels are placed with the pieces' names
+    # what is drawn, but where: a shape measured again (a finish line on its piece) moves a little
+    key = (view.w, view.h, line_px, tuple((s.kind, s.role, len(s.points), s.radius_mm, s.z_mm) for s in drawn))
+    got = _SHAPE_LAYERS.get(key)
+    at = project_all(view, [(s.points, s.z_mm) for s in drawn if s.points])
+    at = np.concatenate(at) if at else np.zeros((0, 2))
+    if got is not None and _within(got[1], at, SHAPES_HOLD_PX):
+        layer = got[0]
+        if layer is None:  # the second time: worth a layer
+            layer, _ = Layer.drawn(view.w, view.h, lambda canvas: draw_shape_lines(canvas, shapes, view, line_px))
+            _SHAPE_LAYERS.put(key, (layer, got[1]))
+        layer.onto(img, img)
+        return
+    draw_shape_lines(img, shapes, view, line_px)
+    _SHAPE_LAYERS.put(key, (None, at))
+
+
+def _within(a: np.ndarray, b: np.ndarray, px: float) -> bool:
+    """The same points, each within px of the other's (and drawable in both or in neither)."""
+    if a.shape != b.shape:
+        return False
+    ok_a, ok_b = np.isfinite(a), np.isfinite(b)
+    return bool((ok_a == ok_b).all() and (np.abs(a[ok_a] - b[ok_a]) <= px).all())
+
+
+def _view_key(w: int, h: int, pieces, hidden, mapping, shapes) -> tuple | None:
+    """What a view's drawing depends on, hashable; None when a shape holds something unhashable."""
+    key = (w, h, tuple(pieces), tuple(hidden), mapping, tuple(shapes))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+@dataclass
+class ViewLayer:
+    """A view's whole overlay as a layer (webui/layers.py), with its legend strip and label boxes."""
+
+    layer: Layer
+    strip: np.ndarray | None  # the legend's strip under the picture
+    boxes: list[Box]
+    left_out: list[str]
+
+    @classmethod
+    def drawn(cls, w: int, h: int, pieces, hidden, mapping: ImageFromGame, shapes) -> "ViewLayer":
+        layer, (placer, entries) = Layer.drawn(w, h, lambda canvas: _draw_view(canvas, pieces, hidden, mapping, shapes))
+        strip, legend_box = legend_strip(w, h, entries, placer.scale)
+        return cls(layer, strip, placer.boxes + ([legend_box] if legend_box is not None else []), list(placer.left_out))
+
+    def on(self, image: np.ndarray) -> OverlayPicture:
+        h, w = image.shape[:2]
+        out = np.empty((h + (0 if self.strip is None else self.strip.shape[0]), w, 3), np.uint8)
+        self.layer.onto(image, out[:h])
+        if self.strip is not None:
+            out[h:] = self.strip
+        return OverlayPicture(out, list(self.boxes), list(self.left_out))
+
+
+_LAYERS = LayerCache(layers=3)
 
 
 def draw_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[PiecePose, ...], hidden: tuple[str, ...],
