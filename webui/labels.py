@@ -165,21 +165,12 @@ class LabelPlacer:
         return box
 
 
-def with_legend_below(img: np.ndarray, entries: list[tuple[str, tuple[int, int, int]]], scale: float,
-                      ) -> tuple[np.ndarray, Box | None]:
-    """The picture with a strip under it holding the key of lines and colours, entries side by
-    side and wrapped to the picture's width: beside the play area, never over it (a legend in
-    a corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the taller
-    picture and the legend's box in it."""
-    h, w = img.shape[:2]
-    strip, box = legend_strip(w, h, entries, scale)
-    return (img, None) if strip is None else (np.vstack([img, strip]), box)
-
-
 def legend_strip(w: int, h: int, entries: list[tuple[str, tuple[int, int, int]]], scale: float,
                  ) -> tuple[np.ndarray | None, Box | None]:
-    """The strip with_legend_below puts under a (w x h) picture, and its box there (None, None:
-    no entries)."""
+    """A strip to go under a (w x h) picture, holding the key of lines and colours, entries side by
+    side and wrapped to the picture's width: beside the play area, never over it (a legend in a
+    corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the strip and the
+    legend's box in the taller picture (None, None: no entries)."""
     import cv2
 
     if not entries:

@@ -17,7 +17,7 @@ import numpy as np
 
 from referee.catalog import default_catalog, footprint_polygon
 from referee.observation import MAX_DISTORTED_R2, ImageFromGame, Observation, PiecePose
-from webui.labels import Box, LabelPlacer, legend_strip, text_scale, with_legend_below
+from webui.labels import Box, LabelPlacer, legend_strip, text_scale
 from webui.layers import SEEN_ONCE, Layer, LayerCache
 
 GREEN = (60, 200, 60)
@@ -453,12 +453,14 @@ def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Pie
             return layer.on(image)
         if key is not None:
             _LAYERS.put(key, SEEN_ONCE)
-        out = image.copy()
-        placer, entries = _draw_view(out, pieces, hidden, mapping, shapes)
-        out, legend_box = with_legend_below(out, entries, placer.scale)  # beside the play area, not over it
-        if legend_box is not None:
-            placer.boxes.append(legend_box)
-        return OverlayPicture(out, placer.boxes, placer.left_out)
+        # the legend in a strip under the picture: beside the play area, not over it
+        strip, legend_box = legend_strip(w, h, _legend_entries(pieces, hidden, shapes), text_scale(w, h))
+        out = np.empty((h + (0 if strip is None else strip.shape[0]), w, 3), np.uint8)
+        out[:h] = image
+        if strip is not None:
+            out[h:] = strip
+        placer = _draw_view(out[:h], pieces, hidden, mapping, shapes)
+        return OverlayPicture(out, placer.boxes + ([legend_box] if legend_box is not None else []), placer.left_out)
     out = image.copy()
     for d in (obs.extra.get("detections") or []) if obs is not None else []:
         try:
@@ -469,21 +471,24 @@ def render_overlay(image: np.ndarray, obs: Observation | None, pieces: tuple[Pie
     return OverlayPicture(out, [], [])
 
 
-def _draw_view(out: np.ndarray, pieces, hidden, mapping: ImageFromGame, shapes) -> tuple[LabelPlacer, list]:
+def _draw_view(out: np.ndarray, pieces, hidden, mapping: ImageFromGame, shapes) -> LabelPlacer:
     """The shapes, outlines and labels of a view drawn onto out in place; returns the placer (the
-    label boxes) and the legend's entries."""
+    label boxes)."""
     h, w = out.shape[:2]
     scale = max(0.7, w / 900.0)
     placer = LabelPlacer(out, text_scale(w, h))
     view = PixelMap(mapping, (w, h))
     _shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
-    names = _outlines(out, view, pieces, hidden, scale)
-    colours = {c for _, _, c in names}
-    entries = legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
-    for text, anchor, colour in names:  # the pieces' names first: they matter most
+    for text, anchor, colour in _outlines(out, view, pieces, hidden, scale):  # the pieces' names first: they matter most
         placer.place(text, anchor, colour)
     place_shape_labels(placer, shapes, view)
-    return placer, entries
+    return placer
+
+
+def _legend_entries(pieces, hidden, shapes) -> list[tuple[str, tuple[int, int, int]]]:
+    """The legend: the shapes' entries, then the colours the named pieces (the small ones) show in."""
+    colours = {GREY if p.name in hidden else GREEN for p in pieces if (o := _outline_of(p.name)) is not None and o[0]}
+    return legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
 
 
 # The game's shapes stay where they were drawn while each of their points lands within this many
@@ -543,8 +548,8 @@ class ViewLayer:
 
     @classmethod
     def drawn(cls, w: int, h: int, pieces, hidden, mapping: ImageFromGame, shapes) -> "ViewLayer":
-        layer, (placer, entries) = Layer.drawn(w, h, lambda canvas: _draw_view(canvas, pieces, hidden, mapping, shapes))
-        strip, legend_box = legend_strip(w, h, entries, placer.scale)
+        layer, placer = Layer.drawn(w, h, lambda canvas: _draw_view(canvas, pieces, hidden, mapping, shapes))
+        strip, legend_box = legend_strip(w, h, _legend_entries(pieces, hidden, shapes), placer.scale)
         return cls(layer, strip, placer.boxes + ([legend_box] if legend_box is not None else []), list(placer.left_out))
 
     def on(self, image: np.ndarray) -> OverlayPicture:
