@@ -142,11 +142,17 @@ def card_under(boat: PiecePose, cards: list[Card], covered: set | None = None) -
 
 def covered_spaces(cards_bottom_to_top: list[Card]) -> set[tuple[str, int]]:
     """Spaces whose white circle is wholly under a card laid later (Overlapping Player Cards)."""
+    # each card's polygon made once, and only a card whose bounding box holds the circle's is asked
+    # (a polygon that contains the circle holds its box): a race's 120 cards are 7000 pairs
+    polygons = [card.polygon() for card in cards_bottom_to_top]
+    boxes = [p.bounds for p in polygons]
     out = set()
     for i, card in enumerate(cards_bottom_to_top):
         for sp in card.spaces:
             circle = SPoint(sp.centre).buffer(WHITE_CIRCLE_RADIUS_MM)
-            if any(later.polygon().contains(circle) for later in cards_bottom_to_top[i + 1:]):
+            x0, y0, x1, y1 = circle.bounds
+            if any(b[0] <= x0 and b[1] <= y0 and x1 <= b[2] and y1 <= b[3] and polygons[j].contains(circle)
+                   for j, b in enumerate(boxes[i + 1:], i + 1)):
                 out.add((card.name, sp.index))
     return out
 
