@@ -365,6 +365,7 @@ class DetectionClock:
 
     def __init__(self):
         self.cpu = 0.0
+        self._depth = 0  # RoiDetector.detect calls detect_all: only the outer call is timed
 
     def __enter__(self):
         from vision import detect, roi
@@ -378,10 +379,13 @@ class DetectionClock:
     def _timed(self, fn):
         def call(*args, **kwargs):
             c0 = time.process_time()
+            self._depth += 1
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.cpu += time.process_time() - c0
+                self._depth -= 1
+                if not self._depth:
+                    self.cpu += time.process_time() - c0
         return call
 
     def __exit__(self, *exc):
