@@ -10,7 +10,10 @@ loaded machine slows all three alike:
 * (a) bare: ``cv2.aruco.ArucoDetector.detectMarkers`` with default parameters;
 * (b) refcam: the live engine's whole work for a page that is watching: detection on the
   whole frame, pose, parallax correction, stable-state tracking, the game step, overlay
-  drawing and JPEG encoding (webui.live.LiveEngine.process, speed-ups off);
+  drawing and JPEG encoding (webui.live.LiveEngine.process, speed-ups off). Every frame is
+  detected whole; as in every mode, stickers that stay within 0.25 px are held (vision/roi.py
+  "whole"), so the fit is done again only when a sticker moved, came or went, and an overlay
+  seen before is put on as a layer (webui/layers.py);
 * (c) the same with the speed-ups as the live page runs them (vision/roi.py "follow": while
   nothing moves, the stickers of the last frame are followed on their edges instead of
   detected; where something moved in part of the frame, the detector runs on crops around
