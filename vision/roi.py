@@ -29,7 +29,9 @@ Between whole frames, two ways (RoiSettings.mode):
   out is given out unchanged (the same Detection): at rest, frame after frame hands the same
   stickers on, and what comes after detection (the table's fit: vision/table_pose.py keeps
   its last answers by their inputs) is not done again. A sticker that moves further, even
-  slowly, is given out where it is now and held there.
+  slowly, is given out where it is now and held there. The stickers the detector reads in
+  the crops around a change, or in a whole frame, are held the same way: a hand passing
+  over the table without moving a sticker leaves the reading as it was.
 
 A third mode, "whole", runs the detector on the whole frame every frame and holds its stickers
 as "follow" does (``hold_px``): whole-frame corners of a still sticker move ~0.03 px between
@@ -110,13 +112,15 @@ class RoiDetector:
         else:
             self._since_full += 1
             self.roi_passes += 1
+        if self.settings.mode == "follow":  # the detector's reads (crops, whole frames) held as followed ones
+            result = self._held(result)
         self._last = result
         return result
 
     def _held(self, found: detect.DetectionResult) -> detect.DetectionResult:
-        """A whole frame's result with each sticker found within hold_px of where it was last given out
-        (the same id, found by the same pass) given out as it was then: the last result itself when
-        every sticker held and none came or went."""
+        """A result with each sticker found within hold_px of where it was last given out (the same
+        id, found by the same pass) given out as it was then: the last result itself when every
+        sticker held and none came or went."""
         last, hold = self._last, self.settings.hold_px
         if last is None or hold <= 0 or not found.detections:
             return found
@@ -128,7 +132,7 @@ class RoiDetector:
         keep = {id(d): b for (d, b), m in zip(known, moved) if m <= hold}
         out = tuple(keep.get(id(d), d) for d in found.detections)
         if len(out) == len(last.detections) and all(a is b for a, b in zip(out, last.detections)) \
-                and found.unknown_ids == last.unknown_ids and found.second_pass_found == last.second_pass_found:
+                and found.unknown_ids == last.unknown_ids:
             return last
         return detect.DetectionResult(out, found.unknown_ids, found.second_pass_found)
 
