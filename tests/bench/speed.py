@@ -173,6 +173,7 @@ def time_session(folder: Path, frames: list) -> dict:
     bare = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_5X5_1000))
     bare.detectMarkers(frames[0][1])  # warm up: the detector, refcam's caches and templates
     pipeline_observe(frames[0][1], None, None)
+    import webui.overlay  # noqa: F401  imported once a process (compiled anew where no .pyc is written)
     from vision.reread import warm
 
     warm()  # the re-reads' drawings, built once a process
