@@ -193,6 +193,8 @@ class LiveEngine:
             source.realtime = False
         self._replay_note = ""
         self._offending: tuple[str, ...] = ()  # the pieces the newest illegal rulings name, outlined on the video
+        self._shapes_kept: tuple | None = None  # (game, state, observation, its shapes, (offending, poses, outlines))
+        self._boxes_kept: tuple | None = None  # (label boxes as drawn, scale, in the camera frame's pixels)
         source.on_warning = self._source_warning
         source.on_status = self._source_status
         source.on_state = self._source_state  # running / ended / lost / error, with a message
@@ -662,12 +664,36 @@ class LiveEngine:
         elif obs.pieces:
             self._mapping = None
         with self._lock:
-            shapes = tuple(self.game.shapes(self.state, obs)) + offending_outlines(self._offending, update.pieces)
+            shapes = self._shapes(obs, update.pieces)
         job = (image, obs, update, self._mapping, shapes)
         if self._drawer is not None:
             self._drawer.submit(job, entry_ms)
         else:
             self._draw_frame(job)
+
+    def _shapes(self, obs: Observation, poses) -> tuple[Shape, ...]:
+        """The game's shapes for this state and observation, and the offending pieces' outlines: kept
+        while the game, the state and the observation are the very same (frozen values; a table at
+        rest hands on one observation frame after frame) and the outlines' pieces are where they were
+        (under _lock)."""
+        kept = self._shapes_kept
+        if kept is None or kept[0] is not self.game or kept[1] is not self.state or kept[2] is not obs:
+            kept = self._shapes_kept = (self.game, self.state, obs, tuple(self.game.shapes(self.state, obs)), None)
+        outlines = kept[4]
+        if outlines is None or outlines[0] != self._offending or (self._offending and outlines[1] != poses):
+            outlines = (self._offending, poses, offending_outlines(self._offending, poses))
+            self._shapes_kept = kept[:4] + (outlines,)
+        return kept[3] + outlines[2]
+
+    def _page_boxes(self, boxes: list, k: float) -> list:
+        """The label boxes in the camera frame's pixels (drawn k times smaller): the last list again
+        when the overlay handed on the very same boxes (a layer put on again)."""
+        kept = self._boxes_kept
+        if kept is not None and kept[1] == k and len(kept[0]) == len(boxes) and all(a is b for a, b in zip(kept[0], boxes)):
+            return kept[2]
+        out = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in boxes]
+        self._boxes_kept = (list(boxes), k, out)
+        return out
 
     def _draw_frame(self, job) -> None:
         """The overlay drawn (at the page's size), encoded as JPEG and published to the stream."""
@@ -684,8 +710,7 @@ class LiveEngine:
             mapping = scaled_mapping(mapping, f)
         drawn = render_overlay(image, obs, update.pieces, update.hidden, update.status, mapping, shapes)
         annotated = drawn.image
-        k = w / annotated.shape[1]  # label boxes in the camera frame's pixels, wherever they were drawn
-        self.latest_labels = [replace(b, x0=b.x0 * k, y0=b.y0 * k, x1=b.x1 * k, y1=b.y1 * k) for b in drawn.boxes]
+        self.latest_labels = self._page_boxes(drawn.boxes, w / annotated.shape[1])  # wherever they were drawn
         if annotated.shape[1] > self.live.stream_max_width:  # its own height: the legend's strip is under it
             ah, aw = annotated.shape[:2]
             annotated = cv2.resize(annotated, (self.live.stream_max_width, int(round(ah * self.live.stream_max_width / aw))),
