@@ -478,7 +478,7 @@ def _draw_view(out: np.ndarray, pieces, hidden, mapping: ImageFromGame, shapes) 
     scale = max(0.7, w / 900.0)
     placer = LabelPlacer(out, text_scale(w, h))
     view = PixelMap(mapping, (w, h))
-    _shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
+    draw_shape_lines(out, shapes, view, max(1, int(round(1.5 * scale))))
     for text, anchor, colour in _outlines(out, view, pieces, hidden, scale):  # the pieces' names first: they matter most
         placer.place(text, anchor, colour)
     place_shape_labels(placer, shapes, view)
@@ -489,42 +489,6 @@ def _legend_entries(pieces, hidden, shapes) -> list[tuple[str, tuple[int, int, i
     """The legend: the shapes' entries, then the colours the named pieces (the small ones) show in."""
     colours = {GREY if p.name in hidden else GREEN for p in pieces if (o := _outline_of(p.name)) is not None and o[0]}
     return legend(shapes) + [(words, c) for c, words in PIECE_LEGEND.items() if c in colours]
-
-
-# The game's shapes stay where they were drawn while each of their points lands within this many
-# pixels of where it did (a camera at rest, its pose fitted again each frame with fresh noise):
-# a quarter of a pixel is below what anti-aliased lines show.
-SHAPES_HOLD_PX = 0.25
-_SHAPE_LAYERS = LayerCache(layers=3)
-
-
-def _shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> None:
-    """draw_shape_lines onto img, from a layer while the shapes are of the same kinds and roles and
-    every point of theirs lands where it did (SHAPES_HOLD_PX): the pieces move, the board and its
-    zones do not."""
-    drawn = [s for s in shapes if s.kind != "label"]  # labels are placed with the pieces' names
-    # what is drawn, but where: a shape measured again (a finish line on its piece) moves a little
-    key = (view.w, view.h, line_px, tuple((s.kind, s.role, len(s.points), s.radius_mm, s.z_mm) for s in drawn))
-    got = _SHAPE_LAYERS.get(key)
-    at = project_all(view, [(s.points, s.z_mm) for s in drawn if s.points])
-    at = np.concatenate(at) if at else np.zeros((0, 2))
-    if got is not None and _within(got[1], at, SHAPES_HOLD_PX):
-        layer = got[0]
-        if layer is None:  # the second time: worth a layer
-            layer, _ = Layer.drawn(view.w, view.h, lambda canvas: draw_shape_lines(canvas, shapes, view, line_px))
-            _SHAPE_LAYERS.put(key, (layer, got[1]))
-        layer.onto(img, img)
-        return
-    draw_shape_lines(img, shapes, view, line_px)
-    _SHAPE_LAYERS.put(key, (None, at))
-
-
-def _within(a: np.ndarray, b: np.ndarray, px: float) -> bool:
-    """The same points, each within px of the other's (and drawable in both or in neither)."""
-    if a.shape != b.shape:
-        return False
-    ok_a, ok_b = np.isfinite(a), np.isfinite(b)
-    return bool((ok_a == ok_b).all() and (np.abs(a[ok_a] - b[ok_a]) <= px).all())
 
 
 def _view_key(w: int, h: int, pieces, hidden, mapping, shapes) -> tuple | None:
