@@ -158,3 +158,23 @@ def test_a_sticker_lost_where_nothing_changed_forces_a_whole_frame_pass():
     follower._last = detect.DetectionResult(first.detections + (ghost,), first.unknown_ids)
     follower.detect(frames[1])
     assert follower.full_passes == 2 and follower.changed_passes == 0
+
+
+def test_whole_frames_hold_still_stickers_and_give_a_moved_one_where_it_is(two_frames):
+    """mode "whole": the detector on every frame, each sticker within hold_px of where it was last
+    given out kept as it was (the last result itself when all held); moved beyond it, given out anew."""
+    first, second = two_frames
+    whole = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="whole"))
+    one = whole.detect(first)
+    assert whole.detect(second) is one and whole.full_passes == 2  # fresh noise: every corner within 0.25 px
+    shifted = np.ascontiguousarray(np.roll(second, 1, axis=1))  # every sticker 1 px right: beyond hold_px
+    three = whole.detect(shifted)
+    fresh = detect.detect_all(shifted, CAT)
+    assert three is not one and [d.marker_id for d in three.detections] == [d.marker_id for d in fresh.detections]
+    for g, w in zip(three.detections, fresh.detections):
+        assert np.abs(g.corners - w.corners).max() < 1e-9, g.marker_id  # this frame's own reading
+    unheld = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="whole", hold_px=0.0))
+    unheld.detect(first)
+    again = unheld.detect(second)
+    assert again is not one and all(np.abs(g.corners - w.corners).max() < 1e-9
+                                    for g, w in zip(again.detections, detect.detect_all(second, CAT).detections))

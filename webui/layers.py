@@ -84,7 +84,3 @@ class LayerCache:
             while len(items) >= size:
                 items.pop(next(iter(items)))
             items[key] = value
-
-    def items(self) -> list:
-        with self._lock:
-            return list(self._layers.items())
