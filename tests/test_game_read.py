@@ -4,11 +4,14 @@ re-read, and a place truly empty is never made into a piece."""
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import replace
 
 from referee.kayak.game import GAME as KAYAK
 from referee.rulings import cannot_tell
 from tests.kayak_tools import SAMPLES, FakeTools
+from tests.test_bench_games import tiny_kang  # noqa: F401  the tiny whole Kang game, rendered once
 from vision.pipeline import not_read_warnings
 
 
@@ -38,3 +41,95 @@ def test_a_hand_in_view_still_stops_the_kayak_ruling():
     state = KAYAK.step(KAYAK.new_state({"advanced": False}), first, t0).state
     rulings = KAYAK.step(state, replace(turn, warnings=("a hand is in view",)), t1).rulings
     assert len(rulings) == 1 and rulings[0].summary.startswith("Cannot tell: a hand or an object is in view")
+
+
+# --- a whole game whose first pass misses a needed piece in the deciding frames --------------
+class DroppingDetector:
+    """The replay's detector (vision.roi.RoiDetector, "regions" as `refcam replay`), whose output
+    loses some stickers in some frames: a first pass that missed them there."""
+
+    def __init__(self, drop: dict[int, set[int]]):
+        from referee.catalog import default_catalog
+        from vision.roi import RoiDetector, RoiSettings
+
+        self.inner = RoiDetector(default_catalog(), settings=RoiSettings(mode="regions"))
+        self.drop, self.frame = drop, -1
+
+    def detect(self, image):
+        self.frame += 1
+        found = self.inner.detect(image)
+        lost = self.drop.get(self.frame, set())
+        return replace(found, detections=tuple(d for d in found.detections if d.marker_id not in lost))
+
+
+def _dropping_observe(drop: dict[int, set[int]]):
+    from functools import partial
+
+    from vision.reread import StreamMemory
+    from webui.live import pipeline_observe
+
+    observe = partial(pipeline_observe, detector=DroppingDetector(drop), memory=StreamMemory())
+    observe.takes_expected = True
+    return observe
+
+
+def _last_turn(folder):
+    """The truth's lines, the frames of the last turn's still table (to the end), its first hand
+    frame, the kangaroos it moved ({name: (old, new) truth}) and a kangaroo it left where it was."""
+    lines = [json.loads(x) for x in (folder / "truth.jsonl").read_text().splitlines()]
+    last = lines[-1]["position"]
+    frames = [n for n, line in enumerate(lines) if line["position"] == last and line["stable"]]
+    hand = 1 + max(n for n, line in enumerate(lines) if line["position"] == last - 1 and line["stable"])
+    before = {p["name"]: p for p in lines[hand - 1]["pieces"]}
+    after = {p["name"]: p for p in lines[-1]["pieces"]}
+    moved = {n: (before[n], after[n]) for n in after
+             if n in before and (before[n]["x_mm"], before[n]["y_mm"]) != (after[n]["x_mm"], after[n]["y_mm"])}
+    kept = [after[n] for n in after if n not in moved and n.startswith(("kang/small", "kang/large")) and after[n].get("sticker_px")]
+    assert moved and kept and not lines[hand]["stable"]
+    return lines, frames, hand, moved, kept[0]
+
+
+def _ids(pieces) -> set[int]:
+    return {i for p in pieces for i in p["marker_ids"]}
+
+
+def test_needed_pieces_dropped_in_the_deciding_frames_are_read_again_and_the_game_ruled_right(tiny_kang):
+    from tests.bench.games import count_needed_reads, judge, offline_rulings
+
+    _, folder = tiny_kang
+    lines, frames, _, moved, kept = _last_turn(folder)
+    # the moved kangaroos are read once, as the hand leaves; then the first pass misses them and a
+    # kangaroo that did not move in every frame that decides the last turn
+    news = [new for _, new in moved.values()]
+    drop = {n: set(kept["marker_ids"]) | (_ids(news) if n != frames[0] else set()) for n in frames}
+    sources: dict[int, dict[str, str]] = {}
+    rulings, reads = offline_rulings(folder, _dropping_observe(drop),
+                                     seen=lambda obs: sources.setdefault(len(sources), {p.name: p.source for p in obs.pieces}))
+    for n in frames[1:]:  # read again at the place the stream last read them, from their own frames' pixels
+        assert all(sources[n][p["name"]].startswith("reread") for p in news + [kept])
+    out = judge("kang", folder, rulings, full_game=False)
+    assert (out.legal_turns, out.right, out.ruled_illegal, out.wrong_position, out.cannot_tell) == (3, 3, 0, 0, 0)
+    needed = count_needed_reads("kang", folder, reads)
+    assert needed.read == needed.needed and not needed.misses
+
+
+def test_a_needed_piece_whose_place_is_empty_is_never_made_up_there(tiny_kang):
+    from tests.bench.games import judge, offline_rulings
+
+    _, folder = tiny_kang
+    lines, frames, hand, moved, _ = _last_turn(folder)
+    # the first pass never reads the moved kangaroos at their new places: their old places, where the
+    # game and the stream expect them, are empty or hold another kangaroo (its read dropped too)
+    drop = {n: _ids(new for _, new in moved.values()) for n in range(hand, len(lines))}
+    poses: list = []
+    rulings, _ = offline_rulings(folder, _dropping_observe(drop),
+                                 seen=lambda obs: poses.append({p.name: p for p in obs.pieces}))
+    shown = [n for n in range(hand, len(lines)) if lines[n]["position"] == lines[-1]["position"]]
+    for n in shown:  # every frame showing the new table, the hand's last included
+        for name, (old, new) in moved.items():
+            got = poses[n].get(name)
+            if got is not None:  # a read can only be the kangaroo where it truly is, never its empty old place
+                assert math.hypot(got.x_mm - new["x_mm"], got.y_mm - new["y_mm"]) < 3 * got.sigma_mm + 1.0
+                assert math.hypot(got.x_mm - old["x_mm"], got.y_mm - old["y_mm"]) > 10.0
+    out = judge("kang", folder, rulings, full_game=False)
+    assert out.wrong_position == 0 and out.ruled_illegal == 0 and out.right == 2

@@ -300,14 +300,15 @@ def count_needed_reads(game: str, folder: Path, reads: list[list[str]] | None) -
 
 
 # --- the two replays ---------------------------------------------------------------------------
-def offline_rulings(folder: Path) -> tuple[list[dict], list[list[str]]]:
+def offline_rulings(folder: Path, inner=None, seen=None) -> tuple[list[dict], list[list[str]]]:
     """`refcam replay DIR --json`: every frame, as fast as the machine goes; and the pieces read in
-    each frame (the observe `refcam replay` uses, watched)."""
+    each frame (the observe `refcam replay` uses, or ``inner``, watched; ``seen`` is handed each
+    frame's observation too)."""
     from webui.commands.replay import replay_session
     from webui.live import tracking_observe
     from webui.replays import default_detect
 
-    inner = tracking_observe(mode=default_detect("session"))
+    inner = inner or tracking_observe(mode=default_detect("session"))
     reads: list[list[str]] = []
 
     def observe(image, camera, game, expected=()):
@@ -317,6 +318,8 @@ def offline_rulings(folder: Path) -> tuple[list[dict], list[list[str]]]:
             reads.append([])
             raise
         reads.append(sorted(p.name for p in obs.pieces))
+        if seen is not None:
+            seen(obs)
         return obs
 
     observe.takes_expected = True
