@@ -1,12 +1,15 @@
 """Needed pieces in whole games through a webcam: a piece vision did not read is named with what
 limits it, a first-pass read dropped in the deciding frames is brought back by the stream's
-re-read, and a place truly empty is never made into a piece."""
+re-read, a sticker missed as the hand leaves is looked for again, and a place truly empty is never
+made into a piece."""
 
 from __future__ import annotations
 
 import json
 import math
 from dataclasses import replace
+
+import pytest
 
 from referee.kayak.game import GAME as KAYAK
 from referee.rulings import cannot_tell
@@ -133,3 +136,35 @@ def test_a_needed_piece_whose_place_is_empty_is_never_made_up_there(tiny_kang):
                 assert math.hypot(got.x_mm - old["x_mm"], got.y_mm - old["y_mm"]) > 10.0
     out = judge("kang", folder, rulings, full_game=False)
     assert out.wrong_position == 0 and out.ruled_illegal == 0 and out.right == 2
+
+
+@pytest.mark.parametrize("mode", ["follow", "regions"])
+def test_a_sticker_missed_as_the_hand_leaves_is_looked_for_again_where_it_changed(mode, monkeypatch):
+    """One look at a small sticker through a webcam misses it about half the time; nothing changes
+    where it lies afterwards, so the next quiet frames search there again (RoiSettings.settle_frames)."""
+    import numpy as np
+
+    from referee.catalog import default_catalog
+    from tests.bench import synth
+    from vision import detect, roi
+
+    catalog = default_catalog()
+    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=catalog)
+    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = synth.scene_stickers(catalog, pieces)
+    new_id = max(mid for mid, _ in stickers)
+    frames = [detect.to_gray(synth.render(cam, s, seed=4, blur_px=0.7, jpeg_quality=None))
+              for s in ([s for s in stickers if s[0] != new_id], stickers)]
+    follower = roi.RoiDetector(catalog, settings=roi.RoiSettings(mode=mode))
+    follower.detect(frames[0])
+    whole = detect.detect_all
+
+    def missing_it(image, *args, **kwargs):  # the first look where it changed misses the new sticker
+        found = whole(image, *args, **kwargs)
+        return replace(found, detections=tuple(d for d in found.detections if d.marker_id != new_id))
+
+    monkeypatch.setattr(roi.detect, "detect_all", missing_it)
+    assert new_id not in {d.marker_id for d in follower.detect(frames[1]).detections}
+    monkeypatch.setattr(roi.detect, "detect_all", whole)
+    assert new_id in {d.marker_id for d in follower.detect(frames[1]).detections}  # the same still frame
+    assert follower.full_passes == 1 and follower.changed_passes == 2
