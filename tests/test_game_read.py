@@ -142,20 +142,12 @@ def test_a_needed_piece_whose_place_is_empty_is_never_made_up_there(tiny_kang):
 def test_a_sticker_missed_as_the_hand_leaves_is_looked_for_again_where_it_changed(mode, monkeypatch):
     """One look at a small sticker through a webcam misses it about half the time; nothing changes
     where it lies afterwards, so the next quiet frames search there again (RoiSettings.settle_frames)."""
-    import numpy as np
-
     from referee.catalog import default_catalog
-    from tests.bench import synth
+    from tests.test_vision_roi import sticker_put_down
     from vision import detect, roi
 
-    catalog = default_catalog()
-    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=catalog)
-    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
-    stickers = synth.scene_stickers(catalog, pieces)
-    new_id = max(mid for mid, _ in stickers)
-    frames = [detect.to_gray(synth.render(cam, s, seed=4, blur_px=0.7, jpeg_quality=None))
-              for s in ([s for s in stickers if s[0] != new_id], stickers)]
-    follower = roi.RoiDetector(catalog, settings=roi.RoiSettings(mode=mode))
+    new_id, frames = sticker_put_down()
+    follower = roi.RoiDetector(default_catalog(), settings=roi.RoiSettings(mode=mode))
     follower.detect(frames[0])
     whole = detect.detect_all
 
