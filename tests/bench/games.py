@@ -519,6 +519,8 @@ def parse_args(argv=None):
     ap.add_argument("--replays", type=lambda s: _csv(s), default=("offline", "page"),
                     help="offline,page (default both)")
     ap.add_argument("--tuning", action="store_true", help="play the tuning seeds, not the reporting ones")
+    ap.add_argument("--seeds", type=lambda s: _csv(s, int), default=None,
+                    help="play these seeds of each game instead (e.g. 202,203; say whether they are tuning or reporting ones)")
     ap.add_argument("--quick", action="store_true", help=f"only the first {QUICK_TURNS} turns of each game")
     ap.add_argument("--out", default=str(ROOT / "out" / "bench-games"), help="where the sessions are written")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -543,10 +545,11 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     rows: list[Row] = []
     for game in args.only:
-        for seed in seeds[game][:args.games]:
+        for seed in args.seeds or seeds[game][:args.games]:
             rows += run_game(game, seed, args, out_dir, log)
     took = time.monotonic() - t0
-    figures = json.dumps({"seeds": "tuning" if args.tuning else "reporting", "seconds": round(took, 1),
+    figures = json.dumps({"seeds": list(args.seeds) if args.seeds else "tuning" if args.tuning else "reporting",
+                          "seconds": round(took, 1),
                           "rows": [dict(asdict(r), outcome=asdict(r.outcome)) for r in rows]}, indent=1)
     (out_dir / "figures.json").write_text(figures + "\n")
     if args.json:
@@ -556,7 +559,9 @@ def main(argv=None) -> int:
         print(table(rows))
         print()
         print(reads_table(rows))
-        print(f"\n{'tuning' if args.tuning else 'reporting'} seeds, {took / 60:.1f} min")
+        which = f"seeds {','.join(map(str, args.seeds))}" if args.seeds else \
+            "tuning seeds" if args.tuning else "reporting seeds"
+        print(f"\n{which}, {took / 60:.1f} min")
     return 0
 
 
