@@ -462,9 +462,11 @@ class StreamMemory:
         """The pieces to re-read: those the game expects and every candidate. The game's place wins,
         unless the stream has read the piece since the game last placed it: the game places a piece
         from its stable tables only, so a piece put down elsewhere and read there in a frame since
-        is looked for where it was read, not at the place it left."""
+        is looked for where it was read, not at the place it left (with the game's sigma where
+        that is wider)."""
         self._given = {e.name: _place_of(e) for e in given}
-        newer = {n: c for n, c in self.candidates.items()
+        sigma = {e.name: e.sigma_mm for e in given}  # the game's own doubt (a piece a turn may carry) is kept
+        newer = {n: replace(c, sigma_mm=max(c.sigma_mm, sigma[n])) for n, c in self.candidates.items()
                  if n in self._given and self._read_under.get(n) == self._given[n]}
         names = set(self._given)
         return tuple(newer.get(e.name, e) for e in given) + \
