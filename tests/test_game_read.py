@@ -87,7 +87,8 @@ def _last_turn(folder):
     after = {p["name"]: p for p in lines[-1]["pieces"]}
     moved = {n: (before[n], after[n]) for n in after
              if n in before and (before[n]["x_mm"], before[n]["y_mm"]) != (after[n]["x_mm"], after[n]["y_mm"])}
-    kept = [after[n] for n in after if n not in moved and n.startswith(("kang/small", "kang/large")) and after[n].get("sticker_px")]
+    kept = [after[n] for n in after
+            if n not in moved and n.startswith(("kang/small", "kang/large")) and after[n].get("sticker_px")]
     assert moved and kept and not lines[hand]["stable"]
     return lines, frames, hand, moved, kept[0]
 
@@ -105,9 +106,9 @@ def test_needed_pieces_dropped_in_the_deciding_frames_are_read_again_and_the_gam
     # kangaroo that did not move in every frame that decides the last turn
     news = [new for _, new in moved.values()]
     drop = {n: set(kept["marker_ids"]) | (_ids(news) if n != frames[0] else set()) for n in frames}
-    sources: dict[int, dict[str, str]] = {}
+    sources: list[dict[str, str]] = []
     rulings, reads = offline_rulings(folder, _dropping_observe(drop),
-                                     seen=lambda obs: sources.setdefault(len(sources), {p.name: p.source for p in obs.pieces}))
+                                     seen=lambda obs: sources.append({p.name: p.source for p in obs.pieces}))
     for n in frames[1:]:  # read again at the place the stream last read them, from their own frames' pixels
         assert all(sources[n][p["name"]].startswith("reread") for p in news + [kept])
     out = judge("kang", folder, rulings, full_game=False)

@@ -520,7 +520,7 @@ def parse_args(argv=None):
                     help="offline,page (default both)")
     ap.add_argument("--tuning", action="store_true", help="play the tuning seeds, not the reporting ones")
     ap.add_argument("--seeds", type=lambda s: _csv(s, int), default=None,
-                    help="play these seeds of each game instead (e.g. 202,203; say whether they are tuning or reporting ones)")
+                    help="play these seeds of each game instead (e.g. 202,203: tuning or reporting ones, say which)")
     ap.add_argument("--quick", action="store_true", help=f"only the first {QUICK_TURNS} turns of each game")
     ap.add_argument("--out", default=str(ROOT / "out" / "bench-games"), help="where the sessions are written")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
