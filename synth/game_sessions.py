@@ -12,8 +12,9 @@ for every frame it is shown) and "webcam" (that picture through synth/webcam.py'
 with its own sensor noise each frame, one webcam drawn per game).
 
 Every session folder gets manifest.jsonl + frames/ (vision/session.py), camera.json (the true
-camera), truth.jsonl (one line a frame: t, stable, the pieces, the occluders, and on the first
-still frame of each turn the turn's truth) and the game's extra files (Tornado: course.json).
+camera), truth.jsonl (one line a frame: t, stable, the pieces, each with the side in px of its
+largest sticker that shows, the occluders, and on the first still frame of each turn the turn's
+truth) and the game's extra files (Tornado: course.json).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def write_sessions(game: PlayedGame, out: Path, holds=HOLDS, copies=COPIES, prog
             image, truth = render_scene(shown_scene(game, shown))
             camera = truth["camera"]
             if shown.hand_of is None:
-                piece_truth[shown.position] = truth["pieces"]
+                piece_truth[shown.position] = with_sticker_px(truth["pieces"], truth["stickers"])
             clean = encode_jpeg(image, CLEAN_JPEG).tobytes()
             for (copy, hold), writer in writers.items():
                 for _ in range(sum(1 for s in plans[hold] if s == shown)):
@@ -151,6 +152,16 @@ def write_sessions(game: PlayedGame, out: Path, holds=HOLDS, copies=COPIES, prog
     for (copy, hold), folder in folders.items():
         _write_beside(game, folder, camera, truth_lines(game, plans[hold], piece_truth))
     return folders
+
+
+def with_sticker_px(pieces: list[dict], stickers: list[dict]) -> list[dict]:
+    """The rendered pieces, each with ``sticker_px``: the side in px of its largest sticker that
+    shows (in the image, uncovered), or None when none shows (the renderer's truth)."""
+    shows: dict[str, float] = {}
+    for st in stickers:
+        if st.get("piece") and st.get("visible"):
+            shows[st["piece"]] = max(shows.get(st["piece"], 0.0), float(st["side_px"]))
+    return [dict(p, sticker_px=round(shows[p["name"]], 1) if p["name"] in shows else None) for p in pieces]
 
 
 def _write_beside(game: PlayedGame, folder: Path, camera: dict, lines: list[dict]) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from synth.game_playouts import play
 from synth.game_sessions import END_FRAMES, START_FRAMES, frame_plan, hand_frames, read_truth, write_sessions
-from tests.bench.games import judge, match, offline_rulings
+from tests.bench.games import count_needed_reads, judge, match, offline_rulings, still_periods
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,15 @@ def test_truth_ends_on_the_last_rendered_table(tiny_kang):
 
 def test_clean_replay_of_three_kang_turns_rules_each_right(tiny_kang):
     game, folder = tiny_kang
-    out = judge("kang", folder, offline_rulings(folder), full_game=False)
+    rulings, reads = offline_rulings(folder)
+    out = judge("kang", folder, rulings, full_game=False)
     assert (out.legal_turns, out.right, out.ruled_illegal, out.missed, out.cannot_tell) == (3, 3, 0, 0, 0)
+    # every kangaroo the game needs shows at 14 px or more on this 720p table, and is read in each
+    # of the 4 still periods (the start and the 3 turns; the last turn's table stays for the end)
+    lines = [json.loads(x) for x in (folder / "truth.jsonl").read_text().splitlines()]
+    assert len(reads) == len(lines) and len(still_periods(lines)) == 4
+    needed = count_needed_reads("kang", folder, reads)
+    assert needed.needed > 0 and needed.read == needed.needed and not needed.misses
 
 
 TRUTH = [{"kind": "start", "position": "P0", "t": 0.0},

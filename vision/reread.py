@@ -455,11 +455,22 @@ class StreamMemory:
         self.candidates: dict = {}  # name -> ExpectedPiece
         self.evidence = Evidence()
         self._previous: np.ndarray | None = None
+        self._given: dict = {}  # name -> the game's place for it this frame
+        self._read_under: dict = {}  # name -> the game's place for it when the stream last read it
 
     def expected(self, given=()) -> tuple:
-        """The pieces to re-read: those the game expects (its places win) and every candidate."""
-        names = {e.name for e in given}
-        return tuple(given) + tuple(c for n, c in sorted(self.candidates.items()) if n not in names)
+        """The pieces to re-read: those the game expects and every candidate. The game's place wins,
+        unless the stream has read the piece since the game last placed it: the game places a piece
+        from its stable tables only, so a piece put down elsewhere and read there in a frame since
+        is looked for where it was read, not at the place it left (with the game's sigma where
+        that is wider)."""
+        self._given = {e.name: _place_of(e) for e in given}
+        sigma = {e.name: e.sigma_mm for e in given}  # the game's own doubt (a piece a turn may carry) is kept
+        newer = {n: replace(c, sigma_mm=max(c.sigma_mm, sigma[n])) for n, c in self.candidates.items()
+                 if n in self._given and self._read_under.get(n) == self._given[n]}
+        names = set(self._given)
+        return tuple(newer.get(e.name, e) for e in given) + \
+            tuple(c for n, c in sorted(self.candidates.items()) if n not in names)
 
     def motion(self, image: np.ndarray) -> np.ndarray | None:
         """(H, W) bool: where this frame differs from the previous one (None for the first). The
@@ -484,12 +495,18 @@ class StreamMemory:
         for p in obs.pieces:
             read.add(p.name)
             self.candidates[p.name] = ExpectedPiece(p.name, p.x_mm, p.y_mm, p.theta_deg, max(p.sigma_mm, 1.0))
+            self._read_under[p.name] = self._given.get(p.name)
         for name, c in list(self.candidates.items()):
             if name in obs.seen_empty:
                 del self.candidates[name]
+                self._read_under.pop(name, None)
                 self.evidence.forget(name)
             elif name not in read:
                 self.candidates[name] = replace(c, sigma_mm=min(c.sigma_mm + CANDIDATE_GROWTH_MM, CANDIDATE_MAX_SIGMA_MM))
+
+
+def _place_of(e) -> tuple[float, float, float]:
+    return (round(e.x_mm, 3), round(e.y_mm, 3), round(e.theta_deg, 3))
 
 
 def warm() -> None:

@@ -66,6 +66,11 @@ class RoiSettings:
     # most) and follow the stickers elsewhere, instead of a whole-frame pass
     changed_only: bool = True
     changed_max_share: float = 0.8
+    # where something changed is searched again for this many quiet frames after: a piece put down
+    # shows when the hand leaves, and one look at a small sticker through a noisy webcam misses it
+    # about half the time (21 px, Kayak Chaos through synth.webcam's chain); nothing changes there
+    # afterwards, so without a second look it would wait for the next whole-frame pass
+    settle_frames: int = 4
     # modes "follow" and "whole": a sticker whose corners moved no more than this (px) since they were
     # last given out keeps them. Noise moves a followed corner ~0.05 px (1080p sessions, 1.2 grey levels); a
     # held corner is an earlier measurement of a still sticker, as good as this frame's, and a piece
@@ -89,6 +94,8 @@ class RoiDetector:
         self.full_passes = 0
         self.roi_passes = 0
         self.changed_passes = 0  # of the roi passes: searches of what changed
+        self._settling: np.ndarray | None = None  # the cells that last changed, searched again while quiet
+        self._settle_left = 0
         self._kept = None  # (result, key, what was made of it): remember / recall
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
@@ -100,6 +107,10 @@ class RoiDetector:
         small = self._shrink(gray)
         result = None
         changed = self._changed_cells(small)
+        if changed is not None and changed.any():
+            self._settling, self._settle_left = changed, self.settings.settle_frames
+        elif changed is not None and self._settle_left > 0 and self._settling.shape == changed.shape:
+            changed, self._settle_left = self._settling, self._settle_left - 1  # look again where it changed
         if changed is not None and not changed.any():
             result = self._follow_pass(gray) if self.settings.mode == "follow" else self._roi_pass(gray)
         elif changed is not None and self.settings.changed_only:

@@ -30,6 +30,19 @@ from .sequences import Sequence, explain_turns, seating_orders
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
 _OCCLUSION_WORDS = ("hand", "occlu", "hidden")
+# vision's warning for a piece the game needs that it did not read (vision.pipeline.NOT_READ): it
+# says what limits the read ("... a hand or glare may hide it"), and is no hand in view
+_NOT_READ_HEAD, _NOT_READ_TAIL = "needed piece ", " not read: "
+
+
+def _not_read_warning(warning: str) -> bool:
+    return warning.startswith(_NOT_READ_HEAD) and _NOT_READ_TAIL in warning
+
+
+def _what_limits(observation: Observation, name: str) -> str:
+    """What vision says kept a needed piece from being read (its not-read warning), or ''."""
+    head = f"{_NOT_READ_HEAD}{name}{_NOT_READ_TAIL}"
+    return next((w[len(head):] for w in observation.warnings if w.startswith(head)), "")
 
 
 def _parse_on_off(text: str) -> bool:
@@ -110,7 +123,8 @@ class KayakGame:
 
     def _rule_step(self, state: KayakState, observation: Observation, t: float) -> Step:
         state = replace(state, readings=_readings_after(state.readings, observation))
-        blocked = next((w for w in observation.warnings if any(k in w.lower() for k in _OCCLUSION_WORDS)), None)
+        blocked = next((w for w in observation.warnings if any(k in w.lower() for k in _OCCLUSION_WORDS)
+                        and not _not_read_warning(w)), None)
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
         try:
@@ -149,6 +163,8 @@ class KayakGame:
             why = f"{', '.join(empty)} left its space and was not read elsewhere"
         else:
             why = f"{', '.join(names)} {'was' if len(names) == 1 else 'were'} not read"
+            limits = [f"{n}: {_what_limits(observation, n)}" for n in names if _what_limits(observation, n)]
+            why += f" ({'; '.join(limits)})" if limits else ""
         return self._cannot_tell(state, t, why)
 
     def _cannot_tell(self, state: KayakState, t: float, why: str) -> Step:

@@ -22,7 +22,7 @@ import json
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from referee.rulings import Ruling, cannot_tell
@@ -34,6 +34,7 @@ TUNING_SEEDS = {"kang": (101, 102, 103), "kayak": (101, 105, 106), "tornado": (1
 REPORTING_SEEDS = {"kang": (201, 202, 203), "kayak": (201, 202, 204), "tornado": (201, 202, 203)}
 QUICK_TURNS = 8  # --quick: the first turns of each game only (no winner to compare)
 SEEN_TOGETHER_MAX = 3  # a ruling may explain the turns of up to this many turns back
+READ_FROM_PX = 14.0  # a needed piece whose sticker shows this wide or wider must be read in every still period
 
 
 # --- matching rulings to the truth ------------------------------------------------------------
@@ -211,13 +212,119 @@ def judge(game: str, folder: Path, rulings: list[dict], full_game: bool) -> Outc
     return out
 
 
-# --- the two replays ---------------------------------------------------------------------------
-def offline_rulings(folder: Path) -> list[dict]:
-    """`refcam replay DIR --json`: every frame, as fast as the machine goes."""
-    from webui.commands.replay import replay_session
+# --- needed pieces read in the still periods --------------------------------------------------
+@dataclass
+class NeededReads:
+    """For each still period of a session and each piece the game needs then whose sticker shows:
+    was it read in the period's last frame (when all the period's looks are in)."""
 
-    timeline, _ = replay_session(folder)
-    return timeline
+    needed: int = 0  # (still period, needed piece) pairs with the sticker at READ_FROM_PX or more
+    read: int = 0
+    small_needed: int = 0  # ... with a smaller sticker (counted apart, not the criterion)
+    small_read: int = 0
+    misses: list = field(default_factory=list)  # "36.25 s kayak/pawn-2 21 px, read in 0 of 4 frames", >= READ_FROM_PX
+
+
+def still_periods(lines: list[dict]) -> list[tuple[int, int]]:
+    """(first, last) frame index of each run of still frames showing one table, in order."""
+    out: list[tuple[int, int]] = []
+    for n, line in enumerate(lines):
+        if not line["stable"]:
+            continue
+        if out and out[-1][1] == n - 1 and lines[n - 1]["position"] == line["position"]:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
+def truth_observation(game: str, pieces: list[dict]):
+    """What a perfect camera would hand the referee for a table of the truth."""
+    from referee.observation import Observation, PiecePose
+
+    return Observation(tuple(PiecePose(p["name"], tuple(p.get("marker_ids", ())), p["x_mm"], p["y_mm"],
+                                       p.get("theta_deg", 0.0), p.get("z_mm", 0.0), 0.5, face=p.get("face"))
+                             for p in pieces), game=game)
+
+
+def needed_pieces(game: str, folder: Path, lines: list[dict], periods) -> list[set[str]]:
+    """The pieces the game needs in each still period (referee.game.expected_pieces_of), worked out
+    by refereeing the truth's tables as a perfect camera would show them: those it needs before the
+    table and after it, of the pieces on the table."""
+    from referee.errors import RefcamError
+    from referee.game import expected_pieces_of
+    from referee.registry import get_game
+    from vision.session import read_session
+    from webui.commands.replay import session_options
+    from webui.game_flags import settings_for
+
+    rules = get_game(game)
+    options, _ = session_options(folder, rules, read_session(folder).header, {})
+    state = rules.new_state(settings_for(rules, options))
+    out = []
+    for first, last in periods:
+        on_table = {p["name"] for p in lines[last]["pieces"]}
+        needed = {e.name for e in expected_pieces_of(rules, state)}
+        try:
+            state = rules.step(state, truth_observation(game, lines[last]["pieces"]), lines[first]["t"]).state
+        except RefcamError:
+            pass  # the truth's table is ruled as the referee rules it; a table it refuses changes nothing
+        out.append((needed | {e.name for e in expected_pieces_of(rules, state)}) & on_table)
+    return out
+
+
+def count_needed_reads(game: str, folder: Path, reads: list[list[str]] | None) -> NeededReads | None:
+    """NeededReads of a session from the pieces the replay read in each frame (None: not recorded)."""
+    lines = [json.loads(line) for line in (folder / "truth.jsonl").read_text().splitlines()]
+    if reads is None or len(reads) != len(lines):
+        return None
+    periods = still_periods(lines)
+    out = NeededReads()
+    for (first, last), needed in zip(periods, needed_pieces(game, folder, lines, periods)):
+        px = {p["name"]: p.get("sticker_px") for p in lines[last]["pieces"]}
+        for name in sorted(needed):
+            if px.get(name) is None:
+                continue  # no sticker of it shows (under another piece): not the camera's to read
+            got = name in reads[last]
+            if px[name] >= READ_FROM_PX:
+                out.needed += 1
+                out.read += got
+                if not got:
+                    seen = sum(name in reads[n] for n in range(first, last + 1))
+                    out.misses.append(f"{lines[last]['t']:.2f} s {name} {px[name]:.0f} px, read in {seen} of "
+                                      f"{last - first + 1} frames")
+            else:
+                out.small_needed += 1
+                out.small_read += got
+    return out
+
+
+# --- the two replays ---------------------------------------------------------------------------
+def offline_rulings(folder: Path, inner=None, seen=None) -> tuple[list[dict], list[list[str]]]:
+    """`refcam replay DIR --json`: every frame, as fast as the machine goes; and the pieces read in
+    each frame (the observe `refcam replay` uses, or ``inner``, watched; ``seen`` is handed each
+    frame's observation too)."""
+    from webui.commands.replay import replay_session
+    from webui.live import tracking_observe
+    from webui.replays import default_detect
+
+    inner = inner or tracking_observe(mode=default_detect("session"))
+    reads: list[list[str]] = []
+
+    def observe(image, camera, game, expected=()):
+        try:
+            obs = inner(image, camera, game, expected=expected)
+        except BaseException:
+            reads.append([])
+            raise
+        reads.append(sorted(p.name for p in obs.pieces))
+        if seen is not None:
+            seen(obs)
+        return obs
+
+    observe.takes_expected = True
+    timeline, _ = replay_session(folder, observe=observe)
+    return timeline, reads
 
 
 def page_rulings(folder: Path, game: str) -> tuple[list[dict], int]:
@@ -267,20 +374,23 @@ def page_rulings(folder: Path, game: str) -> tuple[list[dict], int]:
     return rulings, engine.source.frames_skipped
 
 
-def replayed(folder: Path, game: str, replay: str, saved: bool) -> tuple[list[dict], int]:
-    """The session's rulings by one replay, kept beside it (rulings-<replay>.json); saved: the
-    ones kept by an earlier run, to count again without replaying."""
+def replayed(folder: Path, game: str, replay: str, saved: bool) -> tuple[list[dict], int, list | None]:
+    """The session's rulings by one replay, the frames it skipped and the pieces it read in each frame
+    (offline only), kept beside it (rulings-<replay>.json); saved: the ones kept by an earlier run,
+    to count again without replaying."""
     kept = folder / f"rulings-{replay}.json"
     if saved:
         doc = json.loads(kept.read_text())
-        return (doc["rulings"], doc["frames_skipped"]) if isinstance(doc, dict) else (doc, 0)
-    skipped = 0
+        if not isinstance(doc, dict):
+            return doc, 0, None
+        return doc["rulings"], doc["frames_skipped"], doc.get("reads")
+    skipped, reads = 0, None
     if replay == "offline":
-        rulings = offline_rulings(folder)
+        rulings, reads = offline_rulings(folder)
     else:
         rulings, skipped = page_rulings(folder, game)
-    kept.write_text(json.dumps({"rulings": rulings, "frames_skipped": skipped}, indent=1))
-    return rulings, skipped
+    kept.write_text(json.dumps({"rulings": rulings, "frames_skipped": skipped, "reads": reads}, indent=1))
+    return rulings, skipped, reads
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -296,6 +406,7 @@ class Row:
     frames: int = 0
     frames_skipped: int = 0
     seconds: float = 0.0
+    needed_reads: NeededReads | None = None
 
 
 def run_game(game: str, seed: int, args, out_dir: Path, log) -> list[Row]:
@@ -303,7 +414,7 @@ def run_game(game: str, seed: int, args, out_dir: Path, log) -> list[Row]:
     if args.quick:
         played.turns = played.turns[:QUICK_TURNS]
     t0 = time.monotonic()
-    if args.judge_only:
+    if args.judge_only or args.no_render:
         folders = {(c, h): out_dir / f"{game}-{seed}-{c}-h{h}" for c in args.copies for h in args.holds}
     else:
         folders = write_sessions(played, out_dir, holds=args.holds, copies=args.copies)
@@ -314,12 +425,20 @@ def run_game(game: str, seed: int, args, out_dir: Path, log) -> list[Row]:
         frames = sum(1 for _ in (folder / "frames").iterdir())
         for replay in args.replays:
             t1 = time.monotonic()
-            rulings, skipped = replayed(folder, game, replay, args.judge_only)
+            rulings, skipped, reads = replayed(folder, game, replay, args.judge_only)
             outcome = judge(game, folder, rulings, full_game=not args.quick)
+            needed = count_needed_reads(game, folder, reads)
             rows.append(Row(game, seed, copy, hold, replay, len(played.turns), outcome, frames, skipped,
-                            time.monotonic() - t1))
+                            time.monotonic() - t1, needed))
             log(f"  {copy:6s} hold {hold} {replay:7s}: {line_of(outcome)} ({time.monotonic() - t1:.0f} s)")
+            if needed is not None:
+                log(f"    {reads_line(needed)}" + "".join(f"\n      missed: {m}" for m in needed.misses))
     return rows
+
+
+def reads_line(n: NeededReads) -> str:
+    return (f"needed pieces read in still periods, >= {READ_FROM_PX:.0f} px: {n.read} of {n.needed}"
+            f" (under {READ_FROM_PX:.0f} px: {n.small_read} of {n.small_needed})")
 
 
 def line_of(o: Outcome) -> str:
@@ -362,6 +481,28 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def reads_table(rows: list[Row]) -> str:
+    """A markdown table of the needed pieces read in the still periods (offline replays), one line
+    per game, copy and hold, then totals per copy and hold, then the misses."""
+    rows = [r for r in rows if r.needed_reads is not None]
+    if not rows:
+        return ""
+    lines = [f"| game | seed | copy | hold | needed pieces read in still periods, >= {READ_FROM_PX:.0f} px "
+             f"| under {READ_FROM_PX:.0f} px |", "|---|---|---|---|---|---|"]
+    totals: dict[tuple, list[int]] = {}
+    for r in rows:
+        n = r.needed_reads
+        lines.append(f"| {r.game} | {r.seed} | {r.copy} | {r.hold} | {n.read} of {n.needed} | "
+                     f"{n.small_read} of {n.small_needed} |")
+        t = totals.setdefault((r.copy, r.hold), [0, 0, 0, 0])
+        for k, v in enumerate((n.read, n.needed, n.small_read, n.small_needed)):
+            t[k] += v
+    for (copy, hold), t in totals.items():
+        lines.append(f"| all | | {copy} | {hold} | {t[0]} of {t[1]} | {t[2]} of {t[3]} |")
+    misses = [f"- {r.game} {r.seed} {r.copy} hold {r.hold}: {m}" for r in rows for m in r.needed_reads.misses]
+    return "\n".join(lines + ([""] + misses if misses else []))
+
+
 def _csv(text: str, cast=str) -> tuple:
     try:
         return tuple(cast(v) for v in text.split(",") if v.strip())
@@ -378,11 +519,15 @@ def parse_args(argv=None):
     ap.add_argument("--replays", type=lambda s: _csv(s), default=("offline", "page"),
                     help="offline,page (default both)")
     ap.add_argument("--tuning", action="store_true", help="play the tuning seeds, not the reporting ones")
+    ap.add_argument("--seeds", type=lambda s: _csv(s, int), default=None,
+                    help="play these seeds of each game instead (e.g. 202,203: tuning or reporting ones, say which)")
     ap.add_argument("--quick", action="store_true", help=f"only the first {QUICK_TURNS} turns of each game")
     ap.add_argument("--out", default=str(ROOT / "out" / "bench-games"), help="where the sessions are written")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--judge-only", action="store_true",
                     help="count again from the rulings an earlier run kept in --out (no rendering, no replay)")
+    ap.add_argument("--no-render", action="store_true",
+                    help="replay the sessions an earlier run wrote in --out (no rendering; e.g. to compare two codes)")
     args = ap.parse_args(argv)
     bad = [v for v in args.only if v not in GAMES] + [v for v in args.copies if v not in COPIES] + \
         [v for v in args.replays if v not in ("offline", "page")] + [str(h) for h in args.holds if not 1 <= h <= 30]
@@ -400,10 +545,11 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     rows: list[Row] = []
     for game in args.only:
-        for seed in seeds[game][:args.games]:
+        for seed in args.seeds or seeds[game][:args.games]:
             rows += run_game(game, seed, args, out_dir, log)
     took = time.monotonic() - t0
-    figures = json.dumps({"seeds": "tuning" if args.tuning else "reporting", "seconds": round(took, 1),
+    figures = json.dumps({"seeds": list(args.seeds) if args.seeds else "tuning" if args.tuning else "reporting",
+                          "seconds": round(took, 1),
                           "rows": [dict(asdict(r), outcome=asdict(r.outcome)) for r in rows]}, indent=1)
     (out_dir / "figures.json").write_text(figures + "\n")
     if args.json:
@@ -411,7 +557,11 @@ def main(argv=None) -> int:
     else:
         print()
         print(table(rows))
-        print(f"\n{'tuning' if args.tuning else 'reporting'} seeds, {took / 60:.1f} min")
+        print()
+        print(reads_table(rows))
+        which = f"seeds {','.join(map(str, args.seeds))}" if args.seeds else \
+            "tuning seeds" if args.tuning else "reporting seeds"
+        print(f"\n{which}, {took / 60:.1f} min")
     return 0
 
 
