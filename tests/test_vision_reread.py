@@ -227,3 +227,53 @@ def test_old_evidence_never_reads_a_piece_swapped_for_another(table, monkeypatch
                                                     if CATALOG.sticker(d.marker_id).piece not in (p["name"], q["name"])))
     obs = _observe(table, result=result, expected=there, evidence=evidence)
     assert p["name"] not in {o.name for o in obs.pieces}
+
+
+def _moved(x, y, theta, turn_deg, shift):
+    t = math.radians(turn_deg)
+    return (math.cos(t) * x - math.sin(t) * y + shift[0], math.sin(t) * x + math.cos(t) * y + shift[1], theta + turn_deg)
+
+
+def test_expected_places_are_tied_to_a_frame_by_the_pieces_read_there():
+    """Worked by hand: the table frame is the game frame turned 30 deg and shifted (100, -50) mm. Three
+    pieces read where that motion puts their expected places tie it; a fourth that a turn moved 60 mm
+    does not spoil it; the piece not read is expected where the motion puts it."""
+    places = {"a": (0.0, 0.0), "b": (200.0, 0.0), "c": (0.0, 150.0), "moved": (100.0, 100.0), "unread": (50.0, 40.0)}
+    expected = tuple(ExpectedPiece(n, x, y, 10.0, 2.0) for n, (x, y) in places.items())
+    read = []
+    for n in ("a", "b", "c", "moved"):
+        x, y, th = _moved(*places[n], 10.0, 30.0, (100.0, -50.0))
+        read.append(SimpleNamespace(name=n, x_mm=x + (60.0 if n == "moved" else 0.0), y_mm=y, theta_deg=th, sigma_mm=0.5))
+    tied = {e.name: e for e in reread.expected_in_frame(expected, read)}
+    want = _moved(50.0, 40.0, 10.0, 30.0, (100.0, -50.0))
+    got = tied["unread"]
+    assert math.hypot(got.x_mm - want[0], got.y_mm - want[1]) < 1e-6 and abs(got.theta_deg - want[2]) < 1e-6
+    assert got.sigma_mm == pytest.approx(2.0)  # the three agree exactly: the tie adds nothing
+
+
+def test_expected_places_are_not_tied_by_pieces_at_fewer_than_three_places():
+    expected = (ExpectedPiece("a", 0.0, 0.0, 0.0, 2.0), ExpectedPiece("b", 200.0, 0.0, 0.0, 2.0),
+                ExpectedPiece("c", 5.0, 5.0, 0.0, 2.0), ExpectedPiece("d", 90.0, 90.0, 0.0, 2.0))
+    read = [SimpleNamespace(name=n, x_mm=e.x_mm + 10.0, y_mm=e.y_mm, theta_deg=0.0, sigma_mm=0.5)
+            for n, e in zip("abc", expected)]  # a and c stand at one place: two places in all
+    assert reread.expected_in_frame(expected, read) == ()
+
+
+def test_a_piece_is_read_again_where_the_anchor_is_out_of_view(table):
+    """Without the board's stickers the frame is the table's own, not the game's: the pieces read
+    tie the expected places to it, and the piece not read is re-read where the others put it."""
+    p = _one_sticker_piece_on_table(table)
+    anchor = _observe(table).frame["anchor"]
+    result = replace(table.result, detections=tuple(d for d in table.result.detections
+                                                    if CATALOG.sticker(d.marker_id).piece not in (anchor, p["name"])))
+    expected = tuple(ExpectedPiece(q["name"], q["x_mm"], q["y_mm"], q["theta_deg"], 3.0) for q in table.truth["pieces"])
+    plain = _observe(table, result=result)
+    assert not plain.frame["game_frame"] and p["name"] not in {q.name for q in plain.pieces}
+    obs = _observe(table, result=result, expected=expected)
+    got = {q.name: q for q in obs.pieces}
+    assert got[p["name"]].source == "reread"
+    others = [q for q in table.truth["pieces"] if q["name"] in got and q["name"] != p["name"]]
+    for q in others:  # the same distances between pieces as on the table
+        d_true = math.hypot(q["x_mm"] - p["x_mm"], q["y_mm"] - p["y_mm"])
+        d_read = math.hypot(got[q["name"]].x_mm - got[p["name"]].x_mm, got[q["name"]].y_mm - got[p["name"]].y_mm)
+        assert abs(d_true - d_read) < 3 * math.hypot(got[q["name"]].sigma_mm, got[p["name"]].sigma_mm) + 1.0

@@ -190,6 +190,61 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
     return RereadResult(tuple(reads), tuple(sorted(set(empty))), tuple(not_read))
 
 
+TIE_MIN_PLACES = 3  # pieces read at this many places (TIE_APART_MM apart) must agree to tie a frame
+TIE_APART_MM = 20.0
+TIE_SLACK_MM = 5.0  # beyond 3 sigma of the expected place and of the read piece
+
+
+def expected_in_frame(expected, pieces) -> tuple:
+    """The expected pieces (game frame) moved into an observation's own frame (a camera-plane frame:
+    the game's anchor out of view) by the rigid motion that takes the expected places of the pieces
+    read to where they were read; () unless pieces read at TIE_MIN_PLACES places or more agree on it
+    (each within 3 sigma of both, plus TIE_SLACK_MM: pieces a turn moved do not agree). Their sigma
+    grows by the tie's residual. The re-read only ever reads a piece's own ids, so a wrong tie costs
+    reads, never a wrong piece."""
+    by_name = {e.name: e for e in expected}
+    pairs = [(by_name[p.name], p) for p in pieces if p.name in by_name]
+    if len(pairs) < TIE_MIN_PLACES:
+        return ()
+    src = np.array([[e.x_mm, e.y_mm] for e, _ in pairs])
+    dst = np.array([[p.x_mm, p.y_mm] for _, p in pairs])
+    tol = 3.0 * np.array([e.sigma_mm + p.sigma_mm for e, p in pairs]) + TIE_SLACK_MM
+    best = None
+    for i in range(len(pairs)):
+        for j in range(i + 1, len(pairs)):
+            if np.linalg.norm(src[i] - src[j]) < 2 * TIE_APART_MM:
+                continue
+            R, t = _rigid(src[[i, j]], dst[[i, j]])
+            inliers = np.flatnonzero(np.linalg.norm(src @ R.T + t - dst, axis=1) <= tol)
+            if best is None or len(inliers) > len(best):
+                best = inliers
+    if best is None or _places(src[best]) < TIE_MIN_PLACES:
+        return ()
+    R, t = _rigid(src[best], dst[best])
+    rms = float(np.sqrt(np.mean(np.sum((src[best] @ R.T + t - dst[best]) ** 2, axis=1))))
+    turn = math.degrees(math.atan2(R[1, 0], R[0, 0]))
+    return tuple(replace(e, x_mm=float(xy[0]), y_mm=float(xy[1]), theta_deg=e.theta_deg + turn,
+                         sigma_mm=float(math.hypot(e.sigma_mm, rms)))
+                 for e, xy in zip(expected, np.array([[e.x_mm, e.y_mm] for e in expected]) @ R.T + t))
+
+
+def _rigid(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t): the rotation and shift in the plane taking src to dst in least squares."""
+    a, b = src - src.mean(axis=0), dst - dst.mean(axis=0)
+    angle = math.atan2(float((a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum()), float((a * b).sum()))
+    R = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    return R, dst.mean(axis=0) - src.mean(axis=0) @ R.T
+
+
+def _places(xy: np.ndarray) -> int:
+    """How many of the points stand TIE_APART_MM or more from every one counted before."""
+    kept: list = []
+    for p in xy:
+        if all(np.linalg.norm(p - k) >= TIE_APART_MM for k in kept):
+            kept.append(p)
+    return len(kept)
+
+
 def _moving_at(motion: np.ndarray | None, quad: np.ndarray) -> bool:
     if motion is None:
         return False
