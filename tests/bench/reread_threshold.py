@@ -48,16 +48,22 @@ def _look_alikes(truth: dict, game: str, catalog, dropped: list[str]) -> list[Ex
 
 
 def collect(conditions, n_per_game: int, catalog=None) -> tuple[list, list]:
-    """([(LLR, piece, side px)] of true re-reads, the same of look-alikes) over the tables."""
+    """([(LLR, piece, side px)] of true re-reads (where the piece's sticker shows), the same of
+    look-alikes) over the tables."""
     catalog = catalog or default_catalog()
     rng = np.random.default_rng(5)
-    true_llr, alike_llr, alikes = [], [], set()
+    true_llr, alike_llr, alikes, shown = [], [], set(), {}
     original = reread._read_at
 
     def spy(gray, quad, piece, *args):
         r = original(gray, quad, piece, *args)
-        if r is not None:
-            (alike_llr if piece.name in alikes else true_llr).append((r.llr, piece.name, detect.side_px(quad)))
+        side = detect.side_px(quad)
+        if r is None:
+            return r
+        if piece.name in alikes:
+            alike_llr.append((r.llr, piece.name, side))
+        elif any(np.linalg.norm(c - quad.mean(axis=0)) < 0.5 * side for c in shown.get(piece.name, ())):
+            true_llr.append((r.llr, piece.name, side))  # its sticker shows there (not the hidden side, not covered)
         return r
 
     reread._read_at = spy
@@ -80,6 +86,10 @@ def collect(conditions, n_per_game: int, catalog=None) -> tuple[list, list]:
                     extra = _look_alikes(tr, game, catalog, dropped)
                     alikes.clear()
                     alikes.update(e.name for e in extra)
+                    shown.clear()
+                    for st in tr["stickers"]:
+                        if st.get("visible"):
+                            shown.setdefault(st["piece"], []).append(np.asarray(st["centre_px"], dtype=float))
                     try:
                         pipeline.observe(img, robust.camera_of(tr), game, catalog=catalog,
                                          detections=replace(res, detections=keep), expected=tuple(expected) + tuple(extra))
@@ -109,13 +119,18 @@ def report(true_llr: list, alike_llr: list, out=sys.stdout) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("conditions", nargs="*", default=list(chain.TUNING_CONDITIONS),
-                    choices=list(chain.TUNING_CONDITIONS), help="tuning conditions only (default: all of them)")
+    ap.add_argument("conditions", nargs="*", help=f"tuning conditions only: {', '.join(chain.TUNING_CONDITIONS)} "
+                    "(default: all of them)")
     ap.add_argument("--n", type=int, default=2, help="tables per game")
     args = ap.parse_args(argv)
+    args.conditions = args.conditions or list(chain.TUNING_CONDITIONS)
+    if not set(args.conditions) <= set(chain.TUNING_CONDITIONS):
+        ap.error(f"not a tuning condition: {', '.join(sorted(set(args.conditions) - set(chain.TUNING_CONDITIONS)))}")
     print(f"== re-read LLRs on tuning conditions {', '.join(args.conditions)} ({args.n} tables per game, "
           f"seed {SEED}, 1080p and 720p) ==")
-    report(*collect(args.conditions, args.n))
+    for condition in args.conditions:
+        print(f"  -- {condition}")
+        report(*collect([condition], args.n))
     return 0
 
 
