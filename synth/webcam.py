@@ -35,7 +35,7 @@ above does not, each one a field of WebcamSettings that is off by default:
 - motion blur along a line (a piece pushed or the table knocked while the frame is exposed).
 
 HARSH_CONDITIONS names the parameter ranges. Those in TUNING_CONDITIONS may be looked at while
-tuning the reader (vision/reread.py's thresholds were chosen on them); those in
+tuning the reader (vision/reread.py's threshold and blur models were chosen on them); those in
 HELD_BACK_CONDITIONS (other ranges, other combinations, and other seeds: HELD_BACK_SEED_OFFSET)
 are NEVER used for tuning, only for reporting (tests/bench/webcam.py, docs/vision-webcam.md).
 """

@@ -10,11 +10,14 @@ in question: one piece, a few ids, one place. So where such a piece was not read
    upsampled (UPSAMPLE_TO_PX a sticker side, at least 2x);
 2. the sticker's outer square is found in the crop (the predicted square itself, and the
    square candidates ArUco's contour stage proposes near it) and fitted by its edges
-   (vision/edges.py);
+   (vision/edges.py), then moved by a fraction of a px to where the dictionary's best-fitting
+   codes (whichever ids) fit it best: an edge fit under a defocus disc and sharpening halos is
+   off by a fifth of a 2 px cell, which costs most of the evidence;
 3. its 7x7 cells and quiet zone are sampled and matched, as soft values, against the
    drawings of EVERY code of the dictionary (4 turns), of the near codes of the other
    dictionaries, of the other grids (AprilTag, 4x4/6x6/7x7 ArUco) and of two look-alikes
-   (a QR code's finder square, a plain dark square), each at the blur that fits best. Under
+   (a QR code's finder square, a plain dark square), each under the blur model that fits
+   best (MODELS: Gaussians, and a defocus disc plain or with in-camera sharpening). Under
    Gaussian noise, a drawing T explains the samples x (a + b T, b > 0) with a residual
    S (1 - c^2), c = the correlation; so its log-likelihood is E(T) = D c^2 / (2 (1 - c_best^2))
    with the noise variance taken from the best fit's residual (model error counted as noise:
@@ -31,7 +34,8 @@ A re-read never makes a piece out of an empty place: an empty place matches ever
 about as badly, and the best of 4000 other drawings then beats the piece's own (LLR < 0).
 Where no square carries the piece's code and the place is in view, calm (no motion there) and
 clearly empty (its grey range is small and it looks like the table around it), the piece is
-reported in Observation.seen_empty.
+reported in Observation.seen_empty. Where the game's anchor is out of view (a frame of the table's
+own), the pieces read tie the expected places to it (expected_in_frame).
 """
 
 from __future__ import annotations
@@ -354,8 +358,8 @@ def _best_model(m: np.ndarray, ids: tuple, game_ids: tuple, models) -> tuple:
 def _fit_to_drawings(big_f: np.ndarray, q: np.ndarray, m: np.ndarray, model: tuple,
                      k: float) -> tuple[np.ndarray, np.ndarray]:
     """(square, unit samples) in the crop (upsampled k times), moved and scaled (FIT_STEPS rounds of
-    FIT_SHIFT_PX and FIT_SCALE) to where
-    the dictionary's codes that fit it best (FIT_ROWS of them, whichever ids) fit it better still.
+    FIT_SHIFT_PX and FIT_SCALE) to where the dictionary's codes that fit it best (FIT_ROWS of them,
+    whichever ids) fit it better still.
 
     The edge fit of a 2 px-cell sticker under a disc and halos is off by 0.2-0.5 px, and a fifth of a
     cell off costs most of the evidence. The square is fitted to the drawings that explain it, never
