@@ -277,3 +277,44 @@ def test_a_piece_is_read_again_where_the_anchor_is_out_of_view(table):
         d_true = math.hypot(q["x_mm"] - p["x_mm"], q["y_mm"] - p["y_mm"])
         d_read = math.hypot(got[q["name"]].x_mm - got[p["name"]].x_mm, got[q["name"]].y_mm - got[p["name"]].y_mm)
         assert abs(d_true - d_read) < 3 * math.hypot(got[q["name"]].sigma_mm, got[p["name"]].sigma_mm) + 1.0
+
+
+def _soft_cheap_sticker(marker_id: int, frame_seed: int, side_px: float = 13.0):
+    """(picture, its black square's corners): a sticker 13 px wide (cells under 2 px) on a cheap
+    webcam's chain: grey ink on dim paper, a defocus disc of 2 px radius with a little Gaussian,
+    in-camera sharpening, JPEG q55."""
+    from synth import webcam as chain
+
+    S = 8  # drawn 8x finer, then averaged down: the square's corners are known exactly
+    drawing = cv2.aruco.getPredefinedDictionary(detect.DICTIONARY).generateImageMarker(
+        marker_id, int(round(side_px * S)), borderBits=1)
+    fine = np.full((int(6 * side_px) * S,) * 2, 255, np.uint8)
+    o = int(round(2.5 * side_px * S))
+    fine[o:o + len(drawing), o:o + len(drawing)] = drawing
+    small = cv2.cvtColor(cv2.resize(fine, None, fx=1 / S, fy=1 / S, interpolation=cv2.INTER_AREA), cv2.COLOR_GRAY2BGR)
+    a, b = o / S - 0.5, (o + len(drawing)) / S - 0.5
+    camera = chain.WebcamSettings(blur_sigma_px=0.5, exposure=1.0, tint_bgr=(1.0, 1.0, 1.0), full_well=2000.0,
+                                  read_noise=0.003, s_curve=1.2, jpeg_quality=55, defocus_disc_px=2.0,
+                                  ink_paper=(0.07, 0.62), sharpen=(1.2, 1.0))
+    return chain.webcam_frame(small, camera, frame_seed), np.array([[a, a], [b, a], [b, b], [a, b]])
+
+
+def _llr_at(picture, quad, ids, models):
+    k = 4.0  # as the re-read's crop
+    big = cv2.resize(detect.to_gray(picture), None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC).astype(np.float32)
+    m = reread.unit_samples(big, (quad + 0.5) * k - 0.5)
+    return reread._llr(reread.evidence_of(m, ids, (), models=models), ids)[0]
+
+
+@pytest.mark.parametrize("marker_id", [3, 17, 40, 101])
+def test_a_2px_cell_under_a_defocus_disc_and_sharpening_is_drawn_well_enough_to_read(marker_id):
+    """Gaussian drawings leave such a sticker's halos and flat-topped blur as residual, counted as
+    noise: its LLR stays near the threshold. Drawn under a disc with sharpening it clears it in every
+    frame, and the same square is never read as another code."""
+    other = marker_id + 1
+    for seed in range(3):
+        picture, quad = _soft_cheap_sticker(marker_id, seed)
+        gauss = _llr_at(picture, quad, (marker_id,), reread.GAUSS_MODELS)
+        every = _llr_at(picture, quad, (marker_id,), reread.MODELS)
+        assert every >= reread.LLR_MIN and every > gauss + 10.0
+        assert _llr_at(picture, quad, (other,), reread.MODELS) < 0
