@@ -338,7 +338,7 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
         return None
     _, likes, q_big, m, blur_px, rms_px = best
     models = [MODELS[i] for i in np.argsort(-likes)[:MODELS_TRIED]]
-    q_big, m = _fit_to_drawings(big_f, q_big, m, _best_model(m, ids, game_ids, models), k)
+    q_big, m = _fit_to_drawings(big_f, q_big, m, _best_model(m, models), k)
     e = evidence_of(m, ids, game_ids, models=models)
     q_img = (q_big + 0.5) / k - 0.5 + [x0, y0]
     look = evidence.add(key, q_img.mean(axis=0), detect.side_px(q_img), e) if evidence is not None else None
@@ -350,9 +350,10 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     return Reread(piece.name, det, llr, frames, _llr(e, ids, game_ids)[0])
 
 
-def _best_model(m: np.ndarray, ids: tuple, game_ids: tuple, models) -> tuple:
-    """Of models, the one under which the best of every drawing fits m best."""
-    return max(models, key=lambda model: float(_scores(game_ids or ids, model, m).max()))
+def _best_model(m: np.ndarray, models) -> tuple:
+    """Of models, the one under which the best of the dictionary's codes (whichever ids) fits m best."""
+    codes = len(_ALL_IDS) * 4  # _shared's first rows
+    return max(models, key=lambda model: float(_products(_shared(model)[:codes], m.astype(np.float32)).max()))
 
 
 def _fit_to_drawings(big_f: np.ndarray, q: np.ndarray, m: np.ndarray, model: tuple,
@@ -366,17 +367,17 @@ def _fit_to_drawings(big_f: np.ndarray, q: np.ndarray, m: np.ndarray, model: tup
     to the piece's own: a look-alike gets the same help as the id, so the LLR stays fair."""
     codes = _shared(model)[:len(_ALL_IDS) * 4]
     rows = codes[np.argsort(-_products(codes, m.astype(np.float32)))[:FIT_ROWS]]
-    step = FIT_SHIFT_PX * k  # the crop is upsampled k times
+    moves = np.array(_FIT_MOVES)
     best = (float((rows @ m.astype(np.float32)).max()), q, m)
     for _ in range(FIT_STEPS):
         centre, here = best[1].mean(axis=0), best[1]
-        for dx, dy, scale in _FIT_MOVES:
-            cand = centre + (here - centre) * scale + np.array([dx, dy]) * step
-            mc = unit_samples(big_f, cand)
-            if mc is not None:
-                fit = float((rows @ mc.astype(np.float32)).max())
-                if fit > best[0]:
-                    best = (fit, cand, mc)
+        quads = centre + (here - centre)[None] * moves[:, 2, None, None] + moves[:, None, :2] * FIT_SHIFT_PX * k
+        ms, ok = unit_samples_of(big_f, quads)
+        fits = np.where(ok, (ms.astype(np.float32) @ rows.T).max(axis=1), -np.inf)
+        j = int(np.argmax(fits))
+        if fits[j] <= best[0]:
+            break
+        best = (float(fits[j]), quads[j], ms[j])
     return best[1], best[2]
 
 
@@ -414,17 +415,34 @@ def _turn(p: np.ndarray) -> float:
 def unit_samples(gray_f: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     """The square's 7x7 cells and quiet-zone ring as a unit zero-mean vector (detect._cell_samples'
     layout), or None when it cannot be sampled or has no marker's contrast."""
-    sampled = detect._cell_samples(gray_f, quad, 7)
-    if sampled is None:
-        return None
-    cells, ring = sampled
-    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
-    if float(np.median(ring)) - float(np.median(border)) < MIN_CONTRAST:
-        return None
-    x = np.concatenate([cells.ravel(), ring]).astype(np.float64)
-    x -= x.mean()
-    norm = np.linalg.norm(x)
-    return None if norm < 1e-6 else x / norm
+    m, ok = unit_samples_of(gray_f, quad[None])
+    return m[0] if ok[0] else None
+
+
+def unit_samples_of(gray_f: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """((k, 7*7 + 4*7) unit samples, (k,) bool: sampled, in the image and with a marker's contrast) of
+    k squares at once (one remap for all: the square's fit samples 26 of them a round)."""
+    n = 7
+    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32)
+    H = np.array([cv2.getPerspectiveTransform(unit, q.astype(np.float32)) for q in quads])
+    pts = detect._sample_points(n)
+    p = np.einsum("kij,pj->kpi", H, np.concatenate([pts, np.ones((len(pts), 1))], axis=1))
+    xy = (p[:, :, :2] / p[:, :, 2:]).astype(np.float32)
+    h, w = gray_f.shape
+    ok = (xy[..., 0].min(axis=1) >= 0) & (xy[..., 1].min(axis=1) >= 0) & \
+        (xy[..., 0].max(axis=1) <= w - 1) & (xy[..., 1].max(axis=1) <= h - 1)
+    vals = detect.remap(gray_f, xy[..., 0].reshape(1, -1), xy[..., 1].reshape(1, -1), cv2.INTER_LINEAR)
+    vals = vals.reshape(len(quads), -1).astype(np.float64)
+    n_cell = n * n * len(detect._CELL_OFFSETS)
+    cells = vals[:, :n_cell].reshape(len(quads), n, n, -1).mean(axis=3)
+    ring = vals[:, n_cell:]
+    border = np.concatenate([cells[:, 0], cells[:, -1], cells[:, 1:-1, 0], cells[:, 1:-1, -1]], axis=1)
+    ok &= np.median(ring, axis=1) - np.median(border, axis=1) >= MIN_CONTRAST
+    x = np.concatenate([cells.reshape(len(quads), -1), ring], axis=1)
+    x -= x.mean(axis=1, keepdims=True)
+    norm = np.linalg.norm(x, axis=1)
+    ok &= norm >= 1e-6
+    return x / np.maximum(norm, 1e-6)[:, None], ok
 
 
 def evidence_of(m: np.ndarray, ids: tuple, game_ids: tuple = (), models=None) -> np.ndarray:
