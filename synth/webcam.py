@@ -35,7 +35,7 @@ above does not, each one a field of WebcamSettings that is off by default:
 - motion blur along a line (a piece pushed or the table knocked while the frame is exposed).
 
 HARSH_CONDITIONS names the parameter ranges. Those in TUNING_CONDITIONS may be looked at while
-tuning the reader (vision/reread.py's thresholds were chosen on them); those in
+tuning the reader (vision/reread.py's threshold and blur models were chosen on them); those in
 HELD_BACK_CONDITIONS (other ranges, other combinations, and other seeds: HELD_BACK_SEED_OFFSET)
 are NEVER used for tuning, only for reporting (tests/bench/webcam.py, docs/vision-webcam.md).
 """
@@ -229,6 +229,13 @@ TUNING_CONDITIONS = {
                                 paper=(0.8, 0.9), ramp=(-0.1, 0.1), band=(0.0, 0.03), prnu=(0.005, 0.01),
                                 dsnu=(0.001, 0.002), sharpen=(0.3, 0.6), sharpen_radius=(0.8, 1.2),
                                 jpeg_quality=(65, 75), motion_px=7.0),
+    # a cheap webcam as soft as the softest held-back one, on its own ranges (a wider disc, dimmer
+    # paper, stronger halos and blocks) and the tuning seeds: the re-read of 12-15 px stickers at
+    # 1080p is studied on this one
+    "tune-cheap": HarshRanges(defocus_disc_px=(1.5, 2.4), blur_sigma_px=(0.3, 0.8), ink=(0.04, 0.11),
+                              paper=(0.5, 0.72), ramp=(-0.3, 0.3), band=(0.02, 0.09), prnu=(0.01, 0.035),
+                              dsnu=(0.002, 0.006), sharpen=(0.6, 1.6), sharpen_radius=(0.7, 1.3),
+                              jpeg_quality=(46, 60)),
 }
 # NEVER used for tuning: other ranges (stronger defocus and halos, lower contrast, q 50-60 blocks,
 # deeper flicker), other combinations, and other seeds (HELD_BACK_SEED_OFFSET).

@@ -227,3 +227,94 @@ def test_old_evidence_never_reads_a_piece_swapped_for_another(table, monkeypatch
                                                     if CATALOG.sticker(d.marker_id).piece not in (p["name"], q["name"])))
     obs = _observe(table, result=result, expected=there, evidence=evidence)
     assert p["name"] not in {o.name for o in obs.pieces}
+
+
+def _moved(x, y, theta, turn_deg, shift):
+    t = math.radians(turn_deg)
+    return (math.cos(t) * x - math.sin(t) * y + shift[0], math.sin(t) * x + math.cos(t) * y + shift[1], theta + turn_deg)
+
+
+def test_expected_places_are_tied_to_a_frame_by_the_pieces_read_there():
+    """Worked by hand: the table frame is the game frame turned 30 deg and shifted (100, -50) mm. Three
+    pieces read where that motion puts their expected places tie it; a fourth that a turn moved 60 mm
+    does not spoil it; the piece not read is expected where the motion puts it."""
+    places = {"a": (0.0, 0.0), "b": (200.0, 0.0), "c": (0.0, 150.0), "moved": (100.0, 100.0), "unread": (50.0, 40.0)}
+    expected = tuple(ExpectedPiece(n, x, y, 10.0, 2.0) for n, (x, y) in places.items())
+    read = []
+    for n in ("a", "b", "c", "moved"):
+        x, y, th = _moved(*places[n], 10.0, 30.0, (100.0, -50.0))
+        read.append(SimpleNamespace(name=n, x_mm=x + (60.0 if n == "moved" else 0.0), y_mm=y, theta_deg=th, sigma_mm=0.5))
+    tied = {e.name: e for e in reread.expected_in_frame(expected, read)}
+    want = _moved(50.0, 40.0, 10.0, 30.0, (100.0, -50.0))
+    got = tied["unread"]
+    assert math.hypot(got.x_mm - want[0], got.y_mm - want[1]) < 1e-6 and abs(got.theta_deg - want[2]) < 1e-6
+    assert got.sigma_mm == pytest.approx(2.0)  # the three agree exactly: the tie adds nothing
+
+
+def test_expected_places_are_not_tied_by_pieces_at_fewer_than_three_places():
+    expected = (ExpectedPiece("a", 0.0, 0.0, 0.0, 2.0), ExpectedPiece("b", 200.0, 0.0, 0.0, 2.0),
+                ExpectedPiece("c", 5.0, 5.0, 0.0, 2.0), ExpectedPiece("d", 90.0, 90.0, 0.0, 2.0))
+    read = [SimpleNamespace(name=n, x_mm=e.x_mm + 10.0, y_mm=e.y_mm, theta_deg=0.0, sigma_mm=0.5)
+            for n, e in zip("abc", expected)]  # a and c stand at one place: two places in all
+    assert reread.expected_in_frame(expected, read) == ()
+
+
+def test_a_piece_is_read_again_where_the_anchor_is_out_of_view(table):
+    """Without the board's stickers the frame is the table's own, not the game's: the pieces read
+    tie the expected places to it, and the piece not read is re-read where the others put it."""
+    p = _one_sticker_piece_on_table(table)
+    anchor = _observe(table).frame["anchor"]
+    result = replace(table.result, detections=tuple(d for d in table.result.detections
+                                                    if CATALOG.sticker(d.marker_id).piece not in (anchor, p["name"])))
+    expected = tuple(ExpectedPiece(q["name"], q["x_mm"], q["y_mm"], q["theta_deg"], 3.0) for q in table.truth["pieces"])
+    plain = _observe(table, result=result)
+    assert not plain.frame["game_frame"] and p["name"] not in {q.name for q in plain.pieces}
+    obs = _observe(table, result=result, expected=expected)
+    got = {q.name: q for q in obs.pieces}
+    assert got[p["name"]].source == "reread"
+    others = [q for q in table.truth["pieces"] if q["name"] in got and q["name"] != p["name"]]
+    for q in others:  # the same distances between pieces as on the table
+        d_true = math.hypot(q["x_mm"] - p["x_mm"], q["y_mm"] - p["y_mm"])
+        d_read = math.hypot(got[q["name"]].x_mm - got[p["name"]].x_mm, got[q["name"]].y_mm - got[p["name"]].y_mm)
+        assert abs(d_true - d_read) < 3 * math.hypot(got[q["name"]].sigma_mm, got[p["name"]].sigma_mm) + 1.0
+
+
+def _soft_cheap_sticker(marker_id: int, frame_seed: int, side_px: float = 13.0):
+    """(picture, its black square's corners): a sticker 13 px wide (cells under 2 px) on a cheap
+    webcam's chain: grey ink on dim paper, a defocus disc of 2 px radius with a little Gaussian,
+    in-camera sharpening, JPEG q55."""
+    from synth import webcam as chain
+
+    S = 8  # drawn 8x finer, then averaged down: the square's corners are known exactly
+    drawing = cv2.aruco.getPredefinedDictionary(detect.DICTIONARY).generateImageMarker(
+        marker_id, int(round(side_px * S)), borderBits=1)
+    fine = np.full((int(6 * side_px) * S,) * 2, 255, np.uint8)
+    o = int(round(2.5 * side_px * S))
+    fine[o:o + len(drawing), o:o + len(drawing)] = drawing
+    small = cv2.cvtColor(cv2.resize(fine, None, fx=1 / S, fy=1 / S, interpolation=cv2.INTER_AREA), cv2.COLOR_GRAY2BGR)
+    a, b = o / S - 0.5, (o + len(drawing)) / S - 0.5
+    camera = chain.WebcamSettings(blur_sigma_px=0.5, exposure=1.0, tint_bgr=(1.0, 1.0, 1.0), full_well=2000.0,
+                                  read_noise=0.003, s_curve=1.2, jpeg_quality=55, defocus_disc_px=2.0,
+                                  ink_paper=(0.07, 0.62), sharpen=(1.2, 1.0))
+    return chain.webcam_frame(small, camera, frame_seed), np.array([[a, a], [b, a], [b, b], [a, b]])
+
+
+def _llr_at(picture, quad, ids, models):
+    k = 4.0  # as the re-read's crop
+    big = cv2.resize(detect.to_gray(picture), None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC).astype(np.float32)
+    m = reread.unit_samples(big, (quad + 0.5) * k - 0.5)
+    return reread._llr(reread.evidence_of(m, ids, (), models=models), ids)[0]
+
+
+@pytest.mark.parametrize("marker_id", [3, 17, 40, 101])
+def test_a_2px_cell_under_a_defocus_disc_and_sharpening_is_drawn_well_enough_to_read(marker_id):
+    """Gaussian drawings leave such a sticker's halos and flat-topped blur as residual, counted as
+    noise: its LLR stays near the threshold. Drawn under a disc with sharpening it clears it in every
+    frame, and the same square is never read as another code."""
+    other = marker_id + 1
+    for seed in range(3):
+        picture, quad = _soft_cheap_sticker(marker_id, seed)
+        gauss = _llr_at(picture, quad, (marker_id,), reread.GAUSS_MODELS)
+        every = _llr_at(picture, quad, (marker_id,), reread.MODELS)
+        assert every >= reread.LLR_MIN and every > gauss + 10.0
+        assert _llr_at(picture, quad, (other,), reread.MODELS) < 0

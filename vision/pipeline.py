@@ -137,8 +137,10 @@ def _with_rereads(image: np.ndarray, camera, catalog: Catalog, result: detect.De
     the places seen empty, and a warning naming each needed piece still not read."""
     from . import reread
 
-    if not obs.frame.get("game_frame") or "camera_pose" not in obs.frame:
-        return obs  # no table pose in the game frame: the expected places cannot be found
+    if "camera_pose" not in obs.frame:
+        return obs  # no table pose: the expected places cannot be found
+    if not obs.frame.get("game_frame"):  # the anchor not in view: the pieces read tie the places to the table
+        expected = reread.expected_in_frame(expected, obs.pieces)
     read = {p.name for p in obs.pieces}
     wanted = [e for e in expected if e.name not in read]
     if not wanted:

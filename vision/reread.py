@@ -10,11 +10,14 @@ in question: one piece, a few ids, one place. So where such a piece was not read
    upsampled (UPSAMPLE_TO_PX a sticker side, at least 2x);
 2. the sticker's outer square is found in the crop (the predicted square itself, and the
    square candidates ArUco's contour stage proposes near it) and fitted by its edges
-   (vision/edges.py);
+   (vision/edges.py), then moved by a fraction of a px to where the dictionary's best-fitting
+   codes (whichever ids) fit it best: an edge fit under a defocus disc and sharpening halos is
+   off by a fifth of a 2 px cell, which costs most of the evidence;
 3. its 7x7 cells and quiet zone are sampled and matched, as soft values, against the
    drawings of EVERY code of the dictionary (4 turns), of the near codes of the other
    dictionaries, of the other grids (AprilTag, 4x4/6x6/7x7 ArUco) and of two look-alikes
-   (a QR code's finder square, a plain dark square), each at the blur that fits best. Under
+   (a QR code's finder square, a plain dark square), each under the blur model that fits
+   best (MODELS: Gaussians, and a defocus disc plain or with in-camera sharpening). Under
    Gaussian noise, a drawing T explains the samples x (a + b T, b > 0) with a residual
    S (1 - c^2), c = the correlation; so its log-likelihood is E(T) = D c^2 / (2 (1 - c_best^2))
    with the noise variance taken from the best fit's residual (model error counted as noise:
@@ -31,7 +34,8 @@ A re-read never makes a piece out of an empty place: an empty place matches ever
 about as badly, and the best of 4000 other drawings then beats the piece's own (LLR < 0).
 Where no square carries the piece's code and the place is in view, calm (no motion there) and
 clearly empty (its grey range is small and it looks like the table around it), the piece is
-reported in Observation.seen_empty.
+reported in Observation.seen_empty. Where the game's anchor is out of view (a frame of the table's
+own), the pieces read tie the expected places to it (expected_in_frame).
 """
 
 from __future__ import annotations
@@ -52,6 +56,12 @@ EMPTY_RANGE = 28.0  # grey p5-p95 over a place at most this: nothing with a stic
 EMPTY_LIKE_TABLE = 22.0  # and its median colour within this of the table around it (per channel)
 MOVED_SIDES = 0.35  # evidence of a place is dropped when its square moved this many sides
 MIN_SIDE_PX = 6.0
+FIT_ROWS = 64  # the square is fitted to the drawings of this many codes (those that fit it best at first)
+FIT_SHIFT_PX = 0.25  # a step of the square's fit, in image px (times the crop's upsampling)
+FIT_SCALE = 0.04  # and of its size
+FIT_STEPS = 2
+_FIT_MOVES = [(dx, dy, 1.0 + ds) for dx in (-1, 0, 1) for dy in (-1, 0, 1) for ds in (-FIT_SCALE, 0.0, FIT_SCALE)
+              if (dx, dy, ds) != (0, 0, 0.0)]
 
 
 @dataclass
@@ -184,6 +194,61 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
     return RereadResult(tuple(reads), tuple(sorted(set(empty))), tuple(not_read))
 
 
+TIE_MIN_PLACES = 3  # pieces read at this many places (TIE_APART_MM apart) must agree to tie a frame
+TIE_APART_MM = 20.0
+TIE_SLACK_MM = 5.0  # beyond 3 sigma of the expected place and of the read piece
+
+
+def expected_in_frame(expected, pieces) -> tuple:
+    """The expected pieces (game frame) moved into an observation's own frame (a camera-plane frame:
+    the game's anchor out of view) by the rigid motion that takes the expected places of the pieces
+    read to where they were read; () unless pieces read at TIE_MIN_PLACES places or more agree on it
+    (each within 3 sigma of both, plus TIE_SLACK_MM: pieces a turn moved do not agree). Their sigma
+    grows by the tie's residual. The re-read only ever reads a piece's own ids, so a wrong tie costs
+    reads, never a wrong piece."""
+    by_name = {e.name: e for e in expected}
+    pairs = [(by_name[p.name], p) for p in pieces if p.name in by_name]
+    if len(pairs) < TIE_MIN_PLACES:
+        return ()
+    src = np.array([[e.x_mm, e.y_mm] for e, _ in pairs])
+    dst = np.array([[p.x_mm, p.y_mm] for _, p in pairs])
+    tol = 3.0 * np.array([e.sigma_mm + p.sigma_mm for e, p in pairs]) + TIE_SLACK_MM
+    best = None
+    for i in range(len(pairs)):
+        for j in range(i + 1, len(pairs)):
+            if np.linalg.norm(src[i] - src[j]) < 2 * TIE_APART_MM:
+                continue
+            R, t = _rigid(src[[i, j]], dst[[i, j]])
+            inliers = np.flatnonzero(np.linalg.norm(src @ R.T + t - dst, axis=1) <= tol)
+            if best is None or len(inliers) > len(best):
+                best = inliers
+    if best is None or _places(src[best]) < TIE_MIN_PLACES:
+        return ()
+    R, t = _rigid(src[best], dst[best])
+    rms = float(np.sqrt(np.mean(np.sum((src[best] @ R.T + t - dst[best]) ** 2, axis=1))))
+    turn = math.degrees(math.atan2(R[1, 0], R[0, 0]))
+    return tuple(replace(e, x_mm=float(xy[0]), y_mm=float(xy[1]), theta_deg=e.theta_deg + turn,
+                         sigma_mm=float(math.hypot(e.sigma_mm, rms)))
+                 for e, xy in zip(expected, np.array([[e.x_mm, e.y_mm] for e in expected]) @ R.T + t))
+
+
+def _rigid(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, t): the rotation and shift in the plane taking src to dst in least squares."""
+    a, b = src - src.mean(axis=0), dst - dst.mean(axis=0)
+    angle = math.atan2(float((a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]).sum()), float((a * b).sum()))
+    R = np.array([[math.cos(angle), -math.sin(angle)], [math.sin(angle), math.cos(angle)]])
+    return R, dst.mean(axis=0) - src.mean(axis=0) @ R.T
+
+
+def _places(xy: np.ndarray) -> int:
+    """How many of the points stand TIE_APART_MM or more from every one counted before."""
+    kept: list = []
+    for p in xy:
+        if all(np.linalg.norm(p - k) >= TIE_APART_MM for k in kept):
+            kept.append(p)
+    return len(kept)
+
+
 def _moving_at(motion: np.ndarray | None, quad: np.ndarray) -> bool:
     if motion is None:
         return False
@@ -260,19 +325,21 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     big_f = big.astype(np.float32)
     refined, rms, blur = edges.refine_edges(big_f, np.array(candidates))
     best = None  # screened on the piece's own drawings only; the full evidence is for the best square
+    own = _own_stack(ids)
     for q0, q, r, b in zip(candidates, refined, rms, blur):
         q = _same_start(q if r > 0 else q0, predicted)
         m = unit_samples(big_f, q)
         if m is None:
             continue
-        like, level = max((float(_products(detect._templates(detect.DICTIONARY, ids, lv, 7)[2].astype(np.float32),
-                                           m.astype(np.float32)).max()), lv) for lv in detect._BLUR_LEVELS)
-        if best is None or like > best[0]:
-            best = (like, level, q, m, float(b) / k if r > 0 else 0.0, float(r) / k if r > 0 else 0.0)
+        likes = _products(own, m.astype(np.float32)).reshape(len(MODELS), -1).max(axis=1)
+        if best is None or likes.max() > best[0]:
+            best = (float(likes.max()), likes, q, m, float(b) / k if r > 0 else 0.0, float(r) / k if r > 0 else 0.0)
     if best is None:
         return None
-    _, level, q_big, m, blur_px, rms_px = best
-    e = evidence_of(m, ids, game_ids, near=level)
+    _, likes, q_big, m, blur_px, rms_px = best
+    models = [MODELS[i] for i in np.argsort(-likes)[:MODELS_TRIED]]
+    q_big, m = _fit_to_drawings(big_f, q_big, m, _best_model(m, models), k)
+    e = evidence_of(m, ids, game_ids, models=models)
     q_img = (q_big + 0.5) / k - 0.5 + [x0, y0]
     look = evidence.add(key, q_img.mean(axis=0), detect.side_px(q_img), e) if evidence is not None else None
     total = look.evidence if look is not None else e
@@ -281,6 +348,37 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     det = detect.Detection(marker_id=marker_id, corners=np.roll(q_img, rot, axis=0) if rot else q_img,
                            side_px=detect.side_px(q_img), edge_rms_px=rms_px, source="reread", blur_px=blur_px)
     return Reread(piece.name, det, llr, frames, _llr(e, ids, game_ids)[0])
+
+
+def _best_model(m: np.ndarray, models) -> tuple:
+    """Of models, the one under which the best of the dictionary's codes (whichever ids) fits m best."""
+    codes = len(_ALL_IDS) * 4  # _shared's first rows
+    return max(models, key=lambda model: float(_products(_shared(model)[:codes], m.astype(np.float32)).max()))
+
+
+def _fit_to_drawings(big_f: np.ndarray, q: np.ndarray, m: np.ndarray, model: tuple,
+                     k: float) -> tuple[np.ndarray, np.ndarray]:
+    """(square, unit samples) in the crop (upsampled k times), moved and scaled (FIT_STEPS rounds of
+    FIT_SHIFT_PX and FIT_SCALE) to where the dictionary's codes that fit it best (FIT_ROWS of them,
+    whichever ids) fit it better still.
+
+    The edge fit of a 2 px-cell sticker under a disc and halos is off by 0.2-0.5 px, and a fifth of a
+    cell off costs most of the evidence. The square is fitted to the drawings that explain it, never
+    to the piece's own: a look-alike gets the same help as the id, so the LLR stays fair."""
+    codes = _shared(model)[:len(_ALL_IDS) * 4]
+    rows = codes[np.argsort(-_products(codes, m.astype(np.float32)))[:FIT_ROWS]]
+    moves = np.array(_FIT_MOVES)
+    best = (float((rows @ m.astype(np.float32)).max()), q, m)
+    for _ in range(FIT_STEPS):
+        centre, here = best[1].mean(axis=0), best[1]
+        quads = centre + (here - centre)[None] * moves[:, 2, None, None] + moves[:, None, :2] * FIT_SHIFT_PX * k
+        ms, ok = unit_samples_of(big_f, quads)
+        fits = np.where(ok, (ms.astype(np.float32) @ rows.T).max(axis=1), -np.inf)
+        j = int(np.argmax(fits))
+        if fits[j] <= best[0]:
+            break
+        best = (float(fits[j]), quads[j], ms[j])
+    return best[1], best[2]
 
 
 def _squares_near(big: np.ndarray, predicted: np.ndarray, reach: float) -> list[np.ndarray]:
@@ -317,29 +415,42 @@ def _turn(p: np.ndarray) -> float:
 def unit_samples(gray_f: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     """The square's 7x7 cells and quiet-zone ring as a unit zero-mean vector (detect._cell_samples'
     layout), or None when it cannot be sampled or has no marker's contrast."""
-    sampled = detect._cell_samples(gray_f, quad, 7)
-    if sampled is None:
-        return None
-    cells, ring = sampled
-    border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
-    if float(np.median(ring)) - float(np.median(border)) < MIN_CONTRAST:
-        return None
-    x = np.concatenate([cells.ravel(), ring]).astype(np.float64)
-    x -= x.mean()
-    norm = np.linalg.norm(x)
-    return None if norm < 1e-6 else x / norm
+    m, ok = unit_samples_of(gray_f, quad[None])
+    return m[0] if ok[0] else None
 
 
-def evidence_of(m: np.ndarray, ids: tuple, game_ids: tuple = (), near: float | None = None) -> np.ndarray:
-    """E per drawing (see _scores) for the unit samples m, at the blur level that fits best over
-    every drawing alike (among the levels next to `near`, the one the square's own drawing fits)."""
-    levels = detect._BLUR_LEVELS
-    if near is not None:
-        i = levels.index(near)
-        levels = levels[max(i - 1, 0):i + 2]
+def unit_samples_of(gray_f: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """((k, 7*7 + 4*7) unit samples, (k,) bool: sampled, in the image and with a marker's contrast) of
+    k squares at once (one remap for all: the square's fit samples 26 of them a round)."""
+    n = 7
+    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32)
+    H = np.array([cv2.getPerspectiveTransform(unit, q.astype(np.float32)) for q in quads])
+    pts = detect._sample_points(n)
+    p = np.einsum("kij,pj->kpi", H, np.concatenate([pts, np.ones((len(pts), 1))], axis=1))
+    xy = (p[:, :, :2] / p[:, :, 2:]).astype(np.float32)
+    h, w = gray_f.shape
+    ok = (xy[..., 0].min(axis=1) >= 0) & (xy[..., 1].min(axis=1) >= 0) & \
+        (xy[..., 0].max(axis=1) <= w - 1) & (xy[..., 1].max(axis=1) <= h - 1)
+    vals = detect.remap(gray_f, xy[..., 0].reshape(1, -1), xy[..., 1].reshape(1, -1), cv2.INTER_LINEAR)
+    vals = vals.reshape(len(quads), -1).astype(np.float64)
+    n_cell = n * n * len(detect._CELL_OFFSETS)
+    cells = vals[:, :n_cell].reshape(len(quads), n, n, -1).mean(axis=3)
+    ring = vals[:, n_cell:]
+    border = np.concatenate([cells[:, 0], cells[:, -1], cells[:, 1:-1, 0], cells[:, 1:-1, -1]], axis=1)
+    ok &= np.median(ring, axis=1) - np.median(border, axis=1) >= MIN_CONTRAST
+    x = np.concatenate([cells.reshape(len(quads), -1), ring], axis=1)
+    x -= x.mean(axis=1, keepdims=True)
+    norm = np.linalg.norm(x, axis=1)
+    ok &= norm >= 1e-6
+    return x / np.maximum(norm, 1e-6)[:, None], ok
+
+
+def evidence_of(m: np.ndarray, ids: tuple, game_ids: tuple = (), models=None) -> np.ndarray:
+    """E per drawing (see _scores) for the unit samples m, under the blur model that fits best over
+    every drawing alike (among `models`, those the square's own drawing fits best; all by default)."""
     best_e = None
-    for level in levels:
-        c = np.clip(_scores(game_ids or ids, level, m), 0.0, None)
+    for model in models or MODELS:
+        c = np.clip(_scores(game_ids or ids, model, m), 0.0, None)
         cmax = float(c.max())
         e = EFFECTIVE_SAMPLES * c ** 2 / (2.0 * max(1.0 - cmax ** 2, 0.02))
         if best_e is None or cmax > best_e[0]:
@@ -370,17 +481,17 @@ _ALL_IDS = tuple(range(len(cv2.aruco.getPredefinedDictionary(detect.DICTIONARY).
 
 def _rows(ids: tuple) -> tuple[np.ndarray, np.ndarray]:
     """(id, turn) of each row of _scores: the dictionary's codes, then -1 for every look-alike."""
-    all_ids, rots, _ = detect._templates(detect.DICTIONARY, _ALL_IDS, detect._BLUR_LEVELS[0], 7)
-    n_other = len(_shared(detect._BLUR_LEVELS[0])) - len(all_ids) + len(_foreign(ids, detect._BLUR_LEVELS[0]))
+    all_ids, rots, _ = detect._patterns(detect.DICTIONARY, _ALL_IDS, 7)
+    n_other = len(_shared(MODELS[0])) - len(all_ids) + len(_foreign(ids, MODELS[0]))
     return np.concatenate([all_ids, -np.ones(n_other, int)]), np.concatenate([rots, np.zeros(n_other, int)])
 
 
-def _scores(ids: tuple, level: float, m: np.ndarray) -> np.ndarray:
-    """Correlation of the unit zero-mean samples m with every drawing at blur level: every code of
-    the dictionary (4 turns), the other grids' markers, a QR finder square and a dark square (built
-    once a level), then the other dictionaries' near codes of ids."""
+def _scores(ids: tuple, model: tuple, m: np.ndarray) -> np.ndarray:
+    """Correlation of the unit zero-mean samples m with every drawing under the blur model: every code
+    of the dictionary (4 turns), the other grids' markers, a QR finder square and a dark square (built
+    once a model), then the other dictionaries' near codes of ids."""
     m = m.astype(np.float32)
-    return np.concatenate([_products(_shared(level), m), _products(_foreign(ids, level).astype(np.float32), m)])
+    return np.concatenate([_products(_shared(model), m), _products(_foreign(ids, model), m)])
 
 
 def _products(T: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -389,20 +500,118 @@ def _products(T: np.ndarray, m: np.ndarray) -> np.ndarray:
     return np.concatenate([T[r:r + 128] @ m for r in range(0, len(T), 128)]) if len(T) else np.zeros(0, np.float32)
 
 
-def _shared(level: float) -> np.ndarray:
-    if ("shared", level) not in _CACHE:
-        _, _, own = detect._templates(detect.DICTIONARY, _ALL_IDS, level, 7)
-        parts = [own, detect._other_grid_templates(level, 7), _look_alikes(level, 7)]
-        _CACHE[("shared", level)] = np.ascontiguousarray(
-            np.concatenate([p.reshape(-1, own.shape[1]) for p in parts if len(p)]), dtype=np.float32)
-    return _CACHE[("shared", level)]
+# The blurs a sticker is drawn under, (kind, size in cells, sharpening amount): the first pass's
+# Gaussians, and a defocus disc (with a little Gaussian) plain or with the in-camera sharpening a
+# cheap webcam adds (an unsharp mask). On a 2 px cell a disc's flat top and the halos' negative
+# lobes decide the bits, and a Gaussian draws neither: a sticker drawn under the wrong blur leaves
+# a residual that the LLR counts as noise (chosen on synth.webcam's tuning condition tune-cheap).
+GAUSS_MODELS = tuple(("gauss", level, 0.0) for level in detect._BLUR_LEVELS)
+DISC_MODELS = tuple(("disc", radius, amount) for radius in (0.8, 1.0, 1.2) for amount in (0.0, 1.0, 2.0))
+MODELS = GAUSS_MODELS + DISC_MODELS
+MODELS_TRIED = 3  # models the square's own drawing fits best, among which every drawing's fit chooses
+DISC_GAUSS_CELLS = 0.2
+SHARPEN_RADIUS_CELLS = 0.5
+_DRAW_PX = 12  # drawing px a cell, as detect's drawings
 
 
-def _foreign(ids: tuple, level: float) -> np.ndarray:
-    return detect._foreign_templates(detect.DICTIONARY, ids, level, 7).reshape(-1, 7 * 7 + 4 * 7)
+def _normed(T: np.ndarray) -> np.ndarray:
+    T = T - T.mean(axis=1, keepdims=True)
+    return np.ascontiguousarray(T / np.maximum(np.linalg.norm(T, axis=1, keepdims=True), 1e-9), dtype=np.float32)
 
 
-def _look_alikes(level: float, n: int) -> np.ndarray:
+def _shared(model: tuple) -> np.ndarray:
+    if ("shared", model) not in _CACHE:
+        _, _, patterns = detect._patterns(detect.DICTIONARY, _ALL_IDS, 7)
+        B = _response(model)
+        own, grids, looks = _normed(patterns @ B), _other_grids(model), _look_alikes(B, 7)
+        _CACHE[("shared", model)] = np.concatenate([own, grids, looks]).astype(np.float32)
+    return _CACHE[("shared", model)]
+
+
+def _foreign(ids: tuple, model: tuple) -> np.ndarray:
+    key = ("foreign", ids, model)
+    if key not in _CACHE:
+        patterns = detect._foreign_patterns(detect.DICTIONARY, ids, 7)
+        _CACHE[key] = _normed(np.array(patterns) @ _response(model)) if patterns else np.zeros((0, 7 * 7 + 4 * 7), np.float32)
+    return _CACHE[key]
+
+
+def _own_stack(ids: tuple) -> np.ndarray:
+    """(len(MODELS) * 4 len(ids), samples): the piece's own drawings under every model, model by model."""
+    key = ("own", ids)
+    if key not in _CACHE:
+        _, _, patterns = detect._patterns(detect.DICTIONARY, ids, 7)
+        _CACHE[key] = np.concatenate([_normed(patterns @ _response(model)) for model in MODELS])
+    return _CACHE[key]
+
+
+def _response(model: tuple, n: int = 7) -> np.ndarray:
+    """((n+2)^2, n*n + 4n): samples of a drawing white in one cell only, under the blur model
+    (detect._cell_response for the first pass's Gaussians)."""
+    if model[0] == "gauss":
+        return detect._cell_response(n, model[1])
+    key = ("response", model, n)
+    if key not in _CACHE:
+        rows = []
+        for cell in range((n + 2) ** 2):
+            big = np.zeros(((n + 2) * _DRAW_PX, (n + 2) * _DRAW_PX), np.float32)
+            r, c = divmod(cell, n + 2)
+            big[r * _DRAW_PX:(r + 1) * _DRAW_PX, c * _DRAW_PX:(c + 1) * _DRAW_PX] = 1.0
+            rows.append(_sampled(_blurred(big, model, cv2.BORDER_CONSTANT), n))
+        _CACHE[key] = np.array(rows)
+    return _CACHE[key]
+
+
+def _other_grids(model: tuple, n: int = 7) -> np.ndarray:
+    """detect._other_grid_templates under the blur model: every marker of another grid drawn over the
+    same black square (its g x g cells and the white outside as a basis)."""
+    if model[0] == "gauss":
+        return detect._other_grid_templates(model[1], n)
+    parts = []
+    for dictionary in detect.OTHER_GRID_DICTIONARIES:
+        g = cv2.aruco.getPredefinedDictionary(dictionary).markerSize + 2
+        if g == n:
+            continue
+        rows, size = [], (n + 2) * _DRAW_PX
+        inner = slice(_DRAW_PX, _DRAW_PX + n * _DRAW_PX)
+        for cell in range(g * g + 1):
+            big = np.zeros((size, size), np.float32)
+            if cell < g * g:
+                one = np.zeros((g, g), np.float32)
+                one[divmod(cell, g)] = 1.0
+                big[inner, inner] = cv2.resize(one, (n * _DRAW_PX, n * _DRAW_PX), interpolation=cv2.INTER_NEAREST)
+            else:
+                big[:] = 1.0
+                big[inner, inner] = 0.0
+            rows.append(_sampled(_blurred(big, model, cv2.BORDER_REPLICATE), n))
+        parts.append(_normed(detect._grid_patterns(dictionary) @ np.array(rows)))
+    return np.concatenate(parts)
+
+
+def _blurred(big: np.ndarray, model: tuple, border: int) -> np.ndarray:
+    """A drawing (_DRAW_PX a cell) under the model's disc and Gaussian, then its sharpening."""
+    _, radius, amount = model
+    r = radius * _DRAW_PX
+    half = int(math.ceil(r)) + 1
+    yy, xx = np.mgrid[-half:half + 1, -half:half + 1]
+    disc = np.clip(r + 0.5 - np.hypot(xx, yy), 0.0, 1.0).astype(np.float32)  # its rim a px wide, antialiased
+    out = cv2.filter2D(big, -1, disc / disc.sum(), borderType=border)
+    out = cv2.GaussianBlur(out, (0, 0), DISC_GAUSS_CELLS * _DRAW_PX, borderType=border)
+    if amount:
+        out = out + np.float32(amount) * (out - cv2.GaussianBlur(out, (0, 0), SHARPEN_RADIUS_CELLS * _DRAW_PX,
+                                                                 borderType=border))
+    return out
+
+
+def _sampled(big: np.ndarray, n: int) -> np.ndarray:
+    """A drawing's samples at refcam's points: its cells' 3x3 means, then the quiet-zone ring."""
+    px = ((detect._sample_points(n) + 1.0) * _DRAW_PX - 0.5).astype(np.float32)
+    v = detect.remap(big, px[:, 0].reshape(1, -1), px[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    n_cell = n * n * len(detect._CELL_OFFSETS)
+    return np.concatenate([v[:n_cell].reshape(n * n, -1).mean(axis=1), v[n_cell:]])
+
+
+def _look_alikes(B: np.ndarray, n: int) -> np.ndarray:
     """A QR code's finder square (black ring, white ring, 3x3 black) and a plain dark square, drawn
     as the markers are (with their quiet zone), unit zero-mean."""
     finder = np.ones((n + 2, n + 2), np.float32)
@@ -411,9 +620,7 @@ def _look_alikes(level: float, n: int) -> np.ndarray:
     finder[3:n - 1, 3:n - 1] = 0.0
     dark = np.ones((n + 2, n + 2), np.float32)
     dark[1:n + 1, 1:n + 1] = 0.0
-    T = np.stack([finder.ravel(), dark.ravel()]) @ detect._cell_response(n, level)
-    T -= T.mean(axis=1, keepdims=True)
-    return T / np.linalg.norm(T, axis=1, keepdims=True)
+    return _normed(np.stack([finder.ravel(), dark.ravel()]) @ B)
 
 
 def _clearly_empty(image: np.ndarray, gray: np.ndarray, quad: np.ndarray, piece, spot, motion) -> bool:
@@ -510,6 +717,6 @@ def _place_of(e) -> tuple[float, float, float]:
 
 
 def warm() -> None:
-    """Build the drawings every re-read matches against (about 2 s once), before a stream starts."""
-    for level in detect._BLUR_LEVELS:
-        _shared(level)
+    """Build the drawings every re-read matches against (a few s once), before a stream starts."""
+    for model in MODELS:
+        _shared(model)

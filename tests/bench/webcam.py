@@ -20,7 +20,8 @@ the side in px of its largest visible sticker (bins 9-12, 12-14, 14-15, 15-18, 1
 and the confidently wrong pieces (beyond 3 sigma) and phantoms (a piece reported that is not on
 the table, or an expected piece absent from the table read at an empty place: two such "ghosts"
 are expected on every table). TUNING conditions (synth.webcam.TUNING_CONDITIONS) are the ones
-vision/reread.py's threshold was chosen on; HELD-BACK ones were never looked at while tuning.
+vision/reread.py's threshold and blur models were chosen on (on the tuning table seeds); HELD-BACK
+ones were never looked at while tuning.
 Then phantom pieces on robust.py's pictures of other dictionaries' markers through the chain.
 Targets: held-back, 1080p and 720p: >= 99 % from 14 px, >= 95 % at 12-14 px; 0 wrong, 0 phantoms.
 """
@@ -318,7 +319,7 @@ def webcam_phantoms(catalog=None, seeds=(3, 5, 8), out=sys.stdout) -> int:
 def main(argv=None) -> int:
     global STILL_FRAMES
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=8, help="tables per game (8: 24 tables, each through 6 conditions x 2 sizes)")
+    ap.add_argument("--n", type=int, default=8, help="tables per game (8: 24 tables, each through every condition x 2 sizes)")
     ap.add_argument("--seed", type=int, default=HELD_OUT_SEED,
                     help=f"table seed (held-out: {HELD_OUT_SEED}; tuning: {TUNING_SEEDS})")
     ap.add_argument("--conditions", nargs="*", default=None, choices=all_conditions(),
