@@ -22,6 +22,7 @@ under 20 px wide. Three things make those reliable and precise:
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import cv2
@@ -121,10 +122,33 @@ def _detector(params_key, params: cv2.aruco.DetectorParameters | None, dictionar
 
 
 def to_gray(image: np.ndarray) -> np.ndarray:
-    """(H, W) uint8 grey from (H, W) or (H, W, 3) BGR."""
+    """(H, W) uint8 grey from (H, W) or (H, W, 3) BGR.
+
+    A frame's grey is asked for several times (detection, the motion mask, re-reads), each
+    conversion ~1 ms at 1080p: the last colour frame's grey is kept and handed out again for the
+    same array object, unchanged at a sparse grid of its pixels, read-only so that no caller can
+    change it under another."""
     if image.ndim == 2:
         return image
-    return cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    memo = _LAST_GRAY[0]
+    if memo is not None and memo[0]() is image and memo[1] == _fingerprint(image):
+        return memo[2]
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    gray.flags.writeable = False
+    try:
+        _LAST_GRAY[0] = (weakref.ref(image), _fingerprint(image), gray)
+    except TypeError:  # an array type that takes no weak reference: not kept
+        _LAST_GRAY[0] = None
+    return gray
+
+
+_LAST_GRAY: list = [None]  # (weak reference to the colour frame, its fingerprint, its grey)
+
+
+def _fingerprint(image: np.ndarray) -> tuple:
+    """Where the array's data lie and a sparse sample of them (a frame written to in place after
+    its grey was taken gets a new grey)."""
+    return (image.__array_interface__["data"][0], image.shape, image.strides, image[::37, ::41].tobytes())
 
 
 def detect_markers(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix", edge_refine: bool = True,
