@@ -225,6 +225,9 @@ def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejec
     if not unread:
         return found
     detected, unread = np.array([f[1] for f in found]), np.array(unread)
+    unread = unread[foreign.may_neighbour(detected, unread)]  # the levels of the others are never looked at
+    if not len(unread):
+        return found
     drop = foreign.in_foreign_grid(detected, unread, _ring_levels(gray_f, detected), _ring_levels(gray_f, unread))
     return [f for f, d in zip(found, drop) if not d]
 
@@ -232,10 +235,9 @@ def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejec
 def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """(m, 2) median grey of each quad's border ring (middle of a 7-cell marker's border cells) and
     of the ring just outside it (its quiet zone); NaN outside the image."""
-    with np.errstate(invalid="ignore"):
-        dark = np.nanmedian(_sample(gray_f, _ring_points(quads, 13.0 / 14.0)), axis=1)
-        light = np.nanmedian(_sample(gray_f, _ring_points(quads, 8.0 / 7.0)), axis=1)
-    return np.stack([dark, light], axis=1)
+    dark = _sample(gray_f, _ring_points(quads, 13.0 / 14.0))
+    light = _sample(gray_f, _ring_points(quads, 8.0 / 7.0))
+    return np.stack([edges.masked_median(dark, ~np.isnan(dark)), edges.masked_median(light, ~np.isnan(light))], axis=1)
 
 
 def side_px(corners: np.ndarray) -> float:
@@ -314,7 +316,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     idx = np.flatnonzero(keep)
     if not len(idx):
         return []
-    ring_score = np.stack([_ring_contrast(gray_f, quads[idx], k) for k in _SECOND_PASS_SCALES], axis=1)  # (m, scales)
+    ring_score = _ring_contrasts(gray_f, quads[idx], _SECOND_PASS_SCALES)  # (m, scales)
     halo_score = _halo_contrast(gray_f, quads[idx])
     order = np.argsort(-np.maximum(ring_score.max(axis=1), halo_score))
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
@@ -434,12 +436,18 @@ def _ring_points(quads: np.ndarray, scale: float) -> np.ndarray:
 def _ring_contrast(gray_f: np.ndarray, quads: np.ndarray, scale: float) -> np.ndarray:
     """(m,) light-minus-dark contrast of a marker's black border ring (middle of the border cells)
     against its quiet zone (middle of the quiet zone), for quads scaled by `scale`; <= 0: not a marker."""
-    dark = _sample(gray_f, _ring_points(quads, scale * 13.0 / 14.0))
-    light = _sample(gray_f, _ring_points(quads, scale * 8.0 / 7.0))
+    return _ring_contrasts(gray_f, quads, (scale,))[:, 0]
+
+
+def _ring_contrasts(gray_f: np.ndarray, quads: np.ndarray, scales) -> np.ndarray:
+    """(m, len(scales)): _ring_contrast at each scale, sampled and reduced in one batch."""
+    m = len(quads)
+    dark = _sample(gray_f, np.concatenate([_ring_points(quads, scale * 13.0 / 14.0) for scale in scales]))
+    light = _sample(gray_f, np.concatenate([_ring_points(quads, scale * 8.0 / 7.0) for scale in scales]))
     with np.errstate(invalid="ignore"):
         md, ml = np.median(dark, axis=1), np.median(light, axis=1)
         ok = (ml - md > 15) & (np.percentile(light, 20, axis=1) > md)
-    return np.where(ok & np.isfinite(md) & np.isfinite(ml), ml - md, 0.0)
+    return np.where(ok & np.isfinite(md) & np.isfinite(ml), ml - md, 0.0).reshape(len(scales), m).T
 
 
 def _halo_contrast(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
@@ -572,15 +580,24 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
 def _cell_samples(gray_f: np.ndarray, q: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
     """((n, n) mean of each cell's 3x3 samples, (4n,) quiet-zone ring samples) of the marker with
     corners q, or None when a sample falls outside the image."""
-    H = cv2.getPerspectiveTransform(np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32), q.astype(np.float32))
-    pts = _sample_points(n)
-    img_p = cv2.perspectiveTransform(pts.reshape(-1, 1, 2).astype(np.float32), H).reshape(-1, 2)
+    return _cell_samples_many(gray_f, [q], n)[0]
+
+
+def _cell_samples_many(gray_f: np.ndarray, quads, n: int) -> list:
+    """_cell_samples of every quad, sampled in one remap."""
+    if not len(quads):
+        return []
+    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32)
+    pts = _sample_points(n).reshape(-1, 1, 2).astype(np.float32)
+    img_p = np.concatenate([cv2.perspectiveTransform(pts, cv2.getPerspectiveTransform(unit, q.astype(np.float32)))
+                            for q in quads]).reshape(len(quads), -1, 2)
     h, w = gray_f.shape
-    if img_p[:, 0].min() < 0 or img_p[:, 1].min() < 0 or img_p[:, 0].max() > w - 1 or img_p[:, 1].max() > h - 1:
-        return None
-    vals = remap(gray_f, img_p[:, 0].reshape(1, -1), img_p[:, 1].reshape(1, -1), cv2.INTER_LINEAR).ravel()
+    inside = (img_p.min(axis=1) >= 0).all(axis=1) & (img_p[..., 0].max(axis=1) <= w - 1) \
+        & (img_p[..., 1].max(axis=1) <= h - 1)
+    vals = remap(gray_f, img_p[..., 0], img_p[..., 1], cv2.INTER_LINEAR)
     n_cell = n * n * len(_CELL_OFFSETS)
-    return vals[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n), vals[n_cell:]
+    return [(v[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n), v[n_cell:]) if ok else None
+            for v, ok in zip(vals, inside)]
 
 
 def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY) -> set[int]:
@@ -590,11 +607,11 @@ def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTION
     the other grids' drawings per blur level, for all the reads at that level."""
     n = cv2.aruco.getPredefinedDictionary(dictionary).markerSize + 2
     by_level: dict = {}
-    for k, (marker_id, q, source, rms, blur) in enumerate(found):
+    small = [k for k, (_, q, source, rms, _) in enumerate(found)
+             if source == "full" and rms > 0 and side_px(q) <= SECOND_PASS_MAX_SIDE_PX]
+    for k, sampled in zip(small, _cell_samples_many(gray_f, [found[k][1] for k in small], n)):
+        marker_id, q, _, _, blur = found[k]
         side = side_px(q)
-        if source != "full" or rms <= 0 or side > SECOND_PASS_MAX_SIDE_PX:
-            continue
-        sampled = _cell_samples(gray_f, q, n)
         if sampled is None or _reads_exactly(sampled, marker_id, dictionary):
             continue  # every cell as the code says: no other grid's marker sampled on this one's grid does that
         m = np.concatenate([sampled[0].ravel(), sampled[1]])

@@ -138,7 +138,7 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
     white = prof[centre + 1:].max(axis=0).astype(np.float64).reshape(g, 4, NA)
     # one level per edge: under blur the bits behind the black border lift its darkest sample
     # where they are white; a per-profile level would then bend the edge with the bit pattern
-    level = _masked_median((black + white) / 2.0, in_edge[:, None, :])  # (g, 4)
+    level = masked_median((black + white) / 2.0, in_edge[:, None, :])  # (g, 4)
     lv = np.repeat(_float32_at_or_above(level).ravel(), NA)  # compared in float32, as exactly as in float64
     above = prof >= lv
     cross = above[1:] & ~above[:-1]  # (NX - 1, R): rises through the level between two samples
@@ -160,9 +160,9 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
     slope = (prof[1:] - prof[:-1]).max(axis=0).astype(np.float64).reshape(g, 4, NA) / stp
     blur_each = (white - black) / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi)
     alive = (ok.sum(axis=2) >= np.maximum(4, n_along // 3)[:, None]).all(axis=1)
-    blur = np.where(alive, _masked_median(blur_each.reshape(g, -1), ok.reshape(g, -1)), 0.0)
+    blur = np.where(alive, masked_median(blur_each.reshape(g, -1), ok.reshape(g, -1)), 0.0)
     # motion blur is not round: it spreads the edges across its path and leaves the others sharp
-    blur_edges = np.where(alive[:, None], np.nan_to_num(_masked_median(blur_each, ok)), 0.0)
+    blur_edges = np.where(alive[:, None], np.nan_to_num(masked_median(blur_each, ok)), 0.0)
     # blur rounds the square's corners and pulls the crossing inward near them: keep the
     # edge points further than ~2.5 blur sigmas from either corner
     from_corner = np.minimum(t, 1 - t)[:, None, :] * lengths[:, :, None]
@@ -178,7 +178,7 @@ def _lines_to_corners(c, edge_pts, ok, alive, side, blur):
     alive = alive & (ok.sum(axis=2) >= 4).all(axis=1)
     mean, normal, res = _fit_lines(edge_pts, ok)
     absres = np.abs(res)
-    spread = _masked_median(absres, ok)
+    spread = masked_median(absres, ok)
     keep = ok & (absres < np.maximum(3 * spread * 1.4826, 0.3)[..., None])
     n_keep, n_ok = keep.sum(axis=2), ok.sum(axis=2)
     refit = (n_keep >= 4) & (n_keep < n_ok)
@@ -225,7 +225,7 @@ def _float32_at_or_above(x: np.ndarray) -> np.ndarray:
     return np.where(f.astype(np.float64) < x, np.nextafter(f, np.float32(np.inf)), f)
 
 
-def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """np.median over the last axis of the masked values (NaN where nothing is masked in)."""
     v = np.sort(np.where(mask, values, np.inf), axis=-1)
     k = np.broadcast_to(mask, values.shape).sum(axis=-1)
