@@ -22,6 +22,7 @@ under 20 px wide. Three things make those reliable and precise:
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass, field
 
@@ -469,9 +470,9 @@ def _resegment(gray: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     """The largest dark quadrilateral inside a candidate (Otsu threshold of its crop), as a
     (4, 2) quad in the candidate's corner orientation, or None."""
     h, w = gray.shape
-    x0, y0 = np.floor(quad.min(axis=0)).astype(int) - 1
-    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 2
-    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    xs, ys = quad[:, 0].tolist(), quad[:, 1].tolist()
+    x0, y0 = max(math.floor(min(xs)) - 1, 0), max(math.floor(min(ys)) - 1, 0)
+    x1, y1 = min(math.ceil(max(xs)) + 2, w), min(math.ceil(max(ys)) + 2, h)
     crop = gray[y0:y1, x0:x1]
     if crop.shape[0] < 8 or crop.shape[1] < 8:
         return None
@@ -482,8 +483,9 @@ def _resegment(gray: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     if vals.size < 50:
         return None
     thr, _ = cv2.threshold(vals.reshape(-1, 1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    mask = ((big < thr) & (inside > 0)).astype(np.uint8) * 255
-    mask = cv2.erode(mask, np.ones((3, 3), np.uint8))  # cut thin bridges to the candidate's rim
+    # below the (whole-level) threshold: at most thr - 1
+    mask = cv2.bitwise_and(cv2.threshold(big, thr - 1, 255, cv2.THRESH_BINARY_INV)[1], inside)
+    mask = cv2.erode(mask, _ERODE_3X3)  # cut thin bridges to the candidate's rim
     # two-level hierarchy: outer boundaries of dark blobs (the halo's rim and, inside its hole,
     # the marker's black square) are at the top level; holes below them
     contours, hierarchy = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
@@ -515,6 +517,7 @@ def _resegment(gray: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
     return poly
 
 
+_ERODE_3X3 = np.ones((3, 3), np.uint8)
 _CELL_OFFSETS = np.array([(u, v) for u in (-0.22, 0.0, 0.22) for v in (-0.22, 0.0, 0.22)])
 
 
@@ -729,18 +732,14 @@ def _patterns(dictionary: int, allowed: tuple, n: int):
     if key in _TEMPLATE_CACHE:
         return _TEMPLATE_CACHE[key]
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
-    ids, rots, patterns = [], [], []
-    for mid in allowed:
-        if mid >= len(dic.bytesList):
-            continue
-        img = dic.generateImageMarker(int(mid), n, borderBits=1).astype(np.float32) / 255.0  # (n, n)
-        for rot in range(4):
-            pattern = np.ones((n + 2, n + 2), np.float32)
-            pattern[1:n + 1, 1:n + 1] = np.rot90(img, rot)  # as seen when the corners are rolled by `rot`
-            ids.append(int(mid))
-            rots.append(rot)
-            patterns.append(pattern.ravel())
-    out = (np.array(ids), np.array(rots), np.array(patterns))
+    drawn = [int(mid) for mid in allowed if mid < len(dic.bytesList)]
+    imgs = np.array([dic.generateImageMarker(mid, n, borderBits=1) for mid in drawn], np.float32).reshape(-1, n, n)
+    imgs /= 255.0
+    # every marker in its 4 turns (as seen when the corners are rolled by `rot`), in a white quiet zone
+    patterns = np.ones((len(drawn), 4, n + 2, n + 2), np.float32)
+    for rot in range(4):
+        patterns[:, rot, 1:n + 1, 1:n + 1] = np.rot90(imgs, rot, axes=(1, 2))
+    out = (np.repeat(np.array(drawn, dtype=int), 4), np.tile(np.arange(4), len(drawn)), patterns.reshape(len(drawn) * 4, -1))
     _TEMPLATE_CACHE[key] = out
     return out
 
