@@ -39,6 +39,7 @@ REFINE_METHODS = {
     "contour": cv2.aruco.CORNER_REFINE_CONTOUR,
     "apriltag": cv2.aruco.CORNER_REFINE_APRILTAG,
 }
+NEXT_CORNER = [1, 2, 3, 0]  # corner k's successor: quads[..., NEXT_CORNER, :] is np.roll(quads, -1, axis=-2)
 # Below this side length (px) a rejected candidate is re-examined in an up-sampled crop.
 SECOND_PASS_MAX_SIDE_PX = 64.0
 
@@ -243,7 +244,8 @@ def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
 
 def side_px(corners: np.ndarray) -> float:
     """A quad's mean side length (px)."""
-    return float(np.mean(np.linalg.norm(corners - np.roll(corners, -1, axis=0), axis=1)))
+    d = corners[NEXT_CORNER] - corners  # np.roll(corners, -1, axis=0) - corners, without its overhead
+    return float(np.mean(np.sqrt((d * d).sum(axis=1))))
 
 
 def second_pass_ids(catalog, game: str | None = None) -> tuple[int, ...] | None:
@@ -307,7 +309,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     quads = np.array([r.reshape(4, 2) for r in rejected], dtype=np.float64) if len(rejected) else np.zeros((0, 4, 2))
     if not len(quads):
         return []
-    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).mean(axis=1)
+    sides = np.linalg.norm(quads - quads[:, NEXT_CORNER], axis=2).mean(axis=1)
     centres = quads.mean(axis=1)
     keep = (sides >= 8) & (sides <= SECOND_PASS_MAX_SIDE_PX)
     if found:
@@ -363,7 +365,7 @@ def _read_unscreened(gray: np.ndarray, gray_f: np.ndarray, quads: np.ndarray, do
     out: list[tuple[int, np.ndarray, str, float, float]] = []
     if not len(quads) or allowed is None:
         return out
-    sides = np.linalg.norm(quads - np.roll(quads, -1, axis=1), axis=2).mean(axis=1)
+    sides = np.linalg.norm(quads - quads[:, NEXT_CORNER], axis=2).mean(axis=1)
     for i in np.argsort(sides)[:RESEGMENT_MAX]:
         centre = quads[i].mean(axis=0)
         if any(np.linalg.norm(d - centre) < 0.3 * sides[i] for d in done):
@@ -430,7 +432,7 @@ def _ring_points(quads: np.ndarray, scale: float) -> np.ndarray:
     """(m, 4 * len(_T_RING), 2) points along the quads scaled by `scale` about their centres."""
     c = quads.mean(axis=1, keepdims=True)
     q = c + (quads - c) * scale
-    a, b = q, np.roll(q, -1, axis=1)
+    a, b = q, q[:, NEXT_CORNER]
     return (a[:, :, None, :] + _T_RING[None, None, :, None] * (b - a)[:, :, None, :]).reshape(len(quads), -1, 2)
 
 
@@ -456,7 +458,7 @@ def _halo_contrast(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
     something lighter around that (a black square in a white quiet zone inside a blurred halo)."""
     c = quads.mean(axis=1, keepdims=True)
     inner = np.concatenate([c, c + (quads - c) * 0.35], axis=1)
-    edges = np.concatenate([quads, (quads + np.roll(quads, -1, axis=1)) / 2], axis=1)
+    edges = np.concatenate([quads, (quads + quads[:, NEXT_CORNER]) / 2], axis=1)
     vi = _sample(gray_f, inner)
     vm = _sample(gray_f, c + (edges - c) * 0.8)
     vr = _sample(gray_f, edges)
@@ -552,7 +554,7 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
             return int(idx), (np.roll(q, rot, axis=0) if rot else q), rms, blur
     if rms <= 0 or allowed is None:
         return None
-    side = float(np.mean(np.linalg.norm(q - np.roll(q, -1, axis=0), axis=1)))
+    side = side_px(q)
     m = np.concatenate([cells.ravel(), ring])
     m = m - m.mean()
     norm = np.linalg.norm(m)

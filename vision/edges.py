@@ -56,7 +56,7 @@ def refine_edges(gray: np.ndarray, corners: np.ndarray, per_edge: bool = False) 
     if not len(c):
         return (out, rms, blur, blur_edges) if per_edge else (out, rms, blur)
     gray_f = gray if gray.dtype == np.float32 else gray.astype(np.float32)
-    edge_vec = np.roll(c, -1, axis=1) - c  # edge k runs from corner k to k+1
+    edge_vec = c[:, [1, 2, 3, 0]] - c  # edge k runs from corner k to k+1
     lengths = np.linalg.norm(edge_vec, axis=2)
     side = lengths.mean(axis=1)
     usable = np.flatnonzero((side >= 6) & (lengths.min(axis=1) >= 1e-6))
@@ -189,7 +189,7 @@ def _lines_to_corners(c, edge_pts, ok, alive, side, blur):
         normal = np.where(refit[..., None], normal2, normal)
         res = np.where(refit[..., None], res2, res)
     # corner k is where edge k-1 (into it) meets edge k (out of it)
-    n1, p1 = np.roll(normal, 1, axis=1), np.roll(mean, 1, axis=1)
+    n1, p1 = normal[:, [3, 0, 1, 2]], mean[:, [3, 0, 1, 2]]  # np.roll(.., 1, axis=1)
     n2, p2 = normal, mean
     det = n1[..., 0] * n2[..., 1] - n1[..., 1] * n2[..., 0]
     b1, b2 = (n1 * p1).sum(axis=2), (n2 * p2).sum(axis=2)

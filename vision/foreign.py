@@ -32,12 +32,12 @@ FOREIGN_GRID_CONTRAST = 0.5
 
 def _centres_sides(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
-    return q.mean(axis=1), np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2).mean(axis=1)
+    return q.mean(axis=1), np.linalg.norm(q - q[:, [1, 2, 3, 0]], axis=2).mean(axis=1)
 
 
 def _aspect(quads: np.ndarray) -> np.ndarray:
     q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
-    sides = np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2)
+    sides = np.linalg.norm(q - q[:, [1, 2, 3, 0]], axis=2)
     ratio = (sides[:, 0] + sides[:, 2]) / np.maximum(sides[:, 1] + sides[:, 3], 1e-9)
     return np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))  # corner order (which side is first) aside
 
