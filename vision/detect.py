@@ -540,9 +540,9 @@ def _decode_quad(gray_f: np.ndarray, quad: np.ndarray, dic, dictionary: int = DI
     if sampled is None:
         return None
     cells, ring = sampled
-    white = float(np.median(ring))
+    white = _median(ring)
     border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
-    black = float(np.median(border))
+    black = _median(border)
     if white - black < 25:
         return None
     thr = (white + black) / 2
@@ -634,12 +634,22 @@ def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTION
     return dropped
 
 
+def _median(values: np.ndarray) -> float:
+    """float(np.median(values)) of a small 1-D array, to the bit (a middle value, or the float mean of
+    the two middle ones in the array's own type), without np.median's ~30 us of overhead."""
+    s = np.sort(values)
+    if len(s) == 0 or np.isnan(s[-1]):
+        return float(np.median(values))
+    k = len(s) // 2
+    return float(s[k]) if len(s) % 2 else float((s[k - 1] + s[k]) / 2)
+
+
 def _reads_exactly(sampled: tuple[np.ndarray, np.ndarray], marker_id: int, dictionary: int) -> bool:
     """True when the cells, thresholded half-way between the border's black and the quiet zone's
     white, are the marker's code exactly (in the corners' order) inside an all-black border."""
     cells, ring = sampled
     border = np.concatenate([cells[0], cells[-1], cells[1:-1, 0], cells[1:-1, -1]])
-    thr = (float(np.median(ring)) + float(np.median(border))) / 2
+    thr = (_median(ring) + _median(border)) / 2
     if (border > thr).any():
         return False
     dic = cv2.aruco.getPredefinedDictionary(dictionary)
