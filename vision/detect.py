@@ -447,10 +447,27 @@ def _ring_contrasts(gray_f: np.ndarray, quads: np.ndarray, scales) -> np.ndarray
     m = len(quads)
     dark = _sample(gray_f, np.concatenate([_ring_points(quads, scale * 13.0 / 14.0) for scale in scales]))
     light = _sample(gray_f, np.concatenate([_ring_points(quads, scale * 8.0 / 7.0) for scale in scales]))
-    with np.errstate(invalid="ignore"):
-        md, ml = np.median(dark, axis=1), np.median(light, axis=1)
-        ok = (ml - md > 15) & (np.percentile(light, 20, axis=1) > md)
-    return np.where(ok & np.isfinite(md) & np.isfinite(ml), ml - md, 0.0).reshape(len(scales), m).T
+    dark, light = np.sort(dark, axis=1), np.sort(light, axis=1)  # a sample off the image (NaN) sorts last
+    md, ml = _sorted_median(dark), _sorted_median(light)
+    ok = (ml - md > 15) & (_sorted_percentile(light, 20) > md) & ~np.isnan(dark[:, -1]) & ~np.isnan(light[:, -1])
+    return np.where(ok, ml - md, 0.0).reshape(len(scales), m).T
+
+
+def _sorted_median(rows: np.ndarray) -> np.ndarray:
+    """np.median(rows, axis=1) of rows sorted along axis 1 (to the bit)."""
+    k = rows.shape[1] // 2
+    return rows[:, k] if rows.shape[1] % 2 else (rows[:, k - 1] + rows[:, k]) / 2
+
+
+def _sorted_percentile(rows: np.ndarray, q: float) -> np.ndarray:
+    """np.percentile(rows, q, axis=1) of rows sorted along axis 1 (to the bit: numpy's linear method,
+    interpolated from the nearer end)."""
+    n = rows.shape[1]
+    virtual = (n - 1) * (q / 100)
+    before = math.floor(virtual)
+    gamma = virtual - before
+    a, b = rows[:, before], rows[:, min(before + 1, n - 1)]
+    return b - (b - a) * (1 - gamma) if gamma >= 0.5 else a + (b - a) * gamma
 
 
 def _halo_contrast(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
