@@ -173,6 +173,9 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     check_square_shapes(gray)  # the detector's time grows with the square of their number
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
+    # the candidates the detector could not read, (m, 4, 2) px, in one conversion
+    rejected = np.array(rejected, dtype=np.float64).reshape(-1, 4, 2) if rejected is not None and len(rejected) \
+        else np.zeros((0, 4, 2))
     # id, corners, source, edge rms (-1: not refined), blur px
     found: list[tuple[int, np.ndarray, str, float, float]] = []
     if ids is not None:
@@ -181,7 +184,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     n_second = 0
     gray_f = gray.astype(np.float32)
     edge_blurs: dict[int, tuple] = {}  # id of a refined entry's corners -> (them, blur across each edge)
-    if second_pass and rejected is not None and len(rejected):
+    if second_pass and len(rejected):
         allowed = second_pass_ids(catalog, game)
         if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
             found = _refine_found(gray_f, found, range(len(found)), edge_blurs)
@@ -217,16 +220,15 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
 
 
-def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejected) -> list:
+def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejected: np.ndarray) -> list:
     """found without the entries that sit in a grid of other systems' markers (vision/foreign.py):
     their neighbours are the candidates nobody read and the ids the catalog does not list."""
     if not found:
         return found
-    unread = [np.asarray(r, dtype=np.float64).reshape(4, 2) for r in (rejected if rejected is not None else ())]
-    unread += [f[1] for f in unknown]
-    if not unread:
+    unread = np.concatenate([rejected, np.array([f[1] for f in unknown], dtype=np.float64).reshape(-1, 4, 2)])
+    if not len(unread):
         return found
-    detected, unread = np.array([f[1] for f in found]), np.array(unread)
+    detected = np.array([f[1] for f in found])
     unread = unread[foreign.may_neighbour(detected, unread)]  # the levels of the others are never looked at
     if not len(unread):
         return found
@@ -294,7 +296,7 @@ def _refine_found(gray_f: np.ndarray, found: list, which, per_edge: dict) -> lis
     return out
 
 
-def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictionary: int,
+def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected: np.ndarray, found, dictionary: int,
                  allowed: tuple | None = None, image_blur_px: float = 0.0
                  ) -> list[tuple[int, np.ndarray, str, float, float]]:
     """Read small candidates the first pass rejected, from sub-pixel corners.
@@ -306,7 +308,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected, found, dictiona
     Candidates are screened first, all at once (a dark ring inside a light one), and at
     most SECOND_PASS_MAX candidates a frame are read, the most marker-like first.
     """
-    quads = np.array([r.reshape(4, 2) for r in rejected], dtype=np.float64) if len(rejected) else np.zeros((0, 4, 2))
+    quads = rejected
     if not len(quads):
         return []
     sides = np.linalg.norm(quads - quads[:, NEXT_CORNER], axis=2).mean(axis=1)
