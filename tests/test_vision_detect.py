@@ -129,3 +129,18 @@ def test_identify_by_table_is_opencvs_identify():
         b = (rng.random((5, 5)) > 0.5).astype(np.uint8)
         ok, idx, rot = d.identify(b, 0.0)
         assert detect._identify(d, detect.DICTIONARY, b) == ((True, int(idx), int(rot)) if ok else (False, -1, 0))
+
+
+def test_a_frames_grey_is_converted_once_and_never_stale():
+    rng = np.random.default_rng(4)
+    frame = rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)
+    grey = detect.to_gray(frame)
+    assert np.array_equal(grey, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+    assert detect.to_gray(frame) is grey  # the same frame again: the same grey, not converted anew
+    with pytest.raises(ValueError):
+        grey[0, 0] = 1  # shared between callers: nobody may change it under another
+    twin = frame.copy()  # another array with the same pixels: converted on its own
+    assert detect.to_gray(twin) is not grey and np.array_equal(detect.to_gray(twin), grey)
+    frame[0, 0] = 255 - frame[0, 0]  # written to in place, at a pixel of the sparse check
+    fresh = detect.to_gray(frame)
+    assert fresh is not grey and np.array_equal(fresh, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
