@@ -23,7 +23,7 @@ CAT = default_catalog()
 
 def _reference_refine_corners(gray, corners):
     c, rms, blur = _reference_refine_edges(gray, corners)
-    if rms > 0 and np.abs(c - corners).max() > 0.3:
+    if rms > 0 and np.abs(c - corners).max() > edges.SECOND_ROUND_PX:
         c2, rms2, blur2 = _reference_refine_edges(gray, c)
         if rms2 > 0:
             return c2, rms2, blur2
