@@ -318,7 +318,9 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected: np.ndarray, fou
         cf = np.array([f[1].mean(axis=0) for f in found])
         dmin = np.linalg.norm(centres[:, None, :] - cf[None, :, :], axis=2).min(axis=1)
         keep &= dmin >= 0.7 * sides
+        keep &= ~_boxes_overlap(quads, np.array([f[1] for f in found]))
     idx = np.flatnonzero(keep)
+    idx = idx[_black_and_white(gray, quads[idx])]
     if not len(idx):
         return []
     ring_score = _ring_contrasts(gray_f, quads[idx], _SECOND_PASS_SCALES)  # (m, scales)
@@ -354,6 +356,7 @@ def _second_pass(gray: np.ndarray, gray_f: np.ndarray, rejected: np.ndarray, fou
             done.append(centre)
             out.append((decoded[0], decoded[1], "second-pass", decoded[2], decoded[3]))
     unscreened = [idx[j] for j in order if max(ring_score[j].max(), halo_score[j]) <= 0]
+    unscreened = np.array(unscreened, dtype=int)[_about_square(quads[unscreened])] if unscreened else unscreened
     out.extend(_read_unscreened(gray, gray_f, quads[unscreened], done, dic, dictionary, allowed, image_blur_px))
     return out
 
@@ -383,12 +386,51 @@ def _read_unscreened(gray: np.ndarray, gray_f: np.ndarray, quads: np.ndarray, do
 
 
 SECOND_PASS_MAX = 48
+# What the second look can read is a sticker the first pass missed; a candidate that cannot be
+# one is not worth its ring test, soft read or re-segmentation. Measured on the webcam chain's
+# tables (tests/bench/webcam.py --n 2), where all of its reads come from: every read candidate
+# spans 89 grey levels or more over its box (SECOND_PASS_MIN_RANGE keeps a margin), none's box
+# overlaps a sticker already read, and every candidate re-segmented into a read has sides within
+# 1.6x of each other and an area over 0.96 of its mean side squared (a square seen obliquely).
+SECOND_PASS_MIN_RANGE = 50  # grey levels between the darkest and lightest pixel of the candidate's box
+RESEGMENT_MAX_ASPECT = 2.5  # longest side over shortest, for a candidate to re-segment
+RESEGMENT_MIN_FILL = 0.6  # area over mean side squared (a square: 1), for a candidate to re-segment
 RESEGMENT_MAX = 48  # unscreened candidates re-segmented a frame (each ~0.2 ms)
 # Candidate outlines tried (scaled about their centre) as the black square: 1 (the square itself),
 # 7/9 (the white quiet zone's outline), 0.69 (that outline grown by a webcam: blurred in linear
 # light and tone-curved, a white zone spreads into a darker piece around it) and 1.15 (the black
 # square shrunk by the same effect). Measured on the webcam chain's tuning tables (tests/bench/webcam.py).
 _SECOND_PASS_SCALES = (1.0, 7.0 / 9.0, 0.69, 1.15)
+
+
+def _boxes_overlap(quads: np.ndarray, read: np.ndarray) -> np.ndarray:
+    """(m,) True where a candidate's pixel box (corners' floor to ceil) overlaps the box of a
+    sticker already read, (f, 4, 2): its dark square would be that sticker's or beside it."""
+    lo, hi = np.floor(quads.min(axis=1)), np.ceil(quads.max(axis=1))
+    rlo, rhi = read.min(axis=1), read.max(axis=1)
+    return ((rlo[None] < hi[:, None]) & (rhi[None] > lo[:, None])).all(axis=2).any(axis=1)
+
+
+def _black_and_white(gray: np.ndarray, quads: np.ndarray) -> np.ndarray:
+    """(m,) True where a candidate's pixel box spans SECOND_PASS_MIN_RANGE grey levels or more."""
+    h, w = gray.shape
+    lo = np.clip(np.floor(quads.min(axis=1)).astype(int), 0, [w - 1, h - 1])
+    hi = np.clip(np.ceil(quads.max(axis=1)).astype(int), 0, [w - 1, h - 1])
+    out = np.zeros(len(quads), bool)
+    for k, ((x0, y0), (x1, y1)) in enumerate(zip(lo.tolist(), hi.tolist())):
+        box = gray[y0:y1 + 1, x0:x1 + 1]
+        out[k] = int(box.max()) - int(box.min()) >= SECOND_PASS_MIN_RANGE
+    return out
+
+
+def _about_square(quads: np.ndarray) -> np.ndarray:
+    """(m,) True for candidates shaped like a square seen obliquely (RESEGMENT_MAX_ASPECT,
+    RESEGMENT_MIN_FILL)."""
+    sides = np.linalg.norm(quads - quads[:, NEXT_CORNER], axis=2)
+    x, y = quads[..., 0], quads[..., 1]
+    area = 0.5 * np.abs((x * y[:, NEXT_CORNER] - x[:, NEXT_CORNER] * y).sum(axis=1))
+    return ((sides.max(axis=1) <= RESEGMENT_MAX_ASPECT * sides.min(axis=1))
+            & (area >= RESEGMENT_MIN_FILL * sides.mean(axis=1) ** 2))
 
 
 def _refine_many(gray_f: np.ndarray, quads: dict) -> dict:
