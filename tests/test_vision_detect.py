@@ -129,3 +129,47 @@ def test_identify_by_table_is_opencvs_identify():
         b = (rng.random((5, 5)) > 0.5).astype(np.uint8)
         ok, idx, rot = d.identify(b, 0.0)
         assert detect._identify(d, detect.DICTIONARY, b) == ((True, int(idx), int(rot)) if ok else (False, -1, 0))
+
+
+def test_a_frames_grey_is_converted_once_and_never_stale():
+    rng = np.random.default_rng(4)
+    frame = rng.integers(0, 256, (120, 160, 3), dtype=np.uint8)
+    grey = detect.to_gray(frame)
+    assert np.array_equal(grey, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+    assert detect.to_gray(frame) is grey  # the same frame again: the same grey, not converted anew
+    with pytest.raises(ValueError):
+        grey[0, 0] = 1  # shared between callers: nobody may change it under another
+    twin = frame.copy()  # another array with the same pixels: converted on its own
+    assert detect.to_gray(twin) is not grey and np.array_equal(detect.to_gray(twin), grey)
+    frame[0, 0] = 255 - frame[0, 0]  # written to in place, at a pixel of the sparse check
+    fresh = detect.to_gray(frame)
+    assert fresh is not grey and np.array_equal(fresh, cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY))
+
+
+def _rect(x0: float, y0: float, w: float, h: float) -> np.ndarray:
+    return np.array([[x0, y0], [x0 + w, y0], [x0 + w, y0 + h], [x0, y0 + h]], dtype=np.float64)
+
+
+def test_the_second_look_re_segments_only_quads_shaped_like_a_square_seen_obliquely():
+    # a 25 x 10 rectangle: sides 2.5x apart, area 250 against a mean side of 17.5 (0.82): the last kept;
+    # 25.5 x 10 is over 2.5x; a rhombus of side 20 at 30 degrees has area 200 against 400 (0.5): dropped
+    rhombus = np.array([[0, 0], [20, 0], [20 + 20 * np.cos(np.pi / 6), 10], [20 * np.cos(np.pi / 6), 10]])
+    quads = np.stack([_rect(0, 0, 20, 20), _rect(0, 0, 25, 10), _rect(0, 0, 25.5, 10), rhombus])
+    assert detect._about_square(quads).tolist() == [True, True, False, False]
+
+
+def test_the_second_look_needs_black_and_white_in_a_candidates_box():
+    gray = np.full((60, 60), 100, np.uint8)
+    gray[10, 10] = 100 + detect.SECOND_PASS_MIN_RANGE - 1  # one box spans 49 levels
+    gray[40, 40] = 100 + detect.SECOND_PASS_MIN_RANGE  # the other 50
+    boxes = np.stack([_rect(8.2, 8.2, 6, 6), _rect(38.2, 38.2, 6, 6)])
+    assert detect._black_and_white(gray, boxes).tolist() == [False, True]
+
+
+def test_a_candidate_beside_a_read_sticker_is_apart_only_when_their_boxes_do_not_meet():
+    read = _rect(100, 100, 20, 20)[None]
+    # pixel boxes: the candidate's corners go out to whole pixels (floor, ceil), the read one's stay
+    quads = np.stack([_rect(120.5, 100, 10, 10),   # box from x 120: touches x = 120, no overlap
+                      _rect(119.5, 100, 10, 10),   # box from x 119: overlaps
+                      _rect(60, 60, 70, 70)])      # holds the read sticker
+    assert detect._boxes_overlap(quads, read).tolist() == [False, True, True]

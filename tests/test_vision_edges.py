@@ -23,7 +23,7 @@ CAT = default_catalog()
 
 def _reference_refine_corners(gray, corners):
     c, rms, blur = _reference_refine_edges(gray, corners)
-    if rms > 0 and np.abs(c - corners).max() > 0.3:
+    if rms > 0 and np.abs(c - corners).max() > edges.SECOND_ROUND_PX:
         c2, rms2, blur2 = _reference_refine_edges(gray, c)
         if rms2 > 0:
             return c2, rms2, blur2
@@ -40,7 +40,7 @@ def _reference_refine_edges(gray, corners):  # the pre-batching code, kept as it
         return c, 0.0, 0.0
     cell = side / 7.0
     half_w = float(np.clip(0.75 * cell, 1.5, 6.0))
-    n_along = int(np.clip(side * 1.5, 8, 120))
+    n_along = int(np.clip(side * 1.5, 8, edges.MAX_PROFILES))
     n_across = int(np.ceil(half_w * 4)) * 2 + 1
     offsets = np.linspace(-half_w, half_w, n_across)
     step = offsets[1] - offsets[0]

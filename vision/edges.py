@@ -19,7 +19,9 @@ import numpy as np
 
 from .image_guard import remap
 
-SECOND_ROUND_PX = 0.3  # a first correction larger than this: fit again from the corrected corners
+SECOND_ROUND_PX = 0.6  # a first correction larger than this: fit again from the corrected corners (below it,
+# the second round moves corners by under 0.008 px: measured on the speed bench's sessions)
+MAX_PROFILES = 48  # profiles across each edge at most (1.5 a px below that)
 _GROUP_POINTS = 300_000  # profile samples per remap call at most (bounds the memory of a batch)
 
 
@@ -56,12 +58,12 @@ def refine_edges(gray: np.ndarray, corners: np.ndarray, per_edge: bool = False) 
     if not len(c):
         return (out, rms, blur, blur_edges) if per_edge else (out, rms, blur)
     gray_f = gray if gray.dtype == np.float32 else gray.astype(np.float32)
-    edge_vec = np.roll(c, -1, axis=1) - c  # edge k runs from corner k to k+1
+    edge_vec = c[:, [1, 2, 3, 0]] - c  # edge k runs from corner k to k+1
     lengths = np.linalg.norm(edge_vec, axis=2)
     side = lengths.mean(axis=1)
     usable = np.flatnonzero((side >= 6) & (lengths.min(axis=1) >= 1e-6))
     half_w = np.clip(0.75 * (side / 7.0), 1.5, 6.0)
-    n_along = np.clip(side * 1.5, 8, 120).astype(int)
+    n_along = np.clip(side * 1.5, 8, MAX_PROFILES).astype(int)
     n_across = np.ceil(half_w * 4).astype(int) * 2 + 1
     for group in _groups(usable, n_along, n_across):
         got = _fit_group(gray_f, c[group], edge_vec[group], lengths[group], side[group], half_w[group],
@@ -107,7 +109,10 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
 
     The profiles of a group share one grid, centred on the edge. A profile shorter than the
     grid repeats its end samples in the padding, which changes no minimum, maximum or
-    crossing, so the padding needs no mask across; along the edge it is masked."""
+    crossing, so the padding needs no mask across; along the edge it is masked. The samples
+    are held across-the-edge first, (NX, g * 4 * NA): every reduction across a profile is then
+    an element-wise one between long rows (the same values as profile by profile, far fewer
+    passes over short rows)."""
     g = len(c)
     NA, NX = int(n_along.max()), int(n_across.max())
     centre = NX // 2
@@ -124,40 +129,42 @@ def _fit_group(gray_f, c, edge_vec, lengths, side, half_w, n_along, n_across):
     nrm[flip] *= -1  # outward
     base = c[:, :, None, :] + t[:, None, :, None] * edge_vec[:, :, None, :]  # (g, 4, NA, 2)
     maps = []
+    offsets_t = np.ascontiguousarray(offsets.T)[:, :, None, None]  # (NX, g, 1, 1)
     for axis in (0, 1):  # sample points computed in float64 (as one sticker at a time did), stored float32
-        m = np.empty((g, 4, NA, NX), np.float32)
-        np.add(base[..., axis, None], offsets[:, None, None, :] * nrm[:, :, None, None, axis], out=m,
-               casting="same_kind")
-        maps.append(m.reshape(-1, NX))
+        m = np.empty((NX, g, 4, NA), np.float32)
+        np.add(base[None, ..., axis], offsets_t * nrm[None, :, :, None, axis], out=m, casting="same_kind")
+        maps.append(m.reshape(NX, -1))
     prof = remap(gray_f, maps[0], maps[1], interpolation=cv2.INTER_LINEAR,
-                     borderMode=cv2.BORDER_REPLICATE).reshape(g, 4, NA, NX)
-    black = prof[..., :centre].min(axis=3).astype(np.float64)
-    white = prof[..., centre + 1:].max(axis=3).astype(np.float64)
+                 borderMode=cv2.BORDER_REPLICATE)  # (NX, R), R = g * 4 * NA profiles
+    black = prof[:centre].min(axis=0).astype(np.float64).reshape(g, 4, NA)
+    white = prof[centre + 1:].max(axis=0).astype(np.float64).reshape(g, 4, NA)
     # one level per edge: under blur the bits behind the black border lift its darkest sample
     # where they are white; a per-profile level would then bend the edge with the bit pattern
-    level = _masked_median((black + white) / 2.0, in_edge[:, None, :])  # (g, 4)
-    lv = _float32_at_or_above(level)[:, :, None, None]  # compared in float32, as exactly as in float64
-    cross = (prof[..., :-1] < lv) & (prof[..., 1:] >= lv)
+    level = masked_median((black + white) / 2.0, in_edge[:, None, :])  # (g, 4)
+    lv = np.repeat(_float32_at_or_above(level).ravel(), NA)  # compared in float32, as exactly as in float64
+    above = prof >= lv
+    cross = above[1:] & ~above[:-1]  # (NX - 1, R): rises through the level between two samples
     mid = np.abs((offsets[:, :-1] + offsets[:, 1:]) / 2)  # (g, NX - 1)
-    rank = np.argsort(np.argsort(mid, axis=1, kind="stable"), axis=1).astype(np.uint8)  # NX <= 49
-    j = np.argmin(np.where(cross, rank[:, None, None, :], np.uint8(255)), axis=3)  # the crossing nearest the edge
-    found = np.take_along_axis(cross, j[..., None], 3)[..., 0]
+    by_nearness = np.argsort(mid, axis=1, kind="stable")  # columns, the nearest the edge first
+    rank = np.argsort(by_nearness, axis=1).astype(np.uint8)  # NX <= 49
+    owner = np.repeat(rows, 4 * NA)  # the sticker of each profile
+    nearest = np.where(cross, rank.T[:, owner], np.uint8(255)).min(axis=0)  # the crossing nearest the edge
+    found = (nearest < 255).reshape(g, 4, NA)
+    j = np.where(nearest < 255, by_nearness[owner, np.minimum(nearest, NX - 2)], 0)
     ok = found & ((white - black) > 15) & in_edge[:, None, :]
-    flat = prof.reshape(-1, NX)
-    r = np.arange(flat.shape[0])
-    jf = j.ravel()
-    p0 = flat[r, jf].astype(np.float64).reshape(j.shape)
-    p1 = flat[r, jf + 1].astype(np.float64).reshape(j.shape)
-    off_j = offsets[np.repeat(rows, 4 * NA), jf].reshape(j.shape)
+    r = np.arange(prof.shape[1])
+    p0 = prof[j, r].astype(np.float64).reshape(g, 4, NA)
+    p1 = prof[j + 1, r].astype(np.float64).reshape(g, 4, NA)
+    off_j = offsets[owner, j].reshape(g, 4, NA)
     stp = step[:, None, None]
     pos = off_j + (level[:, :, None] - p0) / np.maximum(p1 - p0, 1e-9) * stp
     # float32 differences: exact for pictures of whole grey levels (bilinear weights are 1/1024ths)
-    slope = np.diff(prof, axis=3).max(axis=3).astype(np.float64) / stp
+    slope = (prof[1:] - prof[:-1]).max(axis=0).astype(np.float64).reshape(g, 4, NA) / stp
     blur_each = (white - black) / np.maximum(slope, 1e-6) / math.sqrt(2 * math.pi)
     alive = (ok.sum(axis=2) >= np.maximum(4, n_along // 3)[:, None]).all(axis=1)
-    blur = np.where(alive, _masked_median(blur_each.reshape(g, -1), ok.reshape(g, -1)), 0.0)
+    blur = np.where(alive, masked_median(blur_each.reshape(g, -1), ok.reshape(g, -1)), 0.0)
     # motion blur is not round: it spreads the edges across its path and leaves the others sharp
-    blur_edges = np.where(alive[:, None], np.nan_to_num(_masked_median(blur_each, ok)), 0.0)
+    blur_edges = np.where(alive[:, None], np.nan_to_num(masked_median(blur_each, ok)), 0.0)
     # blur rounds the square's corners and pulls the crossing inward near them: keep the
     # edge points further than ~2.5 blur sigmas from either corner
     from_corner = np.minimum(t, 1 - t)[:, None, :] * lengths[:, :, None]
@@ -173,7 +180,7 @@ def _lines_to_corners(c, edge_pts, ok, alive, side, blur):
     alive = alive & (ok.sum(axis=2) >= 4).all(axis=1)
     mean, normal, res = _fit_lines(edge_pts, ok)
     absres = np.abs(res)
-    spread = _masked_median(absres, ok)
+    spread = masked_median(absres, ok)
     keep = ok & (absres < np.maximum(3 * spread * 1.4826, 0.3)[..., None])
     n_keep, n_ok = keep.sum(axis=2), ok.sum(axis=2)
     refit = (n_keep >= 4) & (n_keep < n_ok)
@@ -184,7 +191,7 @@ def _lines_to_corners(c, edge_pts, ok, alive, side, blur):
         normal = np.where(refit[..., None], normal2, normal)
         res = np.where(refit[..., None], res2, res)
     # corner k is where edge k-1 (into it) meets edge k (out of it)
-    n1, p1 = np.roll(normal, 1, axis=1), np.roll(mean, 1, axis=1)
+    n1, p1 = normal[:, [3, 0, 1, 2]], mean[:, [3, 0, 1, 2]]  # np.roll(.., 1, axis=1)
     n2, p2 = normal, mean
     det = n1[..., 0] * n2[..., 1] - n1[..., 1] * n2[..., 0]
     b1, b2 = (n1 * p1).sum(axis=2), (n2 * p2).sum(axis=2)
@@ -220,7 +227,7 @@ def _float32_at_or_above(x: np.ndarray) -> np.ndarray:
     return np.where(f.astype(np.float64) < x, np.nextafter(f, np.float32(np.inf)), f)
 
 
-def _masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def masked_median(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """np.median over the last axis of the masked values (NaN where nothing is masked in)."""
     v = np.sort(np.where(mask, values, np.inf), axis=-1)
     k = np.broadcast_to(mask, values.shape).sum(axis=-1)

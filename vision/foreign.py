@@ -32,12 +32,12 @@ FOREIGN_GRID_CONTRAST = 0.5
 
 def _centres_sides(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
-    return q.mean(axis=1), np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2).mean(axis=1)
+    return q.mean(axis=1), np.linalg.norm(q - q[:, [1, 2, 3, 0]], axis=2).mean(axis=1)
 
 
 def _aspect(quads: np.ndarray) -> np.ndarray:
     q = np.asarray(quads, dtype=np.float64).reshape(-1, 4, 2)
-    sides = np.linalg.norm(q - np.roll(q, -1, axis=1), axis=2)
+    sides = np.linalg.norm(q - q[:, [1, 2, 3, 0]], axis=2)
     ratio = (sides[:, 0] + sides[:, 2]) / np.maximum(sides[:, 1] + sides[:, 3], 1e-9)
     return np.maximum(ratio, 1.0 / np.maximum(ratio, 1e-9))  # corner order (which side is first) aside
 
@@ -53,11 +53,7 @@ def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_l
         return np.zeros(n, dtype=int)
     cd, sd = _centres_sides(detected)
     cu, su = _centres_sides(unread)
-    # an unread candidate at a detection's place is its outline or quiet zone, not a neighbour
-    d_all = np.linalg.norm(cu[:, None, :] - cd[None, :, :], axis=2)
-    keep = ~(d_all < SAME_PLACE_SIDES * sd[None, :]).any(axis=1)
-    # only candidates near some detection can be its neighbours (a noisy frame has thousands)
-    keep &= (d_all <= FOREIGN_GRID_RADIUS_SIDES * sd[None, :]).any(axis=1)
+    keep = may_neighbour(detected, unread)
     keep[keep] = _distinct(cu[keep], su[keep])
     if not keep.any():
         return np.zeros(n, dtype=int)
@@ -74,6 +70,20 @@ def foreign_grid_neighbours(detected: np.ndarray, unread: np.ndarray, detected_l
     near = (dist <= FOREIGN_GRID_RADIUS_SIDES * sd[:, None]) & (ratio <= FOREIGN_GRID_LARGER) \
         & (ratio >= 1.0 / FOREIGN_GRID_SIZE_RATIO) & shape & inked
     return near.sum(axis=1)
+
+
+def may_neighbour(detected: np.ndarray, unread: np.ndarray) -> np.ndarray:
+    """(m,) bool: which unread quads can count as a neighbour of some detected quad (each on its own:
+    near a detection, but not at its place). The others need no levels measured (a noisy frame
+    has thousands of candidates)."""
+    if not len(detected) or not len(unread):
+        return np.zeros(len(unread), dtype=bool)
+    cd, sd = _centres_sides(detected)
+    cu, _ = _centres_sides(unread)
+    d_all = np.linalg.norm(cu[:, None, :] - cd[None, :, :], axis=2)
+    # an unread candidate at a detection's place is its outline or quiet zone, not a neighbour
+    keep = ~(d_all < SAME_PLACE_SIDES * sd[None, :]).any(axis=1)
+    return keep & (d_all <= FOREIGN_GRID_RADIUS_SIDES * sd[None, :]).any(axis=1)
 
 
 def _distinct(centres: np.ndarray, sides: np.ndarray) -> np.ndarray:

@@ -48,10 +48,17 @@ def remap(src: np.ndarray, map_x: np.ndarray, map_y: np.ndarray, interpolation: 
 def square_shapes(gray: np.ndarray) -> int:
     """How many four-cornered outlines the picture holds (about 3 ms at 1080p): an estimate of the
     candidates ArUco's detector would compare, from one adaptive threshold of the same kind."""
-    h, w = gray.shape[:2]
+    return _four_cornered(_outlines(gray), _MIN_PERIMETER_RATE * max(gray.shape[:2]))
+
+
+def _outlines(gray: np.ndarray) -> tuple:
+    """Every outline of one adaptive threshold of the picture (the detector's kind)."""
     binary = cv2.adaptiveThreshold(gray, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV, 13, 7)
-    contours, _ = cv2.findContours(binary, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)
-    min_perimeter = _MIN_PERIMETER_RATE * max(h, w)
+    return cv2.findContours(binary, cv2.RETR_LIST, cv2.CHAIN_APPROX_SIMPLE)[0]
+
+
+def _four_cornered(contours, min_perimeter: float) -> int:
+    """How many of the contours are four-cornered outlines at least min_perimeter long."""
     count = 0
     for contour in contours:
         if len(contour) < 4:
@@ -64,7 +71,10 @@ def square_shapes(gray: np.ndarray) -> int:
 
 def check_square_shapes(gray: np.ndarray) -> None:
     """Raise TooBusyError (one line) when the picture is too busy with squares to read in time."""
-    count = square_shapes(gray)
+    outlines = _outlines(gray)
+    if len(outlines) <= MAX_SQUARE_SHAPES:
+        return  # no more outlines of any shape than that (a table's few hundred): none need a look
+    count = _four_cornered(outlines, _MIN_PERIMETER_RATE * max(gray.shape[:2]))
     if count > MAX_SQUARE_SHAPES:
         h, w = gray.shape[:2]
         raise TooBusyError(f"the {w}x{h} picture holds {count} square shapes (a chessboard or a sheet of "
