@@ -325,7 +325,11 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     predicted = to_big(quad)
     read = to_big(np.asarray(occupied, dtype=np.float64)) if occupied is not None and len(occupied) else None
     mine = [] if read is not None and _near_any(predicted, read) else [predicted]
-    candidates = mine + _squares_near(big, predicted, reach * k, read)
+    found = _squares_near(big, predicted, reach * k, read)
+    # each found square also as the predicted one moved there: the sticker's projected size and shape
+    # fit a far square (a piece a turn carried) better than the contour stage's rough outline does
+    moved = _moved_to(predicted, found) if not mine or reach > detect.side_px(quad) else []
+    candidates = mine + found + moved
     if not candidates:
         return None
     big_f = big.astype(np.float32)
@@ -408,6 +412,13 @@ def _squares_near(big: np.ndarray, predicted: np.ndarray, reach: float,
             out.append(q.mean(axis=0) + (q - q.mean(axis=0)) * 7.0 / 9.0)
     out.sort(key=lambda q: float(np.linalg.norm(q.mean(axis=0) - predicted.mean(axis=0))))
     return out[:MAX_SQUARES]
+
+
+def _moved_to(predicted: np.ndarray, squares: list[np.ndarray]) -> list[np.ndarray]:
+    """The predicted square moved to the centre of each square (a square and its shrunk inner
+    square share a centre: once)."""
+    centres = {tuple(np.round(q.mean(axis=0)).astype(int)): q.mean(axis=0) for q in squares}
+    return [predicted - predicted.mean(axis=0) + c for c in centres.values()]
 
 
 def _near_any(q: np.ndarray, read: np.ndarray) -> bool:
