@@ -9,7 +9,9 @@ in question: one piece, a few ids, one place. So where such a piece was not read
    height the catalog allows), and a crop around them, grown by the piece's sigma, is
    upsampled (UPSAMPLE_TO_PX a sticker side, at least 2x);
 2. the sticker's outer square is found in the crop (the predicted square itself, and the
-   square candidates ArUco's contour stage proposes near it) and fitted by its edges
+   square candidates ArUco's contour stage proposes near it, none on a sticker read already:
+   a piece a turn may have carried is searched wide, among the read stickers of its
+   neighbours; a wide search also moves the predicted square onto each) and fitted by its edges
    (vision/edges.py), then moved by a fraction of a px to where the dictionary's best-fitting
    codes (whichever ids) fit it best: an edge fit under a defocus disc and sharpening halos is
    off by a fifth of a 2 px cell, which costs most of the evidence;
