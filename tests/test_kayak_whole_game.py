@@ -344,3 +344,24 @@ def test_turns_seen_together_follow_the_seating_order_seen_so_far():
     # with no seating known, some order of the two turns is still found (the river is the same)
     unseated = explain_turns(before, after, BOOK, False, (1, 2, 3), 2)
     assert unseated.found and sorted(t.player for t in unseated.sequences()[0].turns) == [1, 3]
+
+
+def test_the_pawn_whose_turn_comes_next_is_expected_anywhere_a_turn_can_carry_it():
+    """Turns: up to three actions; Double Paddle / Double Swerve Cards: a card moves a kayak at most
+    two spaces. So one turn carries a kayak at most 3 x 2 = 6 spaces (240 mm with the catalog's
+    40 mm spaces), a spread of half that (120 mm) about its last place. Playing the Game: turns
+    pass to the left, so once pawn-1 then pawn-2 have moved (seating 1, 2, 3), pawn-3 is next."""
+    turn_spread = 3 * 2 * BOOK.space_mm / 2
+    assert BOOK.space_mm == 40 and turn_spread == 120
+    first = _steps(START).state
+    unknown = {e.name: e.sigma_mm for e in expected_pieces_of(GAME, first)}  # no turn yet: anyone's
+    assert all(unknown[f"kayak/pawn-{p}"] == turn_spread for p in (1, 2, 3))
+    assert unknown["kayak/tile-1"] < 10
+    state = _steps(START, "0A/1A/4A 1@0.1.1,2@0.0.2,3@0.0.3", "0A/1A/4A 1@0.1.1,2@0.1.2,3@0.0.3").state
+    assert state.movers == (1, 2)
+    sigma = {e.name: e.sigma_mm for e in expected_pieces_of(GAME, state)}
+    assert sigma["kayak/pawn-3"] == turn_spread
+    assert sigma["kayak/pawn-1"] < 10 and sigma["kayak/pawn-2"] < 10  # their measurement sigma, as read
+    declared = GAME.declare(state, Declaration("turn", "pawn-1"), 3.0).state
+    sigma = {e.name: e.sigma_mm for e in expected_pieces_of(GAME, declared)}
+    assert sigma["kayak/pawn-1"] == turn_spread and sigma["kayak/pawn-3"] < 10

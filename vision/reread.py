@@ -9,7 +9,9 @@ in question: one piece, a few ids, one place. So where such a piece was not read
    height the catalog allows), and a crop around them, grown by the piece's sigma, is
    upsampled (UPSAMPLE_TO_PX a sticker side, at least 2x);
 2. the sticker's outer square is found in the crop (the predicted square itself, and the
-   square candidates ArUco's contour stage proposes near it) and fitted by its edges
+   square candidates ArUco's contour stage proposes near it, none on a sticker read already:
+   a piece a turn may have carried is searched wide, among the read stickers of its
+   neighbours; a wide search also moves the predicted square onto each) and fitted by its edges
    (vision/edges.py), then moved by a fraction of a px to where the dictionary's best-fitting
    codes (whichever ids) fit it best: an edge fit under a defocus disc and sharpening halos is
    off by a fifth of a 2 px cell, which costs most of the evidence;
@@ -56,6 +58,8 @@ EMPTY_RANGE = 28.0  # grey p5-p95 over a place at most this: nothing with a stic
 EMPTY_LIKE_TABLE = 22.0  # and its median colour within this of the table around it (per channel)
 MOVED_SIDES = 0.35  # evidence of a place is dropped when its square moved this many sides
 MIN_SIDE_PX = 6.0
+MAX_SQUARES = 12  # square candidates tried a place (the nearest the prediction): bounds a wide search's cost
+MAX_CROP_PX = 480  # a place's crop spans at most this (image px, before upsampling): bounds it too
 FIT_ROWS = 64  # the square is fitted to the drawings of this many codes (those that fit it best at first)
 FIT_SHIFT_PX = 0.25  # a step of the square's fit, in image px (times the crop's upsampling)
 FIT_SCALE = 0.04  # and of its size
@@ -164,7 +168,8 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                     continue
                 if _overlaps(quad, occupied):
                     looked_empty, why = False, "occupied"  # another sticker is read there: not this piece, not empty
-                    continue
+                    if _search_px(piece, quad, spot) < detect.side_px(quad):
+                        continue  # and the piece cannot be anywhere else
                 key = (piece.name, spot.slot, z)
                 if _moving_at(motion, quad):  # a hand or a piece moving there: nothing to read, and what
                     if evidence is not None:  # was seen there before may have changed
@@ -175,7 +180,7 @@ def reread(image: np.ndarray, camera_pose: dict, expected, catalog, game: str | 
                 if known is not None:
                     got, empty_here = known
                 else:
-                    got = _read_at(gray, quad, piece, ids, game_ids, catalog, evidence, key)
+                    got = _read_at(gray, quad, piece, ids, game_ids, catalog, evidence, key, occupied)
                     empty_here = _clearly_empty(image, gray, quad, piece, spot, motion)
                     if evidence is not None:
                         evidence.settle(key, quad, got, empty_here)
@@ -294,10 +299,7 @@ def _inside(quad: np.ndarray, shape, margin: float) -> bool:
 
 
 def _overlaps(quad: np.ndarray, occupied: np.ndarray) -> bool:
-    if not len(occupied):
-        return False
-    d = np.linalg.norm(np.asarray(occupied).mean(axis=1) - quad.mean(axis=0), axis=1)
-    return bool((d < 0.8 * detect.side_px(quad)).any())
+    return bool(len(occupied)) and _near_any(quad, np.asarray(occupied, dtype=np.float64))
 
 
 def _search_px(piece, quad: np.ndarray, sticker) -> float:
@@ -306,11 +308,13 @@ def _search_px(piece, quad: np.ndarray, sticker) -> float:
 
 
 def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tuple, catalog,
-             evidence: Evidence | None, key) -> Reread | None:
+             evidence: Evidence | None, key, occupied: np.ndarray | None = None) -> Reread | None:
     """The best square near quad, read against ids (see the module doc; game_ids: the game's, whose
-    other dictionaries' near codes are drawn too), or None."""
+    other dictionaries' near codes are drawn too), or None. The squares of the stickers read
+    already (occupied: (k, 4, 2) image corners) are not this piece's and are not tried, so a wide
+    search's candidates are the unread squares. The search reaches at most MAX_CROP_PX across."""
     side = detect.side_px(quad)
-    reach = _search_px(piece, quad, catalog.sticker(ids[0])) + 0.6 * side
+    reach = min(_search_px(piece, quad, catalog.sticker(ids[0])) + 0.6 * side, max(MAX_CROP_PX - side, side) / 2)
     k = float(np.clip(math.ceil(UPSAMPLE_TO_PX / side), 2, 4))
     x0, y0 = np.floor(quad.min(axis=0) - reach).astype(int)
     x1, y1 = np.ceil(quad.max(axis=0) + reach).astype(int) + 1
@@ -321,7 +325,15 @@ def _read_at(gray: np.ndarray, quad: np.ndarray, piece, ids: tuple, game_ids: tu
     big = cv2.resize(gray[y0:y1, x0:x1], None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
     to_big = lambda q: (q - [x0, y0] + 0.5) * k - 0.5  # noqa: E731  pixel centres
     predicted = to_big(quad)
-    candidates = [predicted] + _squares_near(big, predicted, reach * k)
+    read = to_big(np.asarray(occupied, dtype=np.float64)) if occupied is not None and len(occupied) else None
+    mine = [] if read is not None and _near_any(predicted, read) else [predicted]
+    found = _squares_near(big, predicted, reach * k, read)
+    # each found square also as the predicted one moved there: the sticker's projected size and shape
+    # fit a far square (a piece a turn carried) better than the contour stage's rough outline does
+    moved = _moved_to(predicted, found) if not mine or reach > detect.side_px(quad) else []
+    candidates = mine + found + moved
+    if not candidates:
+        return None
     big_f = big.astype(np.float32)
     refined, rms, blur = edges.refine_edges(big_f, np.array(candidates))
     best = None  # screened on the piece's own drawings only; the full evidence is for the best square
@@ -381,9 +393,11 @@ def _fit_to_drawings(big_f: np.ndarray, q: np.ndarray, m: np.ndarray, model: tup
     return best[1], best[2]
 
 
-def _squares_near(big: np.ndarray, predicted: np.ndarray, reach: float) -> list[np.ndarray]:
-    """Square outlines ArUco's contour stage finds in the crop (read or not) near the predicted
-    sticker, of about its size; each also shrunk to the black square inside a blurred quiet zone."""
+def _squares_near(big: np.ndarray, predicted: np.ndarray, reach: float,
+                  read: np.ndarray | None = None) -> list[np.ndarray]:
+    """Square outlines ArUco's contour stage finds in the crop near the predicted sticker, of about
+    its size, but none on a sticker read already (read: (k, 4, 2) in the crop's px); each also
+    shrunk to the black square inside a blurred quiet zone. The MAX_SQUARES nearest the prediction."""
     det = detect._detector(("none", True, False), None, detect.DICTIONARY)
     corners, _, rejected = det.detectMarkers(big)
     side = detect.side_px(predicted)
@@ -393,10 +407,27 @@ def _squares_near(big: np.ndarray, predicted: np.ndarray, reach: float) -> list[
         s = detect.side_px(q)
         if np.linalg.norm(q.mean(axis=0) - predicted.mean(axis=0)) > reach or not 0.6 * side < s < 1.8 * side:
             continue
+        if read is not None and _near_any(q, read):
+            continue
         out.append(q)
         if s > 1.15 * side:  # the quiet zone's outline: the black square is 7/9 of it
             out.append(q.mean(axis=0) + (q - q.mean(axis=0)) * 7.0 / 9.0)
-    return out[:12]
+    out.sort(key=lambda q: float(np.linalg.norm(q.mean(axis=0) - predicted.mean(axis=0))))
+    return out[:MAX_SQUARES]
+
+
+def _moved_to(predicted: np.ndarray, squares: list[np.ndarray]) -> list[np.ndarray]:
+    """The predicted square moved to the centre of each square (a square and its shrunk inner
+    square share a centre: once)."""
+    centres = {tuple(np.round(q.mean(axis=0)).astype(int)): q.mean(axis=0) for q in squares}
+    return [predicted - predicted.mean(axis=0) + c for c in centres.values()]
+
+
+def _near_any(q: np.ndarray, read: np.ndarray) -> bool:
+    """q lies on one of the read stickers (its centre within 0.8 of their side of theirs)."""
+    d = np.linalg.norm(read.mean(axis=1) - q.mean(axis=0), axis=1)
+    sides = np.linalg.norm(read[:, 1] - read[:, 0], axis=1)
+    return bool((d < 0.8 * np.maximum(sides, detect.side_px(q))).any())
 
 
 def _same_start(q: np.ndarray, predicted: np.ndarray) -> np.ndarray:

@@ -340,10 +340,15 @@ class KayakGame:
     def expected_pieces(self, state: KayakState) -> tuple[ExpectedPiece, ...]:
         """Each tile's and kayak's last reading (its sigma grown by a space for every stable table
         since, as far as a turn can carry a kayak); nothing before anything is read (the Start
-        space's lanes are not fixed per pawn by the setup)."""
+        space's lanes are not fixed per pawn by the setup). The pawn that may take the next turn
+        (movers_next) may be anywhere a turn carries it before the next stable table: its sigma
+        covers that (turn_spread_mm), so vision looks for it there and not only where it was."""
         a, out = self.book.space_mm, []
+        wide = {f"kayak/pawn-{p}" for p in movers_next(state)}
         for name, (pose, missed) in state.readings:
             grown = min(pose.sigma_mm + missed * a, 2 * self.book.tile_length_mm)
+            if name in wide:
+                grown = max(grown, turn_spread_mm(self.book))
             out.append(ExpectedPiece(name, pose.x_mm, pose.y_mm, pose.theta_deg, grown))
         return tuple(out)
 
@@ -418,6 +423,7 @@ class KayakGame:
         return declare.declare(self, state, declaration, t)
 
 
+LONGEST_MOVE_SPACES = 2  # Double Paddle / Double Swerve Cards: the most spaces one card moves a kayak
 MOVERS_KEPT = 6  # the last legal turns' players kept to read the seating order from
 
 
@@ -450,6 +456,27 @@ def _seatings_fitting(movers: tuple[int, ...], players: tuple[int, ...]) -> list
         if all(after[a] == b for a, b in pairs):
             fits.append(order)
     return fits
+
+
+def movers_next(state: KayakState) -> tuple[int, ...]:
+    """Playing the Game: turns pass to the left, one player at a time. The pawn whose turn comes
+    next: the one the players declared, else the one seated after the last mover (when the turns
+    ruled show the seating), else every pawn (refcam cannot tell whose turn it is)."""
+    if state.turn_of is not None:
+        return (state.turn_of,)
+    players = tuple(p for p, _ in state.position.kayaks) if state.position is not None else ()
+    seating = seating_seen(state.movers, players)
+    if seating is not None and state.last_mover in seating:
+        return (seating[(seating.index(state.last_mover) + 1) % len(seating)],)
+    return players
+
+
+def turn_spread_mm(book: TileBook) -> float:
+    """The spread (mm, one sigma) of where one turn may leave a kayak: Turns allows up to three
+    actions, and the longest a card moves a kayak is two spaces (Double Paddle and Double Swerve
+    Cards), so a turn reaches MAX_ACTIONS * 2 spaces (the tile's space size from the catalog).
+    Anywhere within that reach is a spread of half of it, as a place anywhere in a disc."""
+    return MAX_ACTIONS * LONGEST_MOVE_SPACES * book.space_mm / 2.0
 
 
 def _mover(verdict: Explained) -> int | None:
