@@ -15,6 +15,24 @@ from .errors import InvalidInputError
 
 MAX_OBSERVED_VALUE = 1e7  # mm, degrees and pixels: a table is a few metres
 
+# How vision words a warning for a piece the game needs that it did not read: vision writes it, a
+# game reads it back (the reason says what limits the read, and is no hand in view).
+NOT_READ = "needed piece {} not read: "
+
+
+def not_read_piece(warning: str) -> str | None:
+    """The piece a not-read warning (NOT_READ) names, or None for any other warning."""
+    head, _, tail = NOT_READ.partition("{}")
+    if not warning.startswith(head) or tail not in warning:
+        return None
+    return warning[len(head):warning.index(tail, len(head))]
+
+
+def why_not_read(warnings, name: str) -> str:
+    """What vision's not-read warning for ``name`` says kept it from being read, or ''."""
+    head = NOT_READ.format(name)
+    return next((w[len(head):] for w in warnings if w.startswith(head)), "")
+
 
 @dataclass(frozen=True)
 class PiecePose:

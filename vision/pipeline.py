@@ -21,7 +21,7 @@ import numpy as np
 
 from referee.catalog import Catalog, Placement, default_catalog
 from referee.errors import RefcamError
-from referee.observation import ImageFromGame, Observation, PiecePose
+from referee.observation import NOT_READ, ImageFromGame, Observation, PiecePose
 
 from . import detect
 from .camera_field import camera_field, camera_field_gradient, in_game_frame
@@ -176,17 +176,6 @@ def _reread_poses(reads, image: np.ndarray, camera, catalog: Catalog, stages: St
     return tuple(replace(_piece_pose(n, sts[n], plane, stages.frame_pose, stages.frame_cov, camera, catalog, warnings,
                                      fits.get(n), None, stages.gauge),
                          source=f"reread({frames[n]}x)" if frames[n] > 1 else "reread") for n in sorted(sts))
-
-
-NOT_READ = "needed piece {} not read: "  # how a warning names a piece the game needs that was not read
-
-
-def not_read_piece(warning: str) -> str | None:
-    """The piece a not_read_warnings line names, or None for any other warning."""
-    head, _, tail = NOT_READ.partition("{}")
-    if not warning.startswith(head) or tail not in warning:
-        return None
-    return warning[len(head):warning.index(tail, len(head))]
 
 
 def not_read_warnings(missing: list[tuple[str, float, str]]) -> list[str]:

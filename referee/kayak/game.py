@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from ..catalog import Catalog, default_catalog
 from ..errors import InvalidInputError, RefcamError
 from ..game import Declarable, Declaration, ExpectedPiece, Explanation, Option, Shape, Step, View
-from ..observation import Observation
+from ..observation import Observation, not_read_piece, why_not_read
 from ..pending import TurnGuard, guarded_step, pending_json
 from ..rulings import CANNOT_TELL, ILLEGAL, LEGAL, Ruling, verdict_line
 from . import declare
@@ -30,19 +30,6 @@ from .sequences import Sequence, explain_turns, seating_orders
 from .tiles import DOUBLE, FINISH, ROCK, START, TileBook, tile_book
 
 _OCCLUSION_WORDS = ("hand", "occlu", "hidden")
-# vision's warning for a piece the game needs that it did not read (vision.pipeline.NOT_READ): it
-# says what limits the read ("... a hand or glare may hide it"), and is no hand in view
-_NOT_READ_HEAD, _NOT_READ_TAIL = "needed piece ", " not read: "
-
-
-def _not_read_warning(warning: str) -> bool:
-    return warning.startswith(_NOT_READ_HEAD) and _NOT_READ_TAIL in warning
-
-
-def _what_limits(observation: Observation, name: str) -> str:
-    """What vision says kept a needed piece from being read (its not-read warning), or ''."""
-    head = f"{_NOT_READ_HEAD}{name}{_NOT_READ_TAIL}"
-    return next((w[len(head):] for w in observation.warnings if w.startswith(head)), "")
 
 
 def _parse_on_off(text: str) -> bool:
@@ -123,8 +110,9 @@ class KayakGame:
 
     def _rule_step(self, state: KayakState, observation: Observation, t: float) -> Step:
         state = replace(state, readings=_readings_after(state.readings, observation))
+        # a not-read warning says what limits the read ("... a hand or glare may hide it"): no hand in view
         blocked = next((w for w in observation.warnings if any(k in w.lower() for k in _OCCLUSION_WORDS)
-                        and not _not_read_warning(w)), None)
+                        and not_read_piece(w) is None), None)
         if blocked:
             return self._cannot_tell(state, t, f"a hand or an object is in view ({blocked})")
         try:
@@ -163,7 +151,7 @@ class KayakGame:
             why = f"{', '.join(empty)} left its space and was not read elsewhere"
         else:
             why = f"{', '.join(names)} {'was' if len(names) == 1 else 'were'} not read"
-            limits = [f"{n}: {_what_limits(observation, n)}" for n in names if _what_limits(observation, n)]
+            limits = [f"{n}: {reason}" for n in names if (reason := why_not_read(observation.warnings, n))]
             why += f" ({'; '.join(limits)})" if limits else ""
         return self._cannot_tell(state, t, why)
 

@@ -106,7 +106,7 @@ def run(args) -> int:
 def observe_verdict(obs) -> str:
     """The first line a player reads: how many pieces were read, in which frame, and which
     needed pieces were not (their warnings below say why and what would fix it)."""
-    from vision.pipeline import not_read_piece
+    from referee.observation import not_read_piece
 
     missing = [name for name in map(not_read_piece, obs.warnings) if name]
     frame = obs.frame or {}
