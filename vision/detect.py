@@ -658,6 +658,13 @@ def _cell_samples_many(gray_f: np.ndarray, quads, n: int) -> list:
     """_cell_samples of every quad, sampled in one remap."""
     if not len(quads):
         return []
+    cells, ring, inside = cell_samples_arrays(gray_f, quads, n)
+    return [(c, r) if ok else None for c, r, ok in zip(cells, ring, inside)]
+
+
+def cell_samples_arrays(gray_f: np.ndarray, quads, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """((k, n, n) mean of each cell's 3x3 samples, (k, 4n) quiet-zone ring samples, (k,) bool: every
+    sample inside the image) of k quads, sampled in one remap."""
     unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32)
     pts = _sample_points(n).reshape(-1, 1, 2).astype(np.float32)
     img_p = np.concatenate([cv2.perspectiveTransform(pts, cv2.getPerspectiveTransform(unit, q.astype(np.float32)))
@@ -667,8 +674,7 @@ def _cell_samples_many(gray_f: np.ndarray, quads, n: int) -> list:
         & (img_p[..., 1].max(axis=1) <= h - 1)
     vals = remap(gray_f, img_p[..., 0], img_p[..., 1], cv2.INTER_LINEAR)
     n_cell = n * n * len(_CELL_OFFSETS)
-    return [(v[:n_cell].reshape(n * n, -1).mean(axis=1).reshape(n, n), v[n_cell:]) if ok else None
-            for v, ok in zip(vals, inside)]
+    return vals[:, :n_cell].reshape(len(quads), n, n, -1).mean(axis=3), vals[:, n_cell:], inside
 
 
 def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY) -> set[int]:

@@ -453,23 +453,11 @@ def unit_samples(gray_f: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
 def unit_samples_of(gray_f: np.ndarray, quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """((k, 7*7 + 4*7) unit samples, (k,) bool: sampled, in the image and with a marker's contrast) of
     k squares at once (one remap for all: the square's fit samples 26 of them a round)."""
-    n = 7
-    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], dtype=np.float32)
-    H = np.array([cv2.getPerspectiveTransform(unit, q.astype(np.float32)) for q in quads])
-    pts = detect._sample_points(n)
-    p = np.einsum("kij,pj->kpi", H, np.concatenate([pts, np.ones((len(pts), 1))], axis=1))
-    xy = (p[:, :, :2] / p[:, :, 2:]).astype(np.float32)
-    h, w = gray_f.shape
-    ok = (xy[..., 0].min(axis=1) >= 0) & (xy[..., 1].min(axis=1) >= 0) & \
-        (xy[..., 0].max(axis=1) <= w - 1) & (xy[..., 1].max(axis=1) <= h - 1)
-    vals = detect.remap(gray_f, xy[..., 0].reshape(1, -1), xy[..., 1].reshape(1, -1), cv2.INTER_LINEAR)
-    vals = vals.reshape(len(quads), -1).astype(np.float64)
-    n_cell = n * n * len(detect._CELL_OFFSETS)
-    cells = vals[:, :n_cell].reshape(len(quads), n, n, -1).mean(axis=3)
-    ring = vals[:, n_cell:]
+    cells, ring, ok = detect.cell_samples_arrays(gray_f, quads, 7)
+    k = len(quads)
     border = np.concatenate([cells[:, 0], cells[:, -1], cells[:, 1:-1, 0], cells[:, 1:-1, -1]], axis=1)
     ok &= np.median(ring, axis=1) - np.median(border, axis=1) >= MIN_CONTRAST
-    x = np.concatenate([cells.reshape(len(quads), -1), ring], axis=1)
+    x = np.concatenate([cells.reshape(k, -1), ring], axis=1).astype(np.float64)
     x -= x.mean(axis=1, keepdims=True)
     norm = np.linalg.norm(x, axis=1)
     ok &= norm >= 1e-6
