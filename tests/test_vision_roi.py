@@ -182,3 +182,30 @@ def test_whole_frames_hold_still_stickers_and_give_a_moved_one_where_it_is(two_f
     again = unheld.detect(second)
     assert again is not one and all(np.abs(g.corners - w.corners).max() < 1e-9
                                     for g, w in zip(again.detections, detect.detect_all(second, CAT).detections))
+
+
+@pytest.mark.parametrize("mode", ["follow", "regions", "whole"])
+def test_a_stream_checks_for_busy_pictures_wherever_the_frame_changed(two_frames, mode, monkeypatch):
+    """The busy-picture guard is skipped on a frame unchanged since one passed it, never on a frame
+    that changed: a chessboard put beside the table is refused as a lone photo of it is, and again
+    on every frame it stays."""
+    from tests.test_fuzz_classes import checkerboard
+    from vision.image_guard import TooBusyError, check_square_shapes
+
+    first, second = two_frames
+    board = checkerboard(first.shape[1], first.shape[0], 12)
+    busy = np.where(np.arange(first.shape[1])[None, :] < first.shape[1] // 2, board, first).astype(np.uint8)
+    with pytest.raises(TooBusyError):
+        detect.detect_all(busy, CAT)
+    checked = []
+    monkeypatch.setattr(detect, "check_square_shapes", lambda g: checked.append(g.shape) or
+                        check_square_shapes(g))
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode, full_every=1))
+    follower.detect(first)
+    follower.detect(second)  # unchanged but for noise: no guard (a whole-frame pass in each mode)
+    follower.detect(first)
+    assert [s for s in checked if s == first.shape] == [first.shape]  # crops (regions) are checked each
+    for _ in range(2):
+        with pytest.raises(TooBusyError):
+            follower.detect(busy)
+    assert len(follower.detect(second).detections) > 15  # the board taken away: read again

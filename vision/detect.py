@@ -163,14 +163,19 @@ def detect_markers(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subp
 
 def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix", edge_refine: bool = True,
                second_pass: bool = True, dictionary: int = DICTIONARY,
-               params: cv2.aruco.DetectorParameters | None = None, game: str | None = None) -> DetectionResult:
+               params: cv2.aruco.DetectorParameters | None = None, game: str | None = None,
+               guard: bool = True) -> DetectionResult:
     """Every marker in the image, split into catalog ids and unknown ids.
+
+    guard: count the picture's square shapes first (image_guard.check_square_shapes, TooBusyError);
+    False only for a picture known to have passed it unchanged (vision/roi.py, a stream's frames).
 
     game: the game in play, when known; the second pass then reads blurred candidates only as
     the catalog's ids of that game's pieces (fewer codes to tell apart: fewer misreads and
     clearer leads). Markers read by the first pass are reported whatever their game."""
     gray = to_gray(gray_or_bgr)
-    check_square_shapes(gray)  # the detector's time grows with the square of their number
+    if guard:
+        check_square_shapes(gray)  # the detector's time grows with the square of their number
     det = _detector((refine, True, False), params, dictionary)
     corners, ids, rejected = det.detectMarkers(gray)
     # the candidates the detector could not read, (m, 4, 2) px, in one conversion
