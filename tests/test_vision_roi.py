@@ -27,7 +27,7 @@ def two_frames():
 @pytest.mark.parametrize("mode,tol,tol_second", [("follow", 0.03, 0.25), ("regions", 0.001, 0.001)])
 def test_a_table_at_rest_is_followed_to_the_whole_frame_answer(two_frames, mode, tol, tol_second):
     first, second = two_frames
-    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode, hold_px=0.0))  # the follow itself
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode=mode, hold_px=0.0, reuse_still=False))  # the follow itself
     follower.detect(first)
     got = follower.detect(second)
     assert follower.full_passes == 1 and follower.roi_passes == 1
@@ -177,7 +177,7 @@ def test_whole_frames_hold_still_stickers_and_give_a_moved_one_where_it_is(two_f
     assert three is not one and [d.marker_id for d in three.detections] == [d.marker_id for d in fresh.detections]
     for g, w in zip(three.detections, fresh.detections):
         assert np.abs(g.corners - w.corners).max() < 1e-9, g.marker_id  # this frame's own reading
-    unheld = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="whole", hold_px=0.0))
+    unheld = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="whole", hold_px=0.0, reuse_still=False))
     unheld.detect(first)
     again = unheld.detect(second)
     assert again is not one and all(np.abs(g.corners - w.corners).max() < 1e-9

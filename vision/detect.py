@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass, field
+from typing import Callable
 
 import cv2
 import numpy as np
@@ -164,11 +165,14 @@ def detect_markers(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subp
 def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix", edge_refine: bool = True,
                second_pass: bool = True, dictionary: int = DICTIONARY,
                params: cv2.aruco.DetectorParameters | None = None, game: str | None = None,
-               guard: bool = True) -> DetectionResult:
+               guard: bool = True, reuse: Callable | None = None) -> DetectionResult:
     """Every marker in the image, split into catalog ids and unknown ids.
 
     guard: count the picture's square shapes first (image_guard.check_square_shapes, TooBusyError);
     False only for a picture known to have passed it unchanged (vision/roi.py, a stream's frames).
+    reuse: reuse(ids, corners) -> a Detection or None for each first-pass read (ids (m,), raw corners
+    (m, 4, 2)): an earlier measurement of that sticker whose pixels have not changed since
+    (vision/stillness.py); it is given out again as it was, not measured again.
 
     game: the game in play, when known; the second pass then reads blurred candidates only as
     the catalog's ids of that game's pieces (fewer codes to tell apart: fewer misreads and
@@ -189,10 +193,13 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     n_second = 0
     gray_f = gray.astype(np.float32)
     edge_blurs: dict[int, tuple] = {}  # id of a refined entry's corners -> (them, blur across each edge)
+    reused: set[int] = set()  # ids of the corners of the entries reused as they were measured before
+    if reuse is not None and edge_refine and found:
+        found = _reused(found, reuse, edge_blurs, reused)
     if second_pass and len(rejected):
         allowed = second_pass_ids(catalog, game)
         if edge_refine:  # refined now: their blur tells the second pass how blurred the picture is
-            found = _refine_found(gray_f, found, range(len(found)), edge_blurs)
+            found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0], edge_blurs)
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
         image_blur = float(np.median(blurs)) if blurs else 0.0
         extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed, image_blur)
@@ -210,7 +217,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
         found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0], edge_blurs)
         # a small first-pass read can be a marker of another grid that ArUco's error correction
         # took for a refcam code (second-pass reads already had to lead those)
-        dropped = _other_grid_reads(gray_f, found, dictionary)
+        dropped = _other_grid_reads(gray_f, found, dictionary, skip=reused)
         found = [f for k, f in enumerate(found) if k not in dropped]
     per_edge = _edge_blurs(gray_f, found, edge_blurs) if edge_refine else {}
     detections = []
@@ -223,6 +230,20 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def _reused(found: list, reuse: Callable, edge_blurs: dict, reused: set) -> list:
+    """found with the first-pass reads that reuse() hands an earlier Detection for replaced by it (its
+    corners, edge scatter and blur, and its blur across each edge in edge_blurs)."""
+    earlier = reuse(np.array([f[0] for f in found]), np.array([f[1] for f in found]))
+    out = list(found)
+    for k, d in enumerate(earlier):
+        if d is not None and d.marker_id == found[k][0] and d.source == found[k][2]:
+            c = d.corners
+            out[k] = (d.marker_id, c, found[k][2], d.edge_rms_px, d.blur_px)
+            edge_blurs[id(c)] = (c, np.asarray(d.extra.get("edge_blur_px", (0.0,) * 4), dtype=np.float64))
+            reused.add(id(c))
+    return out
 
 
 def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejected: np.ndarray) -> list:
@@ -682,15 +703,16 @@ def cell_samples_arrays(gray_f: np.ndarray, quads, n: int) -> tuple[np.ndarray, 
     return vals[:, :n_cell].reshape(len(quads), n, n, -1).mean(axis=3), vals[:, n_cell:], inside
 
 
-def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY) -> set[int]:
+def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY, skip=frozenset()) -> set[int]:
     """Indices in found of the small first-pass reads that a whole marker of another grid (an
     AprilTag, a 4x4 ChArUco marker that ArUco's error correction took for a refcam code) draws
     better than the read id's own drawing, at the blur measured on its edges. One product with
-    the other grids' drawings per blur level, for all the reads at that level."""
+    the other grids' drawings per blur level, for all the reads at that level. skip: ids of corners
+    of reads that passed this test on the very same pixels before (reused, unchanged)."""
     n = cv2.aruco.getPredefinedDictionary(dictionary).markerSize + 2
     by_level: dict = {}
     small = [k for k, (_, q, source, rms, _) in enumerate(found)
-             if source == "full" and rms > 0 and side_px(q) <= SECOND_PASS_MAX_SIDE_PX]
+             if source == "full" and rms > 0 and side_px(q) <= SECOND_PASS_MAX_SIDE_PX and id(q) not in skip]
     for k, sampled in zip(small, _cell_samples_many(gray_f, [found[k][1] for k in small], n)):
         marker_id, q, _, _, blur = found[k]
         side = side_px(q)

@@ -49,6 +49,7 @@ import numpy as np
 
 from . import detect, edges
 from .image_guard import remap
+from .stillness import StillStickers
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,9 @@ class RoiSettings:
     # held corner is an earlier measurement of a still sticker, as good as this frame's, and a piece
     # that truly moves goes far beyond it. 0: never held.
     hold_px: float = 0.25
+    # modes "follow" and "whole": a sticker whose pixels are as they were when it was last measured
+    # (vision/stillness.py: they cannot have moved 0.1 px) is handed on without measuring it again
+    reuse_still: bool = True
 
 
 class RoiDetector:
@@ -98,6 +102,7 @@ class RoiDetector:
         self._settle_left = 0
         self._kept = None  # (result, key, what was made of it): remember / recall
         self._guarded: np.ndarray | None = None  # the shrunk frame that last passed the busy-picture guard
+        self._still = StillStickers()  # each sticker's pixels when it was last measured
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
         gray = detect.to_gray(image)
@@ -105,6 +110,7 @@ class RoiDetector:
         if self.settings.mode == "whole":
             self._last = self._held(self._whole_pass(gray, small))
             self.full_passes += 1
+            self._still.remember(gray, self._last.detections)
             return self._last
         result = None
         changed = self._changed_cells(small)
@@ -126,6 +132,7 @@ class RoiDetector:
             self.roi_passes += 1
         if self.settings.mode == "follow":  # the detector's reads (crops, whole frames) held as followed ones
             result = self._held(result)
+            self._still.remember(gray, result.detections)
         self._last = result
         return result
 
@@ -136,7 +143,8 @@ class RoiDetector:
         guarded = self._guarded
         unchanged = guarded is not None and guarded.shape == small.shape and \
             not (cv2.absdiff(small, guarded) > self.settings.motion_grey).any()
-        result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=not unchanged)
+        result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=not unchanged,
+                                   reuse=self._still.reuse_for(gray) if self.settings.reuse_still else None)
         if not unchanged:
             self._guarded = small
         return result
@@ -284,6 +292,19 @@ class RoiDetector:
         """These stickers followed into this frame: each one's corners refined on its edges from where
         they were (all stickers in one batch), and its bits read again there; None when one cannot be
         followed."""
+        if self.settings.reuse_still:
+            still = [self._still.unchanged(gray, d.marker_id) is d for d in last]
+            if all(still):
+                return tuple(last)
+            moving = self._follow_many_measured(gray, [d for d, s in zip(last, still) if not s])
+            if moving is None:
+                return None
+            measured = iter(moving)
+            return tuple(d if s else next(measured) for d, s in zip(last, still))
+        return self._follow_many_measured(gray, last)
+
+    def _follow_many_measured(self, gray: np.ndarray, last) -> tuple[detect.Detection, ...] | None:
+        """_follow_many by measuring every one of these stickers again."""
         before = np.array([d.corners for d in last])
         h, w = gray.shape
         x0, y0 = np.maximum(np.floor(before.min(axis=(0, 1))).astype(int) - FOLLOW_MARGIN_PX, 0)
