@@ -865,6 +865,17 @@ def _inner_bits(dic, marker_id: int, n: int) -> np.ndarray:
     return (dic.generateImageMarker(int(marker_id), n, borderBits=1)[1:-1, 1:-1] > 127).astype(np.uint8)
 
 
+def warm_second_pass(catalog) -> None:
+    """Build the drawings the second pass matches blurred candidates against, at every blur level,
+    for the catalog's ids (~0.1 s once a process; otherwise paid by the first frames that need each
+    level)."""
+    allowed, n = second_pass_ids(catalog), cv2.aruco.getPredefinedDictionary(DICTIONARY).markerSize + 2
+    for level in _BLUR_LEVELS:
+        _templates(DICTIONARY, allowed, level, n)
+        _foreign_templates(DICTIONARY, allowed, level, n)
+        _other_grid_templates(level, n)
+
+
 def _foreign_templates(dictionary: int, allowed: tuple, blur_cells: float, n: int = 7) -> np.ndarray:
     """(F, n*n + 4n) unit zero-mean drawings (4 turns each) of the foreign dictionaries' markers
     within FOREIGN_MAX_DISTANCE bits of an allowed code, at the nearest blur level."""

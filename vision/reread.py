@@ -736,6 +736,10 @@ def _place_of(e) -> tuple[float, float, float]:
 
 
 def warm() -> None:
-    """Build the drawings every re-read matches against (a few s once), before a stream starts."""
+    """Build the drawings every re-read and the detector's second pass match against (a few s once),
+    before a stream starts."""
+    from referee.catalog import default_catalog
+
     for model in MODELS:
         _shared(model)
+    detect.warm_second_pass(default_catalog())
