@@ -218,7 +218,8 @@ class RoiDetector:
         for x0, y0, x1, y1, _ in boxes:
             crop = np.ascontiguousarray(gray[y0:y1, x0:x1])
             res = detect.detect_all(crop, self.catalog, second_pass=self.second_pass,
-                                    params=_crop_parameters(crop.shape, (h, w)))
+                                    params=_crop_parameters(crop.shape, (h, w)),
+                                    reuse=self._still.reuse_for(gray, (x0, y0)) if self.settings.reuse_still else None)
             found += [_shifted(d, x0, y0) for d in res.detections]
             unknown |= set(res.unknown_ids)
         elsewhere = [d for d in last if not any(_inside(sticker_boxes[d.marker_id], b) for b in boxes)]

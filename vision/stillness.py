@@ -25,7 +25,7 @@ more times it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -86,9 +86,16 @@ class StillStickers:
         self.reused += 1
         return kept.detection
 
-    def reuse_for(self, gray: np.ndarray):
-        """detect.detect_all's reuse= for this frame: the unchanged Detection (or None) of each read."""
-        return lambda ids, corners: [self.unchanged(gray, int(i), c) for i, c in zip(ids, corners)]
+    def reuse_for(self, gray: np.ndarray, offset: tuple[int, int] = (0, 0)):
+        """detect.detect_all's reuse= for this frame, or for a crop of it whose top left corner is at
+        offset (x, y): the unchanged Detection (or None) of each read, in the crop's pixels."""
+        shift = np.array(offset, dtype=np.float64)
+
+        def reuse(ids, corners):
+            found = [self.unchanged(gray, int(i), c + shift) for i, c in zip(ids, corners)]
+            return found if not shift.any() else [None if d is None else replace(d, corners=d.corners - shift)
+                                                  for d in found]
+        return reuse
 
 
 def _box(corners: np.ndarray, shape) -> tuple[int, int, int, int] | None:
