@@ -869,7 +869,9 @@ def warm_second_pass(catalog) -> None:
     """Build the drawings the second pass matches blurred candidates against, at every blur level,
     for the catalog's ids (~0.1 s once a process; otherwise paid by the first frames that need each
     level)."""
-    allowed, n = second_pass_ids(catalog), cv2.aruco.getPredefinedDictionary(DICTIONARY).markerSize + 2
+    dic = cv2.aruco.getPredefinedDictionary(DICTIONARY)
+    allowed, n = second_pass_ids(catalog), dic.markerSize + 2
+    _identify(dic, DICTIONARY, np.zeros((n - 2, n - 2), np.uint8))  # its look-up table
     for level in _BLUR_LEVELS:
         _templates(DICTIONARY, allowed, level, n)
         _foreign_templates(DICTIONARY, allowed, level, n)
