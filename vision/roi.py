@@ -108,7 +108,7 @@ class RoiDetector:
         gray = detect.to_gray(image)
         small = self._shrink(gray)
         if self.settings.mode == "whole":
-            self._last = self._held(self._whole_pass(gray, small))
+            self._last = self._held(self._whole_pass(gray, small), gray)
             self.full_passes += 1
             self._still.remember(gray, self._last.detections)
             return self._last
@@ -131,7 +131,7 @@ class RoiDetector:
             self._since_full += 1
             self.roi_passes += 1
         if self.settings.mode == "follow":  # the detector's reads (crops, whole frames) held as followed ones
-            result = self._held(result)
+            result = self._held(result, gray)
             self._still.remember(gray, result.detections)
         self._last = result
         return result
@@ -149,19 +149,22 @@ class RoiDetector:
             self._guarded = small
         return result
 
-    def _held(self, found: detect.DetectionResult) -> detect.DetectionResult:
+    def _held(self, found: detect.DetectionResult, gray: np.ndarray) -> detect.DetectionResult:
         """A result with each sticker found within hold_px of where it was last given out (the same
-        id, found by the same pass) given out as it was then: the last result itself when every
-        sticker held and none came or went."""
+        id, by either pass: a small sticker the first pass reads in one frame and the second pass in
+        the next is one still sticker), or found near it with its pixels unchanged since (a second
+        pass's corners, fitted from a rough outline, scatter more), given out as it was then: the last
+        result itself when every sticker held and none came or went."""
         last, hold = self._last, self.settings.hold_px
         if last is None or hold <= 0 or not found.detections:
             return found
         before = {d.marker_id: d for d in last.detections}
         pairs = [(d, before.get(d.marker_id)) for d in found.detections]
-        known = [(d, b) for d, b in pairs if b is not None and b.source == d.source and b.known == d.known]
+        known = [(d, b) for d, b in pairs if b is not None and b.known == d.known]
         moved = np.abs(np.array([d.corners for d, _ in known]) - np.array([b.corners for _, b in known])
                        ).max(axis=(1, 2)) if known else np.zeros(0)
-        keep = {id(d): b for (d, b), m in zip(known, moved) if m <= hold}
+        keep = {id(d): b for (d, b), m in zip(known, moved)
+                if m <= hold or (self.settings.reuse_still and self._still.unchanged(gray, d.marker_id, d.corners) is b)}
         out = tuple(keep.get(id(d), d) for d in found.detections)
         if len(out) == len(last.detections) and all(a is b for a, b in zip(out, last.detections)) \
                 and found.unknown_ids == last.unknown_ids:
