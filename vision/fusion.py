@@ -244,8 +244,8 @@ def fuse(frames: list[Frame], regs: list[Registration]) -> Fused:
         image = np.empty_like(ref)
         for y in range(0, h, ROWS_PER_BAND):
             image[y:y + ROWS_PER_BAND] = _fused_band([p[y:y + ROWS_PER_BAND] for p in pictures])
-    method = {1: "one frame", 2: "mean of 2", 3: "median of 3"}.get(n, f"mean of {n} without each pixel's lowest "
-                                                                         f"and highest")
+    method = {1: "one frame", 2: "mean of 2", 3: "median of 3"}.get(
+        n, f"mean of {n} without each pixel's lowest and highest")
     rms = [r.rms_px for r in regs[1:] if math.isfinite(r.rms_px)]
     return Fused(image, n, method, noise_level(ref), noise_level(image),
                  float(np.sqrt(np.mean(np.square(rms)))) if rms else 0.0)
@@ -301,8 +301,8 @@ def temporal_noise(a: np.ndarray, b: np.ndarray, step: int = 4) -> float:
     are turned grey (a grey pixel depends on its own colour alone)."""
     d = _grey_of_every(a, step).astype(np.int16) - _grey_of_every(b, step)
     twice_median = _twice_median(d)
-    mad = np.float32(_twice_median(np.abs(2 * d - twice_median)) / 4.0)  # |d - median|: halves
-    return float(1.4826 * mad / math.sqrt(2.0))
+    mad = _twice_median(np.abs(2 * d - twice_median)) / 4.0  # |d - median| is a multiple of 1/2
+    return float(1.4826 * np.float32(mad) / math.sqrt(2.0))  # scaled in float32, as it always was
 
 
 def _grey_of_every(image: np.ndarray, step: int) -> np.ndarray:
