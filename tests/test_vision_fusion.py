@@ -390,3 +390,54 @@ def test_a_piece_moved_a_few_pixels_between_photos_is_refused(shift, moved):
             fusion.register_all(frames, CAT)
     else:
         assert len(fusion.register_all(frames, CAT)[0]) == 2
+
+
+def test_the_rounded_mean_rounds_every_total_to_nearest_a_tie_to_even():
+    """_rounded_mean (OpenCV's division) against integer arithmetic, for every total of every count
+    of frames a uint16 sum holds: the quotient below plus one when the remainder is over half the
+    count, or exactly half and the quotient odd. Odd lengths reach the vector loops' tails."""
+    for n in range(2, 258):
+        totals = np.arange(255 * n + 1, dtype=np.uint16)
+        quotient, remainder = np.divmod(totals.astype(np.int64), n)
+        up = (2 * remainder > n) | ((2 * remainder == n) & (quotient % 2 == 1))
+        assert np.array_equal(fusion._rounded_mean(totals, n).ravel(), (quotient + up).astype(np.uint8)), n
+
+
+@pytest.mark.parametrize("count", [2, 3, 4, 5, 8])
+def test_the_fused_picture_is_each_pixels_sorted_values_without_the_ends_averaged(count):
+    """fuse, a band of rows at a time, against a sort of each pixel's values across the frames: the
+    mean of 2, the middle of 3, from 4 on the mean of all but the lowest and highest, rounded to
+    nearest (np.round: a tie to even). Rows not a multiple of the band, random values 0-255."""
+    rng = np.random.default_rng(count)
+    shape = (fusion.ROWS_PER_BAND * 3 + 5, 37, 3)
+    images = [rng.integers(0, 256, shape, dtype=np.uint8) for _ in range(count)]
+    ordered = np.sort(np.stack(images), axis=0).astype(np.int64)
+    kept = ordered if count == 2 else ordered[1:-1]
+    expected = np.round(kept.sum(axis=0) / len(kept)).astype(np.uint8)
+    fused = fusion.fuse([fusion.Frame(im, {}) for im in images], [fusion.Registration(None, 0.0, 0)] * count)
+    assert np.array_equal(fused.image, expected)
+
+
+def test_the_noise_level_is_immerkaers_float_estimate():
+    """noise_level (16-bit separable filter, exact sum) against Immerkaer's estimator written out
+    in float: the 3x3 Laplacian difference's mean magnitude inside the border, times sqrt(pi/2)/6."""
+    rng = np.random.default_rng(3)
+    kernel = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], dtype=np.float64)
+    for image in (rng.integers(0, 256, (61, 83, 3), dtype=np.uint8),  # extremes: |difference| up to 16 * 255
+                  np.clip(np.round(rng.normal(128, 4.0, (120, 160))), 0, 255).astype(np.uint8),
+                  (np.indices((40, 50)).sum(axis=0) % 2 * 255).astype(np.uint8)):
+        grey = detect.to_gray(image).astype(np.float64)
+        diff = cv2.filter2D(grey, -1, kernel)[1:-1, 1:-1]
+        expected = math.sqrt(math.pi / 2.0) * np.abs(diff).mean() / 6.0
+        assert fusion.noise_level(image) == pytest.approx(expected, rel=1e-12)
+
+
+def test_the_temporal_noise_is_the_median_absolute_difference_of_the_sampled_grey():
+    """temporal_noise (grey of the sampled pixels only, medians from a histogram) against the MAD of
+    the whole grey pictures' sampled difference by np.median, for odd and even counts of samples."""
+    rng = np.random.default_rng(5)
+    for shape, step in (((48, 64, 3), 4), ((49, 63, 3), 4), ((30, 41, 3), 1), ((30, 40), 1)):
+        a, b = (np.clip(np.round(rng.normal(120, 12, shape)), 0, 255).astype(np.uint8) for _ in range(2))
+        d = (detect.to_gray(a)[::step, ::step].astype(np.float64) - detect.to_gray(b)[::step, ::step])
+        expected = 1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0)
+        assert fusion.temporal_noise(a, b, step) == pytest.approx(expected, rel=1e-6)
