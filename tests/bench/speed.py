@@ -10,14 +10,18 @@ loaded machine slows all three alike:
 * (a) bare: ``cv2.aruco.ArucoDetector.detectMarkers`` with default parameters;
 * (b) refcam: the live engine's whole work for a page that is watching: detection on the
   whole frame, pose, parallax correction, stable-state tracking, the game step, overlay
-  drawing and JPEG encoding (webui.live.LiveEngine.process, speed-ups off). Every frame is
-  detected whole; as in every mode, stickers that stay within 0.25 px are held (vision/roi.py
-  "whole"), so the fit is done again only when a sticker moved, came or went, and an overlay
-  seen before is put on as a layer (webui/layers.py);
+  drawing and JPEG encoding (webui.live.LiveEngine.process, speed-ups off: `refcam serve
+  --detect whole`). Every frame is detected whole; as in every mode, stickers that stay within
+  0.25 px, or whose pixels are as they were when they were measured (vision/stillness.py), are
+  held (vision/roi.py "whole"), so the fit is done again only when a sticker moved, came or
+  went, and an overlay seen before is put on as a layer (webui/layers.py). The overlay is drawn
+  at the page's size (960 px wide), as the page is always drawn; until 2026-12-05 (b) drew it
+  on the whole frame and shrank the result, a way no page was ever drawn, about 3 ms a 1080p
+  frame more (``--b-draws-whole-frame`` measures (b) that way again);
 * (c) the same with the speed-ups as the live page runs them (vision/roi.py "follow": while
   nothing moves, the stickers of the last frame are followed on their edges instead of
   detected; where something moved in part of the frame, the detector runs on crops around
-  the changed cells only; the overlay drawn at the page's size);
+  the changed cells only);
 * (r) the same with the exact speed-ups replay runs (vision/roi.py "regions": while nothing
   moves, the detector runs only in regions around the stickers).
 
@@ -122,6 +126,9 @@ def load_frames(folder: Path, limit: int):
 VARIANTS = {"b": "whole", "c": "follow", "r": "regions"}  # variant -> vision/roi.py mode
 
 
+B_DRAWS_WHOLE_FRAME = [False]  # --b-draws-whole-frame: (b) as this bench measured it until 2026-12-05
+
+
 def make_engine(folder: Path, variant: str, pipelined: bool = False):
     """A live engine for the session, with a page watching (so it draws and encodes every frame);
     pipelined: drawing and encoding on a second thread, as `refcam serve` runs it."""
@@ -131,8 +138,8 @@ def make_engine(folder: Path, variant: str, pipelined: bool = False):
 
     source = SessionSource(folder, realtime=False)
     camera = CameraModel.load(source.info.camera_file) if source.info.camera_file else None
-    settings = LiveSettings(game=source.info.game, camera=camera, draw_at_page_size=variant != "b",
-                            pipelined=pipelined)
+    settings = LiveSettings(game=source.info.game, camera=camera, pipelined=pipelined,
+                            draw_at_page_size=not (variant == "b" and B_DRAWS_WHOLE_FRAME[0]))
     engine = LiveEngine(source, tracking_observe(mode=VARIANTS[variant]), settings)
     return engine, engine.frames.subscribe(), engine.events.subscribe()
 
@@ -484,6 +491,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--no-scaling", action="store_true")
     ap.add_argument("--scaling-only", action="store_true")
+    ap.add_argument("--b-draws-whole-frame", action="store_true",
+                    help="(b) draws its overlay on the whole frame and shrinks it, as this bench did until 2026-12-05")
     ap.add_argument("--resolutions", default="1080p,4k")
     ap.add_argument("--games", default=",".join(GAMES))
     ap.add_argument("--memory-of", choices=("a", "b", "c", "r"), help=argparse.SUPPRESS)
@@ -497,6 +506,7 @@ def main(argv=None) -> int:
     import cv2
 
     cv2.setNumThreads(1)
+    B_DRAWS_WHOLE_FRAME[0] = args.b_draws_whole_frame
     summary = []
     for res in ([] if args.scaling_only else args.resolutions.split(",")):
         print(f"== {res}: a bare detectMarkers | b refcam's whole work | c with speed-ups (fps, CPU ms / wall ms "
