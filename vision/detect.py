@@ -165,7 +165,8 @@ def detect_markers(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subp
 def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix", edge_refine: bool = True,
                second_pass: bool = True, dictionary: int = DICTIONARY,
                params: cv2.aruco.DetectorParameters | None = None, game: str | None = None,
-               guard: bool = True, reuse: Callable | None = None) -> DetectionResult:
+               guard: bool = True, reuse: Callable | None = None, second_pass_in: Callable | None = None
+               ) -> DetectionResult:
     """Every marker in the image, split into catalog ids and unknown ids.
 
     guard: count the picture's square shapes first (image_guard.check_square_shapes, TooBusyError);
@@ -173,6 +174,9 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
     reuse: reuse(ids, corners) -> a Detection or None for each first-pass read (ids (m,), raw corners
     (m, 4, 2)): an earlier measurement of that sticker whose pixels have not changed since
     (vision/stillness.py); it is given out again as it was, not measured again.
+    second_pass_in: second_pass_in(ids the first pass read) -> boxes (x0, y0, x1, y1, ...) px or None: the
+    second pass looks only at candidates centred in them (vision/roi.py: where a stream's picture
+    changed, and where a sticker it gave out is not read now); None: everywhere.
 
     game: the game in play, when known; the second pass then reads blurred candidates only as
     the catalog's ids of that game's pieces (fewer codes to tell apart: fewer misreads and
@@ -202,7 +206,8 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
             found = _refine_found(gray_f, found, [k for k, f in enumerate(found) if f[3] < 0], edge_blurs)
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
         image_blur = float(np.median(blurs)) if blurs else 0.0
-        extra = _second_pass(gray, gray_f, rejected, found, dictionary, allowed, image_blur)
+        where = second_pass_in({f[0] for f in found}) if second_pass_in is not None else None
+        extra = _second_pass(gray, gray_f, _centred_in(rejected, where), found, dictionary, allowed, image_blur)
         n_second = len(extra)
         found.extend(extra)
     found = _dedupe(found)
@@ -230,6 +235,17 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+def _centred_in(quads: np.ndarray, boxes: list | None) -> np.ndarray:
+    """The (m, 4, 2) quads whose centres lie in one of the boxes (x0, y0, x1, y1, ...); all when boxes is None."""
+    if boxes is None or not len(quads):
+        return quads
+    centres = quads.mean(axis=1)
+    inside = np.zeros(len(quads), bool)
+    for x0, y0, x1, y1, *_ in boxes:
+        inside |= (centres[:, 0] >= x0) & (centres[:, 0] < x1) & (centres[:, 1] >= y0) & (centres[:, 1] < y1)
+    return quads[inside]
 
 
 def _reused(found: list, reuse: Callable, edge_blurs: dict, reused: set) -> list:

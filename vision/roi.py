@@ -143,11 +143,40 @@ class RoiDetector:
         guarded = self._guarded
         unchanged = guarded is not None and guarded.shape == small.shape and \
             not (cv2.absdiff(small, guarded) > self.settings.motion_grey).any()
+        where = self._second_look_where(small, gray.shape) if self.settings.mode == "whole" else None
         result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=not unchanged,
-                                   reuse=self._still.reuse_for(gray) if self.settings.reuse_still else None)
+                                   reuse=self._still.reuse_for(gray) if self.settings.reuse_still else None,
+                                   second_pass_in=where)
         if not unchanged:
             self._guarded = small
         return result
+
+    def _second_look_where(self, small: np.ndarray, shape: tuple):
+        """Mode "whole": detect_all's second_pass_in for this frame: the boxes where the second pass looks
+        at small unread candidates, as mode "follow" searches: around each sticker last given out that
+        the first pass does not read now, where the picture changed since it was last looked at there,
+        and for settle_frames quiet frames after; everywhere (None) on the first frame and every
+        full_every frames. A still part of the table had its looks; the re-reads at expected places
+        and the fusion of still frames go on reading what they miss."""
+        h, w = shape[:2]
+        reference, last = self._reference, self._last
+        self._since_full += 1
+        if reference is None or reference.shape != small.shape or last is None or not last.detections \
+                or self._since_full >= self.settings.full_every:
+            self._reference, self._since_full, self._settle_left = small, 0, 0
+            return lambda read: None
+        changed = cv2.absdiff(small, reference) > self.settings.motion_grey
+        if changed.any():
+            self._settling, self._settle_left = changed, self.settings.settle_frames
+            self._reference = np.where(changed, small, reference)
+        elif self._settle_left > 0:
+            changed, self._settle_left = self._settling, self._settle_left - 1
+        changed_boxes = self._changed_boxes(changed, w, h) if changed.any() else []
+        sticker_boxes = self._sticker_boxes(w, h)
+
+        def where(read: set) -> list:
+            return changed_boxes + [b for b in sticker_boxes if b[4][0] not in read]
+        return where
 
     def _held(self, found: detect.DetectionResult, gray: np.ndarray) -> detect.DetectionResult:
         """A result with each sticker found within hold_px of where it was last given out (the same
