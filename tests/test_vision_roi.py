@@ -209,3 +209,32 @@ def test_a_stream_checks_for_busy_pictures_wherever_the_frame_changed(two_frames
         with pytest.raises(TooBusyError):
             follower.detect(busy)
     assert len(follower.detect(second).detections) > 15  # the board taken away: read again
+
+
+def test_a_crop_searched_again_while_the_table_settles_is_not_checked_again(two_frames, monkeypatch):
+    """Mode follow: a change is searched in a crop, its guard run once; the quiet frames after search
+    the crop again (settle_frames) without the guard; a chessboard put down in a part of the frame
+    is refused in its crop, on every frame it stays."""
+    from tests.test_fuzz_classes import checkerboard
+    from vision.image_guard import TooBusyError, check_square_shapes
+
+    first, second = two_frames
+    checked = []
+    monkeypatch.setattr(detect, "check_square_shapes", lambda g: checked.append(g.shape) or check_square_shapes(g))
+    follower = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="follow", settle_frames=3))
+    follower.detect(first)
+    moved = second.copy()
+    moved[900:960, 1700:1760] = 255 - moved[900:960, 1700:1760]  # something changed in one corner
+    follower.detect(moved)
+    assert follower.changed_passes == 1 and len(checked) == 2  # the whole first frame, then the crop
+    for _ in range(3):
+        follower.detect(moved)  # settling: the crop searched again, not checked again
+    assert follower.changed_passes == 4 and len(checked) == 2
+    h, w = first.shape
+    busy = moved.copy()
+    busy[:600, :1200] = checkerboard(1200, 600, 11)  # 2,863 squares: over the limit, in under 0.8 of the frame
+    for _ in range(2):
+        with pytest.raises(TooBusyError):
+            follower.detect(busy)
+        assert checked[-1] != first.shape  # refused in the crop around it
+        assert checked[-1] != first.shape  # refused in the crop around it

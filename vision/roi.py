@@ -140,16 +140,39 @@ class RoiDetector:
         """detect.detect_all on the whole frame, its busy-picture guard (~3 ms at 1080p) run only where
         the frame changed since a frame passed it: squares cannot appear without pixels changing,
         and a frame it refused is checked again."""
-        guarded = self._guarded
-        unchanged = guarded is not None and guarded.shape == small.shape and \
-            not (cv2.absdiff(small, guarded) > self.settings.motion_grey).any()
+        due = self._guard_due(small, gray.shape)
         where = self._second_look_where(small, gray.shape) if self.settings.mode == "whole" else None
-        result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=not unchanged,
+        result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=due,
                                    reuse=self._still.reuse_for(gray) if self.settings.reuse_still else None,
                                    second_pass_in=where)
-        if not unchanged:
-            self._guarded = small
+        if due:
+            self._guarded = small.copy()
         return result
+
+    def _crop_pass(self, gray: np.ndarray, small: np.ndarray, box, **kwargs) -> detect.DetectionResult:
+        """detect.detect_all on the crop box (x0, y0, x1, y1, ...) of the frame, with the crop's detector
+        parameters and its stickers reused where unchanged; its busy-picture guard run only where
+        the crop changed since a check covering it passed (a crop searched again while the table
+        settles has not)."""
+        x0, y0, x1, y1 = box[:4]
+        crop = np.ascontiguousarray(gray[y0:y1, x0:x1])
+        due = self._guard_due(small, gray.shape, box)
+        reuse = self._still.reuse_for(gray, (x0, y0)) if self.settings.reuse_still else None
+        res = detect.detect_all(crop, self.catalog, params=_crop_parameters(crop.shape, gray.shape), guard=due,
+                                reuse=reuse, **kwargs)
+        if due and self._guarded is not None and self._guarded.shape == small.shape:
+            cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, gray.shape)
+            self._guarded[cy0:cy1, cx0:cx1] = small[cy0:cy1, cx0:cx1]
+        return res
+
+    def _guard_due(self, small: np.ndarray, shape: tuple, box=None) -> bool:
+        """Must the busy-picture guard look at this part of the frame (box px, None: all of it)? Only
+        where a shrunk cell of it changed since a check covering it passed, or none ever did."""
+        guarded = self._guarded
+        if guarded is None or guarded.shape != small.shape:
+            return True
+        cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, shape) if box is not None else (0, None, 0, None)
+        return bool((cv2.absdiff(small[cy0:cy1, cx0:cx1], guarded[cy0:cy1, cx0:cx1]) > self.settings.motion_grey).any())
 
     def _second_look_where(self, small: np.ndarray, shape: tuple):
         """Mode "whole": detect_all's second_pass_in for this frame: the boxes where the second pass looks
@@ -248,10 +271,7 @@ class RoiDetector:
             return None
         found, unknown = [], set(self._last.unknown_ids)
         for x0, y0, x1, y1, _ in boxes:
-            crop = np.ascontiguousarray(gray[y0:y1, x0:x1])
-            res = detect.detect_all(crop, self.catalog, second_pass=self.second_pass,
-                                    params=_crop_parameters(crop.shape, (h, w)),
-                                    reuse=self._still.reuse_for(gray, (x0, y0)) if self.settings.reuse_still else None)
+            res = self._crop_pass(gray, small, (x0, y0, x1, y1), second_pass=self.second_pass)
             found += [_shifted(d, x0, y0) for d in res.detections]
             unknown |= set(res.unknown_ids)
         elsewhere = [d for d in last if not any(_inside(sticker_boxes[d.marker_id], b) for b in boxes)]
@@ -372,6 +392,14 @@ class RoiDetector:
             boxes.append([max(0, int(lo[0])), max(0, int(lo[1])), min(w, int(np.ceil(hi[0]))),
                           min(h, int(np.ceil(hi[1]))), [d.marker_id]])
         return boxes
+
+
+def _cells_of(box, small_shape: tuple, shape: tuple) -> tuple[int, int, int, int]:
+    """(cy0, cy1, cx0, cx1): the shrunk frame's cells that box (x0, y0, x1, y1) px touches."""
+    fy, fx = shape[0] / small_shape[0], shape[1] / small_shape[1]
+    x0, y0, x1, y1 = box[:4]
+    return (int(y0 // fy), min(small_shape[0], int(np.ceil(y1 / fy))),
+            int(x0 // fx), min(small_shape[1], int(np.ceil(x1 / fx))))
 
 
 def _overlap(a, b) -> bool:
