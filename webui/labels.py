@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from webui.layers import opaque, put_text, see_through
+
 BLACK = (0, 0, 0)
 FONT_PX_AT_SCALE_1 = 22.0  # cv2.FONT_HERSHEY_SIMPLEX cap height at fontScale 1 (roughly)
 LABEL_HEIGHT_FRACTION = 0.026  # text this fraction of the picture's width: ~10 px on a phone-wide view
@@ -119,13 +121,12 @@ class LabelPlacer:
         box, leader = found
         if leader:
             near = (min(max(anchor[0], box.x0), box.x1), min(max(anchor[1], box.y0), box.y1))
-            cv2.line(self.img, _pt(anchor), _pt(near), BLACK, self.thick + 2, cv2.LINE_AA)
-            cv2.line(self.img, _pt(anchor), _pt(near), colour, max(1, self.thick // 2), cv2.LINE_AA)
+            cv2.line(self.img, _pt(anchor), _pt(near), opaque(self.img, BLACK), self.thick + 2, cv2.LINE_AA)
+            cv2.line(self.img, _pt(anchor), _pt(near), opaque(self.img, colour), max(1, self.thick // 2), cv2.LINE_AA)
         b, g, r = colour[:3]
         self._panel(box, light=0.299 * r + 0.587 * g + 0.114 * b < 110)  # dark ink on a light plate
         _, th, _ = self.size(text)
-        cv2.putText(self.img, text, (int(box.x0 + self.pad), int(box.y0 + self.pad + th)), cv2.FONT_HERSHEY_SIMPLEX,
-                    self.scale, colour, self.thick, cv2.LINE_AA)
+        put_text(self.img, text, (int(box.x0 + self.pad), int(box.y0 + self.pad + th)), self.scale, colour, self.thick)
         self.boxes.append(box)
         return box
 
@@ -134,9 +135,7 @@ class LabelPlacer:
         x0, y0, x1, y1 = (int(round(v)) for v in (box.x0, box.y0, box.x1, box.y1))
         x0, y0, x1, y1 = max(0, x0), max(0, y0), min(self.w, x1), min(self.h, y1)
         if x1 > x0 and y1 > y0:
-            roi = self.img[y0:y1, x0:x1]
-            under = roi.astype(np.float32) * (1 - alpha)
-            roi[:] = (under + (255 * alpha if light else 0)).astype(np.uint8)
+            see_through(self.img[y0:y1, x0:x1], alpha, light)
 
     def legend(self, entries: list[tuple[str, tuple[int, int, int]]], corner: str = "bottom-left") -> Box | None:
         """A key for the lines and colours: a swatch and words per entry, in a corner."""
@@ -158,9 +157,8 @@ class LabelPlacer:
         for i, (words, colour) in enumerate(entries):
             y = int(y0 + self.pad + row * (i + 1) - self.pad - sizes[i][2])
             cv2.line(self.img, (int(x0 + self.pad), y - row // 3), (int(x0 + self.pad + swatch), y - row // 3),
-                     colour, max(2, self.thick + 1), cv2.LINE_AA)
-            cv2.putText(self.img, words, (int(x0 + 2 * self.pad + swatch), y), cv2.FONT_HERSHEY_SIMPLEX, scale,
-                        (255, 255, 255), max(1, self.thick - 1), cv2.LINE_AA)
+                     opaque(self.img, colour), max(2, self.thick + 1), cv2.LINE_AA)
+            put_text(self.img, words, (int(x0 + 2 * self.pad + swatch), y), scale, (255, 255, 255), max(1, self.thick - 1))
         self.boxes.append(box)
         return box
 

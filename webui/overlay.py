@@ -18,7 +18,7 @@ import numpy as np
 from referee.catalog import default_catalog, footprint_polygon
 from referee.observation import MAX_DISTORTED_R2, ImageFromGame, Observation, PiecePose
 from webui.labels import Box, LabelPlacer, legend_strip, text_scale
-from webui.layers import SEEN_ONCE, Layer, LayerCache
+from webui.layers import SEEN_ONCE, Layer, LayerCache, opaque, put_text
 
 GREEN = (60, 200, 60)
 AMBER = (0, 170, 255)
@@ -160,20 +160,21 @@ def _text(img, text: str, org, scale: float, colour, thick: int = 2) -> None:
     import cv2
 
     x, y = int(org[0]), int(org[1])
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, BLACK, thick + 3, cv2.LINE_AA)
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
+    put_text(img, text, (x, y), scale, BLACK, thick + 3)
+    put_text(img, text, (x, y), scale, colour, thick)
 
 
 def _line_runs(img, runs, style: Style, thick: int) -> None:
     import cv2
 
+    colour = opaque(img, style.colour)
     for run in runs:
         pts = np.round(run).astype(np.int32)
         if style.dashed:
             for i in range(0, len(pts) - 1, 2):
-                cv2.line(img, tuple(map(int, pts[i])), tuple(map(int, pts[i + 1])), style.colour, thick, cv2.LINE_AA)
+                cv2.line(img, tuple(map(int, pts[i])), tuple(map(int, pts[i + 1])), colour, thick, cv2.LINE_AA)
         else:
-            cv2.polylines(img, [pts.reshape(-1, 1, 2)], False, style.colour, thick, cv2.LINE_AA)
+            cv2.polylines(img, [pts.reshape(-1, 1, 2)], False, colour, thick, cv2.LINE_AA)
 
 
 def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: float | None = None,
@@ -267,7 +268,7 @@ def _fills(img: np.ndarray, shapes, pixels: ShapePixels) -> None:
     box = img[y0:y1, x0:x1]
     layer = box.copy()
     for pts, colour in polygons:
-        cv2.fillPoly(layer, [pts], colour, offset=(-int(x0), -int(y0)))
+        cv2.fillPoly(layer, [pts], opaque(layer, colour), offset=(-int(x0), -int(y0)))
     alpha = max(style_of(s.role).fill for s, _ in fills)
     cv2.addWeighted(layer, alpha, box, 1 - alpha, 0, box)
 
@@ -286,14 +287,14 @@ def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> N
         if pixels.heads[i] is not None:
             a, b = pixels.heads[i]
             if np.all(np.isfinite([a, b])):
-                cv2.arrowedLine(img, tuple(map(int, np.round(a))), tuple(map(int, np.round(b))), st.colour, thick,
+                cv2.arrowedLine(img, tuple(map(int, np.round(a))), tuple(map(int, np.round(b))), opaque(img, st.colour), thick,
                                 cv2.LINE_AA, tipLength=0.3)
         elif s.kind == "circle" and pixels.anchors[i] is not None:
             c = pixels.anchors[i][0]
             if np.all(np.isfinite(c)):
                 r = max(3, int(round(s.radius_mm * pixels.px_per_mm[i])))
-                cv2.circle(img, tuple(map(int, np.round(c))), r, BLACK, thick + 2, cv2.LINE_AA)
-                cv2.circle(img, tuple(map(int, np.round(c))), r, st.colour, thick, cv2.LINE_AA)
+                cv2.circle(img, tuple(map(int, np.round(c))), r, opaque(img, BLACK), thick + 2, cv2.LINE_AA)
+                cv2.circle(img, tuple(map(int, np.round(c))), r, opaque(img, st.colour), thick, cv2.LINE_AA)
 
 
 def place_shape_labels(placer: LabelPlacer, shapes, view: PixelMap) -> None:
@@ -408,7 +409,7 @@ def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[s
         # one colour whatever the status: the page shows the status, once, from the server's status event
         colour = GREY if p.name in hidden else GREEN
         if colour != batch_colour and batch:
-            cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
+            cv2.polylines(img, batch, False, opaque(img, batch_colour), thick, cv2.LINE_AA)
             batch = []
         batch_colour = colour
         batch += [np.round(run).astype(np.int32).reshape(-1, 1, 2) for run in _runs(px)]
@@ -416,7 +417,7 @@ def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[s
             c = next(anchors)[0]
             labels.append((short_names(p.name) + (" (hidden)" if p.name in hidden else ""), tuple(c), colour))
     if batch:
-        cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
+        cv2.polylines(img, batch, False, opaque(img, batch_colour), thick, cv2.LINE_AA)
     return labels
 
 
