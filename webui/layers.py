@@ -91,6 +91,8 @@ def put_text(canvas: np.ndarray, text: str, org: tuple[int, int], scale: float, 
 def _see_through_lut(alpha: float, light: bool, channels: int) -> np.ndarray:
     colours = (np.arange(256, dtype=np.float32) * (1 - alpha) + (255 * alpha if light else 0)).astype(np.uint8)
     cover = (np.arange(256, dtype=np.float32) * (1 - alpha) + 255 * alpha).astype(np.uint8)
+    if channels == 3:  # one table for every channel: OpenCV's fast path
+        return colours
     return np.stack([colours] * 3 + [cover] * (channels - 3), axis=1).reshape(256, 1, channels)
 
 
