@@ -36,13 +36,14 @@ class Layer:
         see_through(): the layer, and what draw returned."""
         canvas = np.zeros((h, w, 4), np.uint8)
         result = draw(canvas)
-        cover = cv2.extractChannel(canvas, 3)
-        x, y, bw, bh = cv2.boundingRect(cover)  # the box of every pixel drawn on
-        y0, y1, x0, x1 = box = (y, y + bh, x, x + bw)
+        # the box of every pixel drawn on, found over the canvas's (H, 4 W) channels
+        x, y, bw, bh = cv2.boundingRect(canvas.reshape(h, 4 * w))
+        y0, y1, x0, x1 = box = (y, y + bh, x // 4, -(-(x + bw) // 4))
         if not bh:  # nothing drawn
             return cls(np.zeros((0, 0, 3), np.uint8), np.zeros((0, 0, 3), np.uint8), box), result
-        keep = cv2.cvtColor(cv2.bitwise_not(cover[y0:y1, x0:x1]), cv2.COLOR_GRAY2BGR)
-        return cls(cv2.cvtColor(canvas[y0:y1, x0:x1], cv2.COLOR_BGRA2BGR), keep, box), result
+        drawn = canvas[y0:y1, x0:x1]
+        keep = cv2.cvtColor(cv2.bitwise_not(cv2.extractChannel(drawn, 3)), cv2.COLOR_GRAY2BGR)
+        return cls(cv2.cvtColor(drawn, cv2.COLOR_BGRA2BGR), keep, box), result
 
     def onto(self, image: np.ndarray, out: np.ndarray) -> None:
         """out (the picture's size; it may be image itself) = image with the drawing on it."""
