@@ -29,6 +29,7 @@ _DIRECTIONS = ((0.6, -0.6), (0.6, 0.6), (-0.6, -0.6), (-0.6, 0.6), (0.0, -1.0), 
 # every spot tried, in order: (dx, dy) in text heights and the side the box hangs to
 _OFFSETS = np.array([(dx * ring, dy * ring) for ring in _RINGS for dx, dy in _DIRECTIONS])
 _SIGNS = np.sign(_OFFSETS[:, 0])
+_NEAREST = [((float(dx), float(dy)), float(sign)) for (dx, dy), sign in zip(_OFFSETS[:len(_DIRECTIONS)], _SIGNS)]
 
 
 @functools.lru_cache(maxsize=2048)
@@ -90,16 +91,24 @@ class LabelPlacer:
         return inside and not any(box.overlaps(b, gap=1.0) for b in self.boxes)
 
     def _spot(self, text: str, anchor) -> tuple[Box, bool] | None:
-        """The first free spot around the anchor, in _RINGS x _DIRECTIONS order (all tried at once)."""
+        """The first free spot around the anchor, in _RINGS x _DIRECTIONS order: the nearest ring one
+        by one (where most labels go), then the others all at once."""
         tw, th, base = self.size(text)
         bw, bh = tw + 2 * self.pad, th + base + 2 * self.pad
         ax, ay = float(anchor[0]), float(anchor[1])
+        placed = [(o.x0, o.y0, o.x1, o.y1) for o in self.boxes]
+        for (dx, dy), sign in _NEAREST:  # the arithmetic of the arrays below, in the same order
+            cx, cy = ax + dx * bh + sign * bw / 2, ay + dy * bh
+            x0, y0, x1, y1 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
+            if x0 >= 0 and y0 >= 0 and x1 <= self.w and y1 <= self.h and all(
+                    x1 + 1.0 <= b0 or b2 + 1.0 <= x0 or y1 + 1.0 <= b1 or b3 + 1.0 <= y0 for b0, b1, b2, b3 in placed):
+                return Box(x0, y0, x1, y1, text), False
         cx = ax + _OFFSETS[:, 0] * bh + _SIGNS * bw / 2
         cy = ay + _OFFSETS[:, 1] * bh
         x0, y0, x1, y1 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
         free = (x0 >= 0) & (y0 >= 0) & (x1 <= self.w) & (y1 <= self.h)
-        if self.boxes and free.any():
-            b = np.array([(o.x0, o.y0, o.x1, o.y1) for o in self.boxes])  # Box.overlaps with a 1 px gap
+        if placed and free.any():
+            b = np.array(placed)  # Box.overlaps with a 1 px gap
             clear = ((x1[:, None] + 1.0 <= b[None, :, 0]) | (b[None, :, 2] + 1.0 <= x0[:, None])
                      | (y1[:, None] + 1.0 <= b[None, :, 1]) | (b[None, :, 3] + 1.0 <= y0[:, None]))
             free &= clear.all(axis=1)
