@@ -176,8 +176,14 @@ def legend_strip(w: int, h: int, entries: list[tuple[str, tuple[int, int, int]]]
                  ) -> tuple[np.ndarray | None, Box | None]:
     """A strip to go under a (w x h) picture, holding the key of lines and colours, entries side by
     side and wrapped to the picture's width: beside the play area, never over it (a legend in a
-    corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the strip and the
-    legend's box in the taller picture (None, None: no entries)."""
+    corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the strip (read-only:
+    the same strip is handed out while the key and the picture's size stay) and the legend's box in
+    the taller picture (None, None: no entries)."""
+    return _legend_strip(w, h, tuple((words, tuple(colour)) for words, colour in entries), scale)
+
+
+@functools.lru_cache(maxsize=8)
+def _legend_strip(w: int, h: int, entries: tuple, scale: float) -> tuple[np.ndarray | None, Box | None]:
     import cv2
 
     if not entries:
@@ -204,6 +210,7 @@ def legend_strip(w: int, h: int, entries: list[tuple[str, tuple[int, int, int]]]
         cv2.line(strip, (x, mid), (x + swatch, mid), colour, max(2, thick + 1), cv2.LINE_AA)
         cv2.putText(strip, words, (x + swatch + pad, y + row - pad - base), cv2.FONT_HERSHEY_SIMPLEX, scale,
                     (255, 255, 255), thick, cv2.LINE_AA)
+    strip.flags.writeable = False
     return strip, Box(0, h, w, h + strip.shape[0], "legend", kind="legend")
 
 
