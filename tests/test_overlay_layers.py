@@ -4,7 +4,7 @@ import cv2
 import numpy as np
 
 from webui import overlay
-from webui.layers import Layer
+from webui.layers import Layer, opaque, put_text, see_through
 from webui.live import pipeline_observe
 
 from tests.live_helpers import tornado_scene
@@ -12,14 +12,14 @@ from tests.live_helpers import tornado_scene
 
 def _draw(canvas):
     """Every kind of step the overlay takes: anti-aliased lines and text, a blended fill, a plate."""
-    cv2.line(canvas, (10, 10), (150, 90), (40, 200, 60), 3, cv2.LINE_AA)
-    cv2.putText(canvas, "boat-2", (30, 150), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (255, 255, 255), 2, cv2.LINE_AA)
+    cv2.line(canvas, (10, 10), (150, 90), opaque(canvas, (40, 200, 60)), 3, cv2.LINE_AA)
+    put_text(canvas, "boat-2", (30, 150), 0.9, (255, 255, 255), 2)
     box = canvas[100:180, 120:200]
     layer = box.copy()
-    cv2.fillPoly(layer, [np.array([[0, 0], [79, 10], [40, 79]], np.int32)], (0, 140, 255))
+    cv2.fillPoly(layer, [np.array([[0, 0], [79, 10], [40, 79]], np.int32)], opaque(canvas, (0, 140, 255)))
     cv2.addWeighted(layer, 0.25, box, 0.75, 0, box)
-    plate = canvas[20:50, 160:230]
-    plate[:] = (plate.astype(np.float32) * 0.38).astype(np.uint8)
+    see_through(canvas[20:50, 160:230], 0.62)
+    see_through(canvas[60:90, 160:230], 0.62, light=True)
 
 
 def test_a_layer_is_drawing_on_the_picture_within_a_few_grey_levels():

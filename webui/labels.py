@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from webui.layers import opaque, put_text, see_through
+
 BLACK = (0, 0, 0)
 FONT_PX_AT_SCALE_1 = 22.0  # cv2.FONT_HERSHEY_SIMPLEX cap height at fontScale 1 (roughly)
 LABEL_HEIGHT_FRACTION = 0.026  # text this fraction of the picture's width: ~10 px on a phone-wide view
@@ -27,6 +29,7 @@ _DIRECTIONS = ((0.6, -0.6), (0.6, 0.6), (-0.6, -0.6), (-0.6, 0.6), (0.0, -1.0), 
 # every spot tried, in order: (dx, dy) in text heights and the side the box hangs to
 _OFFSETS = np.array([(dx * ring, dy * ring) for ring in _RINGS for dx, dy in _DIRECTIONS])
 _SIGNS = np.sign(_OFFSETS[:, 0])
+_NEAREST = [((float(dx), float(dy)), float(sign)) for (dx, dy), sign in zip(_OFFSETS[:len(_DIRECTIONS)], _SIGNS)]
 
 
 @functools.lru_cache(maxsize=2048)
@@ -88,16 +91,24 @@ class LabelPlacer:
         return inside and not any(box.overlaps(b, gap=1.0) for b in self.boxes)
 
     def _spot(self, text: str, anchor) -> tuple[Box, bool] | None:
-        """The first free spot around the anchor, in _RINGS x _DIRECTIONS order (all tried at once)."""
+        """The first free spot around the anchor, in _RINGS x _DIRECTIONS order: the nearest ring one
+        by one (where most labels go), then the others all at once."""
         tw, th, base = self.size(text)
         bw, bh = tw + 2 * self.pad, th + base + 2 * self.pad
         ax, ay = float(anchor[0]), float(anchor[1])
+        placed = [(o.x0, o.y0, o.x1, o.y1) for o in self.boxes]
+        for (dx, dy), sign in _NEAREST:  # the arithmetic of the arrays below, in the same order
+            cx, cy = ax + dx * bh + sign * bw / 2, ay + dy * bh
+            x0, y0, x1, y1 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
+            if x0 >= 0 and y0 >= 0 and x1 <= self.w and y1 <= self.h and all(
+                    x1 + 1.0 <= b0 or b2 + 1.0 <= x0 or y1 + 1.0 <= b1 or b3 + 1.0 <= y0 for b0, b1, b2, b3 in placed):
+                return Box(x0, y0, x1, y1, text), False
         cx = ax + _OFFSETS[:, 0] * bh + _SIGNS * bw / 2
         cy = ay + _OFFSETS[:, 1] * bh
         x0, y0, x1, y1 = cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2
         free = (x0 >= 0) & (y0 >= 0) & (x1 <= self.w) & (y1 <= self.h)
-        if self.boxes and free.any():
-            b = np.array([(o.x0, o.y0, o.x1, o.y1) for o in self.boxes])  # Box.overlaps with a 1 px gap
+        if placed and free.any():
+            b = np.array(placed)  # Box.overlaps with a 1 px gap
             clear = ((x1[:, None] + 1.0 <= b[None, :, 0]) | (b[None, :, 2] + 1.0 <= x0[:, None])
                      | (y1[:, None] + 1.0 <= b[None, :, 1]) | (b[None, :, 3] + 1.0 <= y0[:, None]))
             free &= clear.all(axis=1)
@@ -119,13 +130,12 @@ class LabelPlacer:
         box, leader = found
         if leader:
             near = (min(max(anchor[0], box.x0), box.x1), min(max(anchor[1], box.y0), box.y1))
-            cv2.line(self.img, _pt(anchor), _pt(near), BLACK, self.thick + 2, cv2.LINE_AA)
-            cv2.line(self.img, _pt(anchor), _pt(near), colour, max(1, self.thick // 2), cv2.LINE_AA)
+            cv2.line(self.img, _pt(anchor), _pt(near), opaque(self.img, BLACK), self.thick + 2, cv2.LINE_AA)
+            cv2.line(self.img, _pt(anchor), _pt(near), opaque(self.img, colour), max(1, self.thick // 2), cv2.LINE_AA)
         b, g, r = colour[:3]
         self._panel(box, light=0.299 * r + 0.587 * g + 0.114 * b < 110)  # dark ink on a light plate
         _, th, _ = self.size(text)
-        cv2.putText(self.img, text, (int(box.x0 + self.pad), int(box.y0 + self.pad + th)), cv2.FONT_HERSHEY_SIMPLEX,
-                    self.scale, colour, self.thick, cv2.LINE_AA)
+        put_text(self.img, text, (int(box.x0 + self.pad), int(box.y0 + self.pad + th)), self.scale, colour, self.thick)
         self.boxes.append(box)
         return box
 
@@ -134,9 +144,7 @@ class LabelPlacer:
         x0, y0, x1, y1 = (int(round(v)) for v in (box.x0, box.y0, box.x1, box.y1))
         x0, y0, x1, y1 = max(0, x0), max(0, y0), min(self.w, x1), min(self.h, y1)
         if x1 > x0 and y1 > y0:
-            roi = self.img[y0:y1, x0:x1]
-            under = roi.astype(np.float32) * (1 - alpha)
-            roi[:] = (under + (255 * alpha if light else 0)).astype(np.uint8)
+            see_through(self.img[y0:y1, x0:x1], alpha, light)
 
     def legend(self, entries: list[tuple[str, tuple[int, int, int]]], corner: str = "bottom-left") -> Box | None:
         """A key for the lines and colours: a swatch and words per entry, in a corner."""
@@ -158,9 +166,8 @@ class LabelPlacer:
         for i, (words, colour) in enumerate(entries):
             y = int(y0 + self.pad + row * (i + 1) - self.pad - sizes[i][2])
             cv2.line(self.img, (int(x0 + self.pad), y - row // 3), (int(x0 + self.pad + swatch), y - row // 3),
-                     colour, max(2, self.thick + 1), cv2.LINE_AA)
-            cv2.putText(self.img, words, (int(x0 + 2 * self.pad + swatch), y), cv2.FONT_HERSHEY_SIMPLEX, scale,
-                        (255, 255, 255), max(1, self.thick - 1), cv2.LINE_AA)
+                     opaque(self.img, colour), max(2, self.thick + 1), cv2.LINE_AA)
+            put_text(self.img, words, (int(x0 + 2 * self.pad + swatch), y), scale, (255, 255, 255), max(1, self.thick - 1))
         self.boxes.append(box)
         return box
 
@@ -169,8 +176,14 @@ def legend_strip(w: int, h: int, entries: list[tuple[str, tuple[int, int, int]]]
                  ) -> tuple[np.ndarray | None, Box | None]:
     """A strip to go under a (w x h) picture, holding the key of lines and colours, entries side by
     side and wrapped to the picture's width: beside the play area, never over it (a legend in a
-    corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the strip and the
-    legend's box in the taller picture (None, None: no entries)."""
+    corner hid the Kayak Start tile and Kang's lower rows on a phone). Returns the strip (read-only:
+    the same strip is handed out while the key and the picture's size stay) and the legend's box in
+    the taller picture (None, None: no entries)."""
+    return _legend_strip(w, h, tuple((words, tuple(colour)) for words, colour in entries), scale)
+
+
+@functools.lru_cache(maxsize=8)
+def _legend_strip(w: int, h: int, entries: tuple, scale: float) -> tuple[np.ndarray | None, Box | None]:
     import cv2
 
     if not entries:
@@ -197,6 +210,7 @@ def legend_strip(w: int, h: int, entries: list[tuple[str, tuple[int, int, int]]]
         cv2.line(strip, (x, mid), (x + swatch, mid), colour, max(2, thick + 1), cv2.LINE_AA)
         cv2.putText(strip, words, (x + swatch + pad, y + row - pad - base), cv2.FONT_HERSHEY_SIMPLEX, scale,
                     (255, 255, 255), thick, cv2.LINE_AA)
+    strip.flags.writeable = False
     return strip, Box(0, h, w, h + strip.shape[0], "legend", kind="legend")
 
 

@@ -2,15 +2,18 @@
 new frame in two OpenCV calls instead of being drawn again.
 
 Every drawing step the overlay takes (anti-aliased lines and text, blended fills, see-through
-label plates) sets a pixel to x (1 - a) + c a for the x under it, and so do several in turn. A
-drawing made once on black (``ink``: the sum of the c a) and once on white gives 255 (1 - a) as
-the difference (``keep``). On a picture x the drawing is then x keep / 255 + ink: within a grey
-level or two of drawing it there (each step rounds to whole levels), and exactly x where nothing
-is drawn and exactly the drawing where it covers the picture.
+label plates) sets a pixel to x (1 - a) + c a for the x under it, and so do several in turn. The
+drawing is made once, on a black canvas with a fourth channel that every step paints in opaque
+white (``opaque``): the colours end as the sum of the c a (``ink``), the fourth channel as 255
+less 255 (1 - a) over all steps (``keep``: what is left of the picture). On a picture x the drawing
+is then x keep / 255 + ink: within a grey level or two of drawing it there (each step rounds to
+whole levels), and exactly x where nothing is drawn and exactly the drawing where it covers the
+picture.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -29,16 +32,18 @@ class Layer:
 
     @classmethod
     def drawn(cls, w: int, h: int, draw: Callable[[np.ndarray], Any]) -> tuple["Layer", Any]:
-        """draw(canvas) run on a black and on a white (h, w) canvas: the layer, and what draw returned
-        on black."""
-        black, white = np.zeros((h, w, 3), np.uint8), np.full((h, w, 3), 255, np.uint8)
-        result = draw(black)
-        draw(white)
-        keep = cv2.subtract(white, black)
-        # the box of every pixel drawn on, found over the picture's (H, 3 W) channels
-        x, y, bw, bh = cv2.boundingRect(cv2.bitwise_not(keep).reshape(h, 3 * w))
-        y0, y1, x0, x1 = box = (y, y + bh, x // 3, -(-(x + bw) // 3))
-        return cls(black[y0:y1, x0:x1].copy(), keep[y0:y1, x0:x1].copy(), box), result
+        """draw(canvas) run once on a black (h, w) canvas of four channels, painting with opaque() and
+        see_through(): the layer, and what draw returned."""
+        canvas = np.zeros((h, w, 4), np.uint8)
+        result = draw(canvas)
+        # the box of every pixel drawn on, found over the canvas's (H, 4 W) channels
+        x, y, bw, bh = cv2.boundingRect(canvas.reshape(h, 4 * w))
+        y0, y1, x0, x1 = box = (y, y + bh, x // 4, -(-(x + bw) // 4))
+        if not bh:  # nothing drawn
+            return cls(np.zeros((0, 0, 3), np.uint8), np.zeros((0, 0, 3), np.uint8), box), result
+        drawn = canvas[y0:y1, x0:x1]
+        keep = cv2.cvtColor(cv2.bitwise_not(cv2.extractChannel(drawn, 3)), cv2.COLOR_GRAY2BGR)
+        return cls(cv2.cvtColor(drawn, cv2.COLOR_BGRA2BGR), keep, box), result
 
     def onto(self, image: np.ndarray, out: np.ndarray) -> None:
         """out (the picture's size; it may be image itself) = image with the drawing on it."""
@@ -51,6 +56,53 @@ class Layer:
             under = out[y0:y1, x0:x1]
             cv2.multiply(image[y0:y1, x0:x1], self.keep, dst=under, scale=1 / 255.0)
             cv2.add(under, self.ink, dst=under)
+
+
+def opaque(canvas: np.ndarray, colour) -> tuple:
+    """The colour to draw with on canvas: a picture takes it as it is; a layer's canvas (four
+    channels) takes it with its fourth channel opaque, so that channel gathers how much is drawn."""
+    return tuple(colour[:3]) if canvas.shape[2] == 3 else (*colour[:3], 255)
+
+
+def put_text(canvas: np.ndarray, text: str, org: tuple[int, int], scale: float, colour, thick: int) -> None:
+    """cv2.putText (Hershey simplex, anti-aliased) onto a picture or a layer's canvas. On four channels
+    OpenCV sets the fourth to the text's own coverage instead of blending it, so there the text is
+    drawn with that channel cleared around it and its coverage is then added to what was there."""
+    font = cv2.FONT_HERSHEY_SIMPLEX
+    if canvas.shape[2] == 3:
+        cv2.putText(canvas, text, org, font, scale, colour, thick, cv2.LINE_AA)
+        return
+    (tw, th), base = cv2.getTextSize(text, font, scale, thick)
+    h, w = canvas.shape[:2]
+    m = thick + 2
+    y0, y1 = max(0, org[1] - th - m), min(h, org[1] + base + m)
+    x0, x1 = max(0, org[0] - m), min(w, org[0] + tw + m)
+    if y1 <= y0 or x1 <= x0:
+        return
+    cover = canvas[y0:y1, x0:x1, 3].copy()
+    canvas[y0:y1, x0:x1, 3] = 0
+    cv2.putText(canvas, text, org, font, scale, opaque(canvas, colour), thick, cv2.LINE_AA)
+    text_cover = canvas[y0:y1, x0:x1, 3]
+    # what the picture keeps: kept before times what the text leaves
+    kept = cv2.multiply(cv2.bitwise_not(cover), cv2.bitwise_not(text_cover), scale=1 / 255.0)
+    canvas[y0:y1, x0:x1, 3] = cv2.bitwise_not(kept)
+
+
+@functools.lru_cache(maxsize=16)
+def _see_through_lut(alpha: float, light: bool, channels: int) -> np.ndarray:
+    colours = (np.arange(256, dtype=np.float32) * (1 - alpha) + (255 * alpha if light else 0)).astype(np.uint8)
+    cover = (np.arange(256, dtype=np.float32) * (1 - alpha) + 255 * alpha).astype(np.uint8)
+    if channels == 3:  # one table for every channel: OpenCV's fast path
+        return colours
+    return np.stack([colours] * 3 + [cover] * (channels - 3), axis=1).reshape(256, 1, channels)
+
+
+def see_through(roi: np.ndarray, alpha: float, light: bool = False) -> None:
+    """roi (a view into a picture or a layer's canvas) under a plate this opaque, black or white
+    (light): x (1 - alpha) (+ 255 alpha), to float32 and cut to whole levels; on a layer's canvas
+    the fourth channel gathers the plate's opacity (as a white plate)."""
+    if roi.size:
+        cv2.LUT(roi, _see_through_lut(alpha, light, roi.shape[2]), dst=roi)
 
 
 SEEN_ONCE = object()

@@ -18,7 +18,7 @@ import numpy as np
 from referee.catalog import default_catalog, footprint_polygon
 from referee.observation import MAX_DISTORTED_R2, ImageFromGame, Observation, PiecePose
 from webui.labels import Box, LabelPlacer, legend_strip, text_scale
-from webui.layers import SEEN_ONCE, Layer, LayerCache
+from webui.layers import SEEN_ONCE, Layer, LayerCache, opaque, put_text
 
 GREEN = (60, 200, 60)
 AMBER = (0, 170, 255)
@@ -145,13 +145,27 @@ def _runs(px: np.ndarray) -> list[np.ndarray]:
 def project_all(view, requests) -> list[np.ndarray]:
     """view.project of many (points, z_mm) requests with one call per height: the overlay
     projects a few thousand points a frame, in a few hundred pieces."""
+    return project_grouped(view, grouped_by_height(requests))
+
+
+def grouped_by_height(requests) -> tuple[int, list]:
+    """(points, z_mm) requests gathered for project_grouped: their count, and per height the points
+    of all its requests in one array, which requests they are and where each ends."""
     requests = [(np.asarray(p, dtype=float).reshape(-1, 2), z) for p, z in requests]
-    out: list = [None] * len(requests)
+    groups = []
     for z in {z for _, z in requests}:
         idx = [i for i, (_, zi) in enumerate(requests) if zi == z]
-        px = view.project(np.concatenate([requests[i][0] for i in idx]), z)
         cuts = np.cumsum([len(requests[i][0]) for i in idx])[:-1]
-        for i, part in zip(idx, np.split(px, cuts)):
+        groups.append((z, np.concatenate([requests[i][0] for i in idx]), idx, cuts))
+    return len(requests), groups
+
+
+def project_grouped(view, grouped: tuple[int, list]) -> list[np.ndarray]:
+    """Each request's pixels (view.project works point by point: the same pixels as one call each)."""
+    count, groups = grouped
+    out: list = [None] * count
+    for z, points, idx, cuts in groups:
+        for i, part in zip(idx, np.split(view.project(points, z), cuts)):
             out[i] = part
     return out
 
@@ -160,20 +174,21 @@ def _text(img, text: str, org, scale: float, colour, thick: int = 2) -> None:
     import cv2
 
     x, y = int(org[0]), int(org[1])
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, BLACK, thick + 3, cv2.LINE_AA)
-    cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
+    put_text(img, text, (x, y), scale, BLACK, thick + 3)
+    put_text(img, text, (x, y), scale, colour, thick)
 
 
 def _line_runs(img, runs, style: Style, thick: int) -> None:
     import cv2
 
+    colour = opaque(img, style.colour)
     for run in runs:
         pts = np.round(run).astype(np.int32)
         if style.dashed:
             for i in range(0, len(pts) - 1, 2):
-                cv2.line(img, tuple(map(int, pts[i])), tuple(map(int, pts[i + 1])), style.colour, thick, cv2.LINE_AA)
+                cv2.line(img, tuple(map(int, pts[i])), tuple(map(int, pts[i + 1])), colour, thick, cv2.LINE_AA)
         else:
-            cv2.polylines(img, [pts.reshape(-1, 1, 2)], False, style.colour, thick, cv2.LINE_AA)
+            cv2.polylines(img, [pts.reshape(-1, 1, 2)], False, colour, thick, cv2.LINE_AA)
 
 
 def draw_shapes(img: np.ndarray, shapes, view: PixelMap, line_px: int, font: float | None = None,
@@ -215,6 +230,35 @@ def shape_pixels(shapes, view) -> ShapePixels:
             key, hit = None, None
         if hit is not None:
             return hit
+    where, grouped = _shape_points(shapes)
+    out = ShapePixels(*([None] * len(shapes) for _ in range(5)))
+    for (i, kind), px in zip(where, project_grouped(view, grouped)):
+        getattr(out, kind)[i] = px
+    for i, px in enumerate(out.px_per_mm):
+        if px is not None:
+            d = float(np.hypot(*(px[1] - px[0]))) / 10.0
+            out.px_per_mm[i] = d if math.isfinite(d) and d > 0 else 1.0
+    if key is not None:
+        while len(_PIXEL_CACHE) >= _PIXEL_CACHE_SIZE:
+            _PIXEL_CACHE.pop(next(iter(_PIXEL_CACHE)))
+        _PIXEL_CACHE[key] = out
+    return out
+
+
+_POINTS_CACHE: dict = {}
+
+
+def _shape_points(shapes) -> tuple[list, tuple]:
+    """The game-frame points shape_pixels projects, (shape index, kind) of each, grouped by height:
+    they depend on the shapes alone, so they are kept while the shapes stay the same and only the
+    mapping moves (the table's pose, a little each frame)."""
+    try:
+        key = tuple(shapes)
+        hit = _POINTS_CACHE.get(key)
+    except TypeError:  # a shape with a list inside: not hashable, not cached
+        key, hit = None, None
+    if hit is not None:
+        return hit
     requests, where = [], []
     for i, s in enumerate(shapes):
         st = style_of(s.role)
@@ -234,17 +278,11 @@ def shape_pixels(shapes, view) -> ShapePixels:
             where.append((i, "px_per_mm"))
             at = s.points[0]
             requests.append(([at, (at[0] + 10.0, at[1])], 0.0))
-    out = ShapePixels(*([None] * len(shapes) for _ in range(5)))
-    for (i, kind), px in zip(where, project_all(view, requests)):
-        getattr(out, kind)[i] = px
-    for i, px in enumerate(out.px_per_mm):
-        if px is not None:
-            d = float(np.hypot(*(px[1] - px[0]))) / 10.0
-            out.px_per_mm[i] = d if math.isfinite(d) and d > 0 else 1.0
+    out = where, grouped_by_height(requests)
     if key is not None:
-        while len(_PIXEL_CACHE) >= _PIXEL_CACHE_SIZE:
-            _PIXEL_CACHE.pop(next(iter(_PIXEL_CACHE)))
-        _PIXEL_CACHE[key] = out
+        while len(_POINTS_CACHE) >= _PIXEL_CACHE_SIZE:
+            _POINTS_CACHE.pop(next(iter(_POINTS_CACHE)))
+        _POINTS_CACHE[key] = out
     return out
 
 
@@ -267,7 +305,7 @@ def _fills(img: np.ndarray, shapes, pixels: ShapePixels) -> None:
     box = img[y0:y1, x0:x1]
     layer = box.copy()
     for pts, colour in polygons:
-        cv2.fillPoly(layer, [pts], colour, offset=(-int(x0), -int(y0)))
+        cv2.fillPoly(layer, [pts], opaque(layer, colour), offset=(-int(x0), -int(y0)))
     alpha = max(style_of(s.role).fill for s, _ in fills)
     cv2.addWeighted(layer, alpha, box, 1 - alpha, 0, box)
 
@@ -286,21 +324,22 @@ def draw_shape_lines(img: np.ndarray, shapes, view: PixelMap, line_px: int) -> N
         if pixels.heads[i] is not None:
             a, b = pixels.heads[i]
             if np.all(np.isfinite([a, b])):
-                cv2.arrowedLine(img, tuple(map(int, np.round(a))), tuple(map(int, np.round(b))), st.colour, thick,
+                cv2.arrowedLine(img, tuple(map(int, np.round(a))), tuple(map(int, np.round(b))), opaque(img, st.colour), thick,
                                 cv2.LINE_AA, tipLength=0.3)
         elif s.kind == "circle" and pixels.anchors[i] is not None:
             c = pixels.anchors[i][0]
             if np.all(np.isfinite(c)):
                 r = max(3, int(round(s.radius_mm * pixels.px_per_mm[i])))
-                cv2.circle(img, tuple(map(int, np.round(c))), r, BLACK, thick + 2, cv2.LINE_AA)
-                cv2.circle(img, tuple(map(int, np.round(c))), r, st.colour, thick, cv2.LINE_AA)
+                cv2.circle(img, tuple(map(int, np.round(c))), r, opaque(img, BLACK), thick + 2, cv2.LINE_AA)
+                cv2.circle(img, tuple(map(int, np.round(c))), r, opaque(img, st.colour), thick, cv2.LINE_AA)
 
 
 def place_shape_labels(placer: LabelPlacer, shapes, view: PixelMap) -> None:
     """The shapes' text labels, each near its point and clear of the others."""
-    labels = [s for s in shapes if s.kind == "label" and s.points and s.text]
-    for s, at in zip(labels, project_all(view, [(s.points[:1], s.z_mm) for s in labels])):
-        placer.place(short_names(s.text), at[0], style_of(s.role).colour)
+    anchors = shape_pixels(shapes, view).anchors  # a label's anchor: its first point
+    for s, at in zip(shapes, anchors):
+        if s.kind == "label" and s.points and s.text:
+            placer.place(short_names(s.text), at[0], style_of(s.role).colour)
 
 
 def short_names(text: str) -> str:
@@ -408,7 +447,7 @@ def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[s
         # one colour whatever the status: the page shows the status, once, from the server's status event
         colour = GREY if p.name in hidden else GREEN
         if colour != batch_colour and batch:
-            cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
+            cv2.polylines(img, batch, False, opaque(img, batch_colour), thick, cv2.LINE_AA)
             batch = []
         batch_colour = colour
         batch += [np.round(run).astype(np.int32).reshape(-1, 1, 2) for run in _runs(px)]
@@ -416,7 +455,7 @@ def _outlines(img, view: PixelMap, pieces, hidden, scale: float) -> list[tuple[s
             c = next(anchors)[0]
             labels.append((short_names(p.name) + (" (hidden)" if p.name in hidden else ""), tuple(c), colour))
     if batch:
-        cv2.polylines(img, batch, False, batch_colour, thick, cv2.LINE_AA)
+        cv2.polylines(img, batch, False, opaque(img, batch_colour), thick, cv2.LINE_AA)
     return labels
 
 
