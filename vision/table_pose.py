@@ -438,9 +438,11 @@ def _solve_fresh(groups: dict[str, list[StickerObs]], reference: str, intrinsics
                  f_init: float | None, outlier_sigma: float) -> TablePose:
     """solve_table_pose without the memo: the fit, refitted with the edge bias held or each corner's
     sigma widened by the bias's spread as the first fit calls for."""
-    tp = _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma)
+    starts: dict = {}  # the refits below start where the first fit did (_Start), the same pieces the same way
+    tp = _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, starts=starts)
     if abs(tp.edge_bias_px) < EDGE_BIAS_SIGNIFICANT * tp.edge_bias_sigma_px and tp.edge_bias_blur_px < EDGE_BIAS_SHARP_PX:
-        return _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, bias_prior_px=EDGE_BIAS_HELD_PX)
+        return _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, bias_prior_px=EDGE_BIAS_HELD_PX,
+                                    starts=starts)
     if abs(tp.edge_bias_px) < EDGE_BIAS_NEGLIGIBLE_PX:
         return tp
     # a tone curve moved the edges: solve again with every corner's sigma widened by the
@@ -452,7 +454,7 @@ def _solve_fresh(groups: dict[str, list[StickerObs]], reference: str, intrinsics
     # the bias's spread is systematic per sticker and hides in the piece poses more than in the
     # residuals: here sigma is scaled down less (measured in tests/bench/robust.py)
     return _solve_with_outliers(wider, reference, intrinsics, f_init, outlier_sigma,
-                                noise_floor=biased_noise_floor(tp.edge_bias_px, _median_blur_cells(groups)))
+                                noise_floor=biased_noise_floor(tp.edge_bias_px, _median_blur_cells(groups)), starts=starts)
 
 
 # The floor above was measured under tone curves (biases 0.3-0.5 px). A small bias (a printer's ink
@@ -482,12 +484,19 @@ def biased_noise_floor(bias_px: float, blur_cells: float = 0.0) -> float:
 
 
 def _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma,
-                         noise_floor: float = NOISE_FACTOR_FLOOR, bias_prior_px: float | None = None) -> TablePose:
+                         noise_floor: float = NOISE_FACTOR_FLOOR, bias_prior_px: float | None = None,
+                         starts: dict | None = None) -> TablePose:
+    """The plane fit, refitted without the worst piece while one clearly disagrees with the plane.
+    starts: the _Start of each set of pieces fitted so far, by their names (kept across calls)."""
     names = [reference] + sorted(n for n in groups if n != reference)
     outliers: list[str] = []
+    starts = {} if starts is None else starts
     while True:
-        pose = _solve_once({n: groups[n] for n in names if n not in outliers}, reference, intrinsics, f_init,
-                           noise_floor, bias_prior_px)
+        active = tuple(n for n in names if n not in outliers)
+        if active not in starts:
+            starts[active] = _start(groups, list(active), intrinsics, f_init)
+        pose = _solve_once({n: groups[n] for n in active}, reference, intrinsics, f_init,
+                           noise_floor, bias_prior_px, starts[active])
         # per-piece rms whitened residual; drop the worst clear outlier and refit
         worst, worst_rms = None, 0.0
         for n, rms in pose.extra_rms.items():
@@ -507,48 +516,69 @@ class _Solve:
     extra_rms: dict
 
 
-def _flatten(groups, names):
-    """Every corner of the pieces' stickers in order (piece index k of names): local mm, height,
-    ideal px, sigma px, owner, edge-bias direction (its share of the bias), the median blur, and
-    each sticker's one share of the bias (bias_shares)."""
-    loc, zs, obs, sig, owner = [], [], [], [], []
-    blurs = [s.blur_px for n in names for s in groups[n] if s.blur_px > 0]
+@dataclass(frozen=True)
+class _Start:
+    """What a plane fit of some pieces starts from, none of it depending on the corners' sigma (a refit
+    of the same pieces, with the edge bias held or the sigmas widened, starts from the same): the
+    camera and piece poses from IPPE (rvec, tvec, poses: (pieces, 3), names' order) and every corner
+    in order (piece index k of names): local mm, height, ideal px, owner, edge-bias direction (its
+    share of the bias), the median blur, and each sticker's one share of the bias (bias_shares)."""
+
+    rvec: np.ndarray
+    tvec: np.ndarray
+    poses: np.ndarray
+    loc: np.ndarray
+    zs: np.ndarray
+    obs: np.ndarray
+    owner: np.ndarray
+    out_dirs: np.ndarray
+    blur_ref: float
+    bias_one: np.ndarray
+
+
+def _start(groups, names: list[str], intrinsics: Intrinsics, f_init) -> _Start:
+    """The _Start of a plane fit of the pieces names (the reference first)."""
+    K0 = intrinsics.K(f_init if intrinsics.focal_free and f_init else None)
+    all_st = [s for n in names for s in groups[n]]
+    normal = _consensus_normal(all_st, K0)
+    rvec, tvec = _init_camera(groups[names[0]], K0, normal)
+    poses = [(0.0, 0.0, 0.0)]
+    for n in names[1:]:
+        loc = np.concatenate([s.local_mm for s in groups[n]])
+        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
+                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
+        poses.append(fit_rigid_2d(loc, wor))
+    loc, zs, obs, owner = [], [], [], []
+    blurs = [s.blur_px for s in all_st if s.blur_px > 0]
     blur_ref = float(np.median(blurs)) if blurs else 0.0
     for k, n in enumerate(names):
         for s in groups[n]:
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
-            sig.append(np.full(4, s.sigma_px))
             owner.append(np.full(4, k))
-    loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
-    sig, owner = np.concatenate(sig), np.concatenate(owner)
-    shares = bias_shares([s for n in names for s in groups[n]], blur_ref)
+    obs = np.concatenate(obs)
+    shares = bias_shares(all_st, blur_ref)
     out_dirs = bias_outwards(obs.reshape(-1, 4, 2), shares).reshape(-1, 2)
-    return loc, zs, obs, sig, owner, out_dirs, blur_ref, shares[0]
+    return _Start(np.asarray(rvec, dtype=np.float64), np.asarray(tvec, dtype=np.float64),
+                  np.array(poses, dtype=np.float64), np.concatenate(loc), np.concatenate(zs), obs,
+                  np.concatenate(owner), out_dirs, blur_ref, shares[0])
 
 
 def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: float = NOISE_FACTOR_FLOOR,
-                bias_prior_px: float | None = None):
+                bias_prior_px: float | None = None, start: _Start | None = None):
     names = [reference] + sorted(n for n in groups if n != reference)
     f0 = f_init if intrinsics.focal_free and f_init else intrinsics.fx
-    K0 = intrinsics.K(f0 if intrinsics.focal_free else None)
+    start = start or _start(groups, names, intrinsics, f_init)
     all_st = [s for n in names for s in groups[n]]
-    normal = _consensus_normal(all_st, K0)
-    rvec, tvec = _init_camera(groups[reference], K0, normal)
-    poses = {reference: (0.0, 0.0, 0.0)}
-    for n in names[1:]:
-        loc = np.concatenate([s.local_mm for s in groups[n]])
-        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
-                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
-        poses[n] = fit_rigid_2d(loc, wor)
     nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
-    loc, zs, obs, sig, owner, out_dirs, blur_ref, bias_one = _flatten(groups, names)
+    loc, zs, obs, owner, out_dirs = start.loc, start.zs, start.obs, start.owner, start.out_dirs
+    blur_ref, bias_one = start.blur_ref, start.bias_one
+    sig = np.repeat(np.array([s.sigma_px for s in all_st], dtype=np.float64), 4)
     model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, out_dirs, bias_prior_px)
-    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
-    state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
-                   np.array([poses[n] for n in names], dtype=np.float64))
+    R = cv2.Rodrigues(start.rvec)[0]
+    state = _State(R, start.tvec.copy(), f0, start.poses.copy())
     state, r, J, wts = model.levenberg_marquardt(state)
     placed_mm = np.array([s.placement_mm for s in all_st])
     placed_rad = np.radians([s.placement_deg for s in all_st])
