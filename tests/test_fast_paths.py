@@ -58,19 +58,23 @@ def test_batched_piece_fits_are_the_one_by_one_fits(monkeypatch):
     from webui.live import pipeline_observe
 
     compared = []
-    real = pipeline._piece_fits
+    real = pipeline._fits
 
-    def checked(obs_by_piece, plane, catalog):
-        fits = real(obs_by_piece, plane, catalog)
+    def checked(obs_by_piece, plane, catalog, reference_fit=False):
+        fits, reference = real(obs_by_piece, plane, catalog, reference_fit)
         for name, (fit, z) in fits.items():
             alone = pieces.fit_pieces([obs_by_piece[name]], plane.tp, [z])[0]
             compared.append(name)
             assert np.allclose(fit.pose, alone.pose, rtol=0, atol=1e-9), name
             assert np.allclose(fit.cov, alone.cov, rtol=1e-9, atol=1e-15), name
             assert math.isclose(fit.rms_sigma, alone.rms_sigma, rel_tol=1e-9, abs_tol=1e-12), name
-        return fits
+        if reference_fit:  # the fit reference, fitted in the same batch for the frame's gauge
+            compared.append(plane.solve_ref)
+            assert np.allclose(pipeline._gauge_of(reference, plane), pipeline.frame_gauge_cov(plane), rtol=1e-9,
+                               atol=1e-15)
+        return fits, reference
 
-    monkeypatch.setattr(pipeline, "_piece_fits", checked)
+    monkeypatch.setattr(pipeline, "_fits", checked)
     image, camera = _still("kang", True)
     pipeline_observe(image, camera, None)
     assert len(compared) >= 3  # the tokens off the plane fit, fitted together

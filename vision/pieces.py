@@ -158,9 +158,12 @@ def _solve3(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.array([np.linalg.lstsq(a, v, rcond=None)[0] for a, v in zip(A, b)])
 
 
-def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None) -> list[PieceFit]:
+def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None, pooled: int | None = None
+               ) -> list[PieceFit]:
     """fit_piece for several pieces at once: Gauss-Newton on each piece's reprojection with the
-    camera fixed at tp, then its covariance (corner noise plus the camera pose's)."""
+    camera fixed at tp, then its covariance (corner noise plus the camera pose's). pooled: how many
+    of the groups (the first ones; all by default) measure the pooled noise of pieces fitted on their
+    own (_pieces_noise2); the others ride along, each fitted as it would be alone."""
     if not groups:
         return []
     corners = _Corners(groups, tp, z_overrides or [None] * len(groups))
@@ -188,7 +191,7 @@ def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None) 
     rr = corners.per_piece((r ** 2).sum(axis=1)) - corners.per_piece(corners.offset_energy(r))
     A_inv = np.linalg.inv(A + 1e-12 * np.eye(3))
     dofs = np.array([max(1, 7 * len(sts) - 3) for sts in groups])  # each sticker's own edge offset left out
-    noise2 = _pieces_noise2(tp, rr, dofs)
+    noise2 = _pieces_noise2(tp, rr[:pooled], dofs[:pooled])
     out = []
     for k, sts in enumerate(groups):
         chi2 = float(rr[k]) / dofs[k]
