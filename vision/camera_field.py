@@ -61,14 +61,15 @@ def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], GRID), np.linspace(lo[1], hi[1], GRID))
     points = np.column_stack([gx.ravel(), gy.ravel()])
+    n = len(points)
+    here = np.concatenate([points, points + (STEP_MM, 0.0), points + (0.0, STEP_MM)])  # each point and its steps
+    moved = [_moved_camera(tp, delta) for delta in directions]
     worst = 0.0
     for z in sorted(set(float(h) for h in heights)):
-        here = [points, points + (STEP_MM, 0.0), points + (0.0, STEP_MM)]
-        pixels = [_project(tp, p, z) for p in here]
-        M = np.zeros((len(points), 2, 2))
-        for delta in directions:
-            rvec, tvec, K = _moved_camera(tp, delta)
-            shift = [intersect_plane(px, z, rvec, tvec, K) - p for px, p in zip(pixels, here)]
+        pixels = _project(tp, here, z)
+        M = np.zeros((n, 2, 2))
+        for rvec, tvec, K in moved:
+            shift = (intersect_plane(pixels, z, rvec, tvec, K) - here).reshape(3, n, 2)
             J = np.stack([(shift[1] - shift[0]) / STEP_MM, (shift[2] - shift[0]) / STEP_MM], axis=2)  # (N, 2, 2)
             M += np.einsum("nki,nkj->nij", J, J)
         worst = max(worst, float(np.linalg.eigvalsh(M)[:, -1].max()))
