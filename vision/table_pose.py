@@ -320,17 +320,40 @@ def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | Non
     return float(t[0]), float(t[1]), th
 
 
+# The last IPPE solutions by their exact inputs: one observation asks for each sticker's up to three
+# times (the layout check, the consensus normal, the first camera), and a stream's held stickers
+# (vision/roi.py) come back with the same corners frame after frame. Enough for a few frames of a
+# 250-sticker table.
+IPPE_MEMO_SIZE = 1024
+_ippe_memo: OrderedDict = OrderedDict()
+
+
 def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
-    """Both IPPE solutions for one square marker: list of (rvec, tvec, reprojection rms px)."""
+    """Both IPPE solutions for one square marker: list of (rvec, tvec, reprojection rms px) (arrays
+    read-only: the same answer is handed to every caller with the same inputs)."""
+    img = np.asarray(ideal_px).reshape(4, 1, 2).astype(np.float64)
+    key = (img.tobytes(), float(size_mm), np.asarray(K, dtype=np.float64).tobytes())
+    if key in _ippe_memo:
+        _ippe_memo.move_to_end(key)
+        return list(_ippe_memo[key])
     h = size_mm / 2
     obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], dtype=np.float64)
     try:
-        n, rvecs, tvecs, errs = cv2.solvePnPGeneric(obj, ideal_px.reshape(4, 1, 2).astype(np.float64), K, None,
-                                                    flags=cv2.SOLVEPNP_IPPE_SQUARE)
+        n, rvecs, tvecs, errs = cv2.solvePnPGeneric(obj, img, K, None, flags=cv2.SOLVEPNP_IPPE_SQUARE)
     except cv2.error:
         return []
-    return [(rvecs[i].ravel(), tvecs[i].ravel(), float(np.ravel(errs)[i]) if errs is not None else 0.0)
-            for i in range(n)]
+    out = [(_frozen(rvecs[i].ravel()), _frozen(tvecs[i].ravel()), float(np.ravel(errs)[i]) if errs is not None else 0.0)
+           for i in range(n)]
+    _ippe_memo[key] = tuple(out)
+    if len(_ippe_memo) > IPPE_MEMO_SIZE:
+        _ippe_memo.popitem(last=False)
+    return out
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
 
 
 def _consensus_normal(stickers: list[StickerObs], K: np.ndarray) -> np.ndarray | None:
@@ -1171,6 +1194,9 @@ class _PlaneModel:
         self.mix = None  # (stickers, 8, 8): each sticker's whitening for its placement (set_placement)
         self.placement_cols = None  # (stickers, 8, 3): its residuals per sd of placement (x, y, turn)
         self.pose_cols = None  # (N, 2, 3): each corner's residual per unit of its piece's pose, last evaluated
+        # where each corner's and each piece's Jacobian columns go in the full vector (_jacobian_parts,
+        # normal_equations), and where each piece's corners start
+        self._piece_col = self._piece_starts = self._piece_columns = None
 
     def residuals(self, st: _State, with_jac: bool = False):
         """Whitened residuals (2N [+2 prior rows]) and, on request, their Jacobian.
@@ -1262,8 +1288,9 @@ class _PlaneModel:
             J = (self.mix @ J.reshape(-1, 8, ncam + 4)).reshape(n, 2, ncam + 4)
         # where each compact column goes in the full parameter vector (the reference piece's
         # pose columns: a spare column past the end, dropped)
-        piece_col = np.where(self.owner > 0, ncam + 3 * (self.owner - 1), npar)
-        return _JacobianParts(J, piece_col, self._prior_rows(st, npar), ncam, npar)
+        if self._piece_col is None:  # fixed by the corners' owners: once a model
+            self._piece_col = np.where(self.owner > 0, ncam + 3 * (self.owner - 1), npar)
+        return _JacobianParts(J, self._piece_col, self._prior_rows(st, npar), ncam, npar)
 
     def placement_columns(self, st: _State, sd_mm: np.ndarray, sd_rad: np.ndarray) -> np.ndarray:
         """(stickers, 8, 3): how each sticker's eight whitened residuals move per sd of its placement
@@ -1313,8 +1340,10 @@ class _PlaneModel:
         Jt = Jc.transpose(0, 2, 1)
         per_corner = (Jt * w[:, None, None]) @ Jc
         grad = (Jt @ (w[:, None] * r[:2 * n].reshape(n, 2))[:, :, None])[:, :, 0]
-        owners, starts = np.unique(self.owner, return_index=True)
-        idx = self._compact_columns(parts)[starts]
+        if self._piece_starts is None:  # fixed by the corners' owners: once a model
+            owners, self._piece_starts = np.unique(self.owner, return_index=True)
+            self._piece_columns = self._compact_columns(parts)[self._piece_starts]
+        starts, idx = self._piece_starts, self._piece_columns
         A = np.zeros((npar + 3, npar + 3))  # 3 spare columns: the reference piece's
         g = np.zeros(npar + 3)
         np.add.at(A, (idx[:, :, None], idx[:, None, :]), np.add.reduceat(per_corner, starts, axis=0))
