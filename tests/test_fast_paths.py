@@ -1,5 +1,5 @@
 """The speed-ups after detection (issue 14) give what the plain computations give: the batched
-piece fits, the plane fit's piece-by-piece normal equations, the overlay's batched outlines and
+piece fits, the plane fit's piece-by-piece normal equations and their arrow-form solve and inverse, the overlay's batched outlines and
 label spots, and the pipelined live engine."""
 
 from __future__ import annotations
@@ -51,6 +51,28 @@ def test_plane_fit_normal_equations_are_the_dense_products(monkeypatch, with_cam
     for dA, dg, same_J, npar in seen:
         assert same_J and dA < 1e-12 and dg < 1e-10, (dA, dg, npar)
     assert max(npar for *_, npar in seen) > 7  # several flat pieces, not only the reference
+
+
+@pytest.mark.parametrize("ncam, pieces", [(6, 30), (9, 40), (6, 123)])
+def test_arrow_solve_and_inverse_are_the_dense_ones(ncam, pieces):
+    """The plane fit's normal equations solved and inverted through their arrow form (the shared
+    camera and edge-bias parameters, each piece's own 3 x 3 block) equal numpy's dense routines."""
+    from vision import table_pose
+
+    rng = np.random.default_rng(ncam + pieces)
+    npar = ncam + 3 * pieces + 1
+    assert npar >= table_pose.ARROW_MIN_PARAMS  # the arrow path, not the dense fall-back
+    A = 1e-3 * np.eye(npar)
+    for k in range(pieces):  # each of a piece's corners: the camera, the edge bias and its own pose
+        rows = np.zeros((8, npar))
+        rows[:, :ncam], rows[:, -1] = rng.normal(size=(8, ncam)), rng.normal(size=8)
+        rows[:, ncam + 3 * k:ncam + 3 * k + 3] = 50.0 * rng.normal(size=(8, 3))
+        A += rows.T @ rows
+    b = rng.normal(size=npar)
+    x = table_pose.arrow_solve(A, b, ncam)
+    assert np.abs(x - np.linalg.solve(A, b)).max() <= 1e-12 * np.abs(x).max()
+    inverse = np.linalg.inv(A)
+    assert np.abs(table_pose.arrow_inverse(A, ncam) - inverse).max() <= 1e-12 * np.abs(inverse).max()
 
 
 def test_batched_piece_fits_are_the_one_by_one_fits(monkeypatch):
