@@ -112,28 +112,35 @@ class _Corners:
         ends = np.append(self.starts[1:], len(self.obs))
         return list(zip(self.starts, ends))
 
-    def resid(self, cam_p: np.ndarray, poses: np.ndarray) -> np.ndarray:
-        """(n_corners, 2) whitened residuals with the camera at cam_p and the pieces at poses."""
+    def resid(self, cam_p: np.ndarray, poses: np.ndarray, copies: int = 1) -> np.ndarray:
+        """(n_corners, 2) whitened residuals with the camera at cam_p and the pieces at poses;
+        (copies, n_corners, 2) for copies sets of poses at once (poses: (copies x n_pieces, 3))."""
         tp = self.tp
         R = cv2.Rodrigues(cam_p[:3])[0]
         fx = cam_p[6] if self.nf else tp.intrinsics.fx
         fy = fx * (tp.intrinsics.fy / tp.intrinsics.fx) if self.nf else tp.intrinsics.fy
         k1, k2 = (cam_p[7], cam_p[8]) if self.nf else (0.0, 0.0)
-        p = poses[self.owner]
+        owner = self.owner if copies == 1 else (self.owner + (self.owner.max() + 1) * np.arange(copies)[:, None]).ravel()
+        p = poses[owner]
         c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
-        lx, ly = self.loc[:, 0], self.loc[:, 1]
-        X = np.stack([p[:, 0] + c * lx - s * ly, p[:, 1] + s * lx + c * ly, self.zs], axis=1)
+        lx, ly = np.tile(self.loc[:, 0], copies), np.tile(self.loc[:, 1], copies)
+        X = np.stack([p[:, 0] + c * lx - s * ly, p[:, 1] + s * lx + c * ly, np.tile(self.zs, copies)], axis=1)
         proj = _project(X, R, cam_p[3:6], fx, fy, tp.intrinsics.cx, tp.intrinsics.cy, k1, k2)
-        return (proj - self.obs) / self.sig[:, None]
+        out = (proj.reshape(copies, -1, 2) - self.obs) / self.sig[:, None]
+        return out[0] if copies == 1 else out
 
     def piece_jacobian(self, poses: np.ndarray):
-        """Residuals (n, 2) and their forward-difference Jacobian (n, 2, 3) in each corner's piece pose."""
-        r0 = self.resid(self.cam, poses)
+        """Residuals (n, 2) and their forward-difference Jacobian (n, 2, 3) in each corner's piece pose
+        (the poses and their three steps evaluated together)."""
+        steps = (1e-4, 1e-4, 1e-6)
+        stacked = np.tile(poses, (4, 1)).reshape(4, -1, 3)
+        for j, h in enumerate(steps):
+            stacked[j + 1, :, j] += h
+        r = self.resid(self.cam, stacked.reshape(-1, 3), copies=4)
+        r0 = r[0]
         J = np.empty(r0.shape + (3,))
-        for j, h in enumerate((1e-4, 1e-4, 1e-6)):
-            dp = poses.copy()
-            dp[:, j] += h
-            J[:, :, j] = (self.resid(self.cam, dp) - r0) / h
+        for j, h in enumerate(steps):
+            J[:, :, j] = (r[j + 1] - r0) / h
         return r0, J
 
     def offset_energy(self, r: np.ndarray) -> np.ndarray:
