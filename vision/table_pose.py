@@ -1481,7 +1481,7 @@ class _PlaneModel:
                     lam *= 10
                     continue
                 cand = self.apply(st, delta)
-                r2, _ = self.residuals(cand)
+                r2, parts2 = self.residuals_and_parts(cand)  # with its Jacobian: a step is seldom refused
                 c2 = _robust_cost(r2) if np.all(np.isfinite(r2)) else np.inf
                 if c2 < cost:
                     improved = True
@@ -1490,7 +1490,7 @@ class _PlaneModel:
                 lam *= 10
             if not improved:
                 break
-            r, parts = self.residuals_and_parts(st)
+            r, parts = r2, parts2
             old, cost = cost, _robust_cost(r)
             wts = self.weights(r)
             if old - cost < 1e-8 * max(1.0, old):
