@@ -1,6 +1,7 @@
 """The speed-ups after detection (issue 14) give what the plain computations give: the batched
-piece fits, the plane fit's piece-by-piece normal equations and their arrow-form solve and inverse, the overlay's batched outlines and
-label spots, and the pipelined live engine."""
+piece fits, the plane fit's piece-by-piece normal equations, their arrow-form solve and inverse and
+its per-sticker error terms' blocks, the overlay's batched outlines and label spots, and the
+pipelined live engine."""
 
 from __future__ import annotations
 
@@ -73,6 +74,32 @@ def test_arrow_solve_and_inverse_are_the_dense_ones(ncam, pieces):
     assert np.abs(x - np.linalg.solve(A, b)).max() <= 1e-12 * np.abs(x).max()
     inverse = np.linalg.inv(A)
     assert np.abs(table_pose.arrow_inverse(A, ncam) - inverse).max() <= 1e-12 * np.abs(inverse).max()
+
+
+def test_propagated_blocks_are_the_dense_products():
+    """The plane fit's per-sticker error terms through the few columns of each sticker: the camera's
+    block and each piece's own 3 x 3 block are those of the dense cov X^T diag(var) X cov."""
+    from vision import table_pose
+
+    rng = np.random.default_rng(7)
+    ncam, pieces = 6, 40
+    npar = ncam + 3 * pieces + 1
+    owner = np.repeat(np.arange(pieces + 1), 4 * 2)  # two stickers a piece, the reference (0) too
+    cols, held = table_pose._sticker_columns(owner, ncam, npar)
+    patterns = np.zeros((len(cols), npar))
+    for k, (c, h) in enumerate(zip(cols, held)):
+        use = np.r_[c[:ncam], c[-1]] if h else c  # the reference has no pose columns
+        patterns[k, use] = rng.normal(size=len(use))
+    root = rng.normal(size=(npar, npar))
+    cov = root @ root.T / npar + np.eye(npar)
+    var = rng.uniform(0.1, 2.0, len(patterns))
+    dense = cov @ patterns.T @ np.diag(var) @ patterns @ cov
+    got = table_pose._propagated(cov, patterns, var, (cols, held))
+    scale = np.abs(dense).max()
+    assert np.abs(got[:ncam, :ncam] - dense[:ncam, :ncam]).max() <= 1e-12 * scale
+    for k in range(pieces):
+        at = slice(ncam + 3 * k, ncam + 3 * k + 3)
+        assert np.abs(got[at, at] - dense[at, at]).max() <= 1e-12 * scale
 
 
 def test_batched_piece_fits_are_the_one_by_one_fits(monkeypatch):

@@ -634,11 +634,12 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     scaled = _scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad)
     share_added = _camera_share_added(scaled, exact_normal if model.mix is not None else None, noise_factor,
                                       names, ncam)
-    cov = (scaled + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
-           + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
-                               np.array([centre_shift_px(s) for s in all_st]))
-           + _twist_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2), obs,
-                        TWIST_EXCESS * noise_factor * sig[::4]))
+    # with many parameters, only the blocks kept below are formed (_propagated)
+    cols = _sticker_columns(owner, ncam, npar)
+    row_scale = np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2)
+    cov = (scaled + _edge_offset_cov(cov, Jw, offset_sd, cols) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
+           + _centre_shift_cov(cov, Jw, row_scale, np.array([centre_shift_px(s) for s in all_st]), cols)
+           + _twist_cov(cov, Jw, row_scale, obs, TWIST_EXCESS * noise_factor * sig[::4], cols))
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = _per_piece_rms(model, r, rr, noise_factor, names)
     own_placement = _own_placement_cov(model, Jw, wts, fit_cov, ncam)
@@ -1126,9 +1127,45 @@ def centre_shift_px(s: StickerObs) -> float:
     return CENTRE_SHIFT_STREAK * max(0.0, s.streak_px / max(s.side_px / 7.0, 0.5) - CENTRE_SHIFT_ONSET)
 
 
-def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, shift_px: np.ndarray) -> np.ndarray:
+def _sticker_columns(owner: np.ndarray, ncam: int, npar: int) -> tuple[np.ndarray, np.ndarray]:
+    """((stickers, ncam + 4) the parameters each sticker's corners depend on: the camera's, its piece's
+    pose, the edge bias; (stickers,) whether it is on the reference piece, which has no pose columns:
+    its three point at the edge bias, to be left out)."""
+    piece = owner[::4]
+    held = piece == 0
+    pose = np.where(held, npar - 1, ncam + 3 * (piece - 1))[:, None] + np.where(held, 0, 1)[:, None] * np.arange(3)
+    cam = np.broadcast_to(np.arange(ncam), (len(piece), ncam))
+    return np.concatenate([cam, pose, np.full((len(piece), 1), npar - 1)], axis=1), held
+
+
+def _propagated(cov: np.ndarray, patterns: np.ndarray, var: np.ndarray, cols: tuple[np.ndarray, np.ndarray]
+                ) -> np.ndarray:
+    """cov X^T diag(var) X cov: the parameters' covariance from independent errors of variance var
+    along the patterns X (one row a sticker, zero outside its columns, cols: _sticker_columns). From
+    ARROW_MIN_PARAMS parameters on, only the blocks the table pose keeps are formed (the camera's and
+    each piece's own 3 x 3; the rest left 0), each pattern through its few columns: time linear in the
+    stickers and parameters, where the whole product is cubic (a 247-sticker table: ~6 ms a term)."""
+    if len(cov) < ARROW_MIN_PARAMS:
+        moved = patterns @ cov
+        return moved.T @ (moved * var[:, None])
+    columns, held = cols
+    ncam = columns.shape[1] - 4
+    few = np.take_along_axis(patterns, columns, axis=1)
+    few[held, ncam:ncam + 3] = 0.0  # the reference piece's placeholders
+    shared = np.r_[np.arange(ncam), len(cov) - 1]  # every pattern's camera and edge-bias columns, then its pose's
+    moved = few[:, np.r_[np.arange(ncam), ncam + 3]] @ cov[shared] + (few[:, None, ncam:ncam + 3] @ cov[columns[:, ncam:ncam + 3]])[:, 0]
+    out = np.zeros_like(cov)
+    out[:ncam, :ncam] = moved[:, :ncam].T @ (moved[:, :ncam] * var[:, None])
+    piece = moved[:, ncam:len(cov) - 1].reshape(len(moved), -1, 3).transpose(1, 0, 2)  # (pieces, patterns, 3)
+    at = ncam + np.arange(3 * piece.shape[0]).reshape(-1, 3)
+    out[at[:, :, None], at[:, None, :]] = piece.transpose(0, 2, 1) @ (piece * var[None, :, None])
+    return out
+
+
+def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, shift_px: np.ndarray,
+                      cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Covariance of the fit's parameters from independent per-sticker shifts (sd px per axis);
-    row_scale: each observation row's weight per px (sqrt(Huber weight) / sigma)."""
+    row_scale: each observation row's weight per px (sqrt(Huber weight) / sigma); cols: _sticker_columns."""
     n = len(shift_px)
     if not n or not shift_px.any():
         return np.zeros_like(cov)
@@ -1136,8 +1173,7 @@ def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, sh
     scale = row_scale[:8 * n].reshape(n, 8)
     out = np.zeros_like(cov)
     for axis in (0, 1):
-        moved = np.einsum("snp,sn->sp", rows[:, axis::2], scale[:, axis::2]) @ cov
-        out += moved.T @ (moved * (shift_px ** 2)[:, None])
+        out += _propagated(cov, np.einsum("snp,sn->sp", rows[:, axis::2], scale[:, axis::2]), shift_px ** 2, cols)
     return out
 
 
@@ -1155,9 +1191,9 @@ TWIST_EXCESS = 0.3
 
 
 def _twist_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, obs: np.ndarray,
-               twist_px: np.ndarray) -> np.ndarray:
+               twist_px: np.ndarray, cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Covariance of the fit's parameters from independent per-sticker turns about each sticker's
-    centre (sd px of tangential motion at its corners); row_scale as in _centre_shift_cov."""
+    centre (sd px of tangential motion at its corners); row_scale and cols as in _centre_shift_cov."""
     n = len(twist_px)
     if not n or not np.any(twist_px):
         return np.zeros_like(cov)
@@ -1166,8 +1202,8 @@ def _twist_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, obs: np.n
     tangent = np.stack([-radial[..., 1], radial[..., 0]], axis=-1)
     tangent /= np.maximum(np.linalg.norm(tangent, axis=-1, keepdims=True), 1e-9)
     pattern = tangent.reshape(n, 8) * row_scale[:8 * n].reshape(n, 8)
-    moved = np.einsum("snp,sn->sp", Jw[:8 * n].reshape(n, 8, -1), pattern) @ cov
-    return moved.T @ (moved * (np.asarray(twist_px, dtype=np.float64) ** 2)[:, None])
+    return _propagated(cov, np.einsum("snp,sn->sp", Jw[:8 * n].reshape(n, 8, -1), pattern),
+                       np.asarray(twist_px, dtype=np.float64) ** 2, cols)
 
 
 def _offset_gradient_cov(cov: np.ndarray, Jw: np.ndarray, obs: np.ndarray, seen_sd: float) -> np.ndarray:
@@ -1190,15 +1226,15 @@ def _offset_gradient_cov(cov: np.ndarray, Jw: np.ndarray, obs: np.ndarray, seen_
     return out
 
 
-def _edge_offset_cov(cov: np.ndarray, Jw: np.ndarray, offset_sd_px: np.ndarray) -> np.ndarray:
+def _edge_offset_cov(cov: np.ndarray, Jw: np.ndarray, offset_sd_px: np.ndarray,
+                     cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Covariance of the fit's parameters from independent per-sticker edge offsets (sd px):
     cov J^T c_s per px of offset of sticker s, c_s its whitened outward column (the edge-bias
-    column restricted to its eight rows, which carries its share of the bias)."""
+    column restricted to its eight rows, which carries its share of the bias); cols: _sticker_columns."""
     n = len(offset_sd_px)
     rows = Jw[:8 * n].reshape(n, 8, -1)
     unit = np.einsum("snp,sn->sp", rows, rows[:, :, -1])  # J^T c_s for each sticker
-    moved = unit @ cov  # parameter change per px of offset (cov symmetric)
-    return moved.T @ (moved * (np.asarray(offset_sd_px, dtype=np.float64) ** 2)[:, None])
+    return _propagated(cov, unit, np.asarray(offset_sd_px, dtype=np.float64) ** 2, cols)
 
 
 HUBER_K = 3.0  # corners further than this many sigma are down-weighted
