@@ -21,7 +21,7 @@ import math
 import cv2
 import numpy as np
 
-from .table_pose import TablePose, intersect_plane
+from .table_pose import TablePose, intersect_plane_many
 
 GRID = 5  # points across the pieces' area each way
 STEP_MM = 20.0  # finite difference along the table
@@ -66,10 +66,9 @@ def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
     moved = [_moved_camera(tp, delta) for delta in directions]
     worst = 0.0
     for z in sorted(set(float(h) for h in heights)):
-        pixels = _project(tp, here, z)
+        shifts = (intersect_plane_many(_project(tp, here, z), z, moved) - here).reshape(len(moved), 3, n, 2)
         M = np.zeros((n, 2, 2))
-        for rvec, tvec, K in moved:
-            shift = (intersect_plane(pixels, z, rvec, tvec, K) - here).reshape(3, n, 2)
+        for shift in shifts:
             J = np.stack([(shift[1] - shift[0]) / STEP_MM, (shift[2] - shift[0]) / STEP_MM], axis=2)  # (N, 2, 2)
             M += np.einsum("nki,nkj->nij", J, J)
         worst = max(worst, float(np.linalg.eigvalsh(M)[:, -1].max()))

@@ -297,13 +297,18 @@ def project_ideal(X: np.ndarray, rvec, tvec, K: np.ndarray) -> np.ndarray:
 
 def intersect_plane(ideal_px: np.ndarray, z: float, rvec, tvec, K: np.ndarray) -> np.ndarray:
     """(N, 2) ideal pixels -> (N, 2) table (x, y) where their rays meet the plane at height z."""
-    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
-    C = -R.T @ tvec
-    rays_c = np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
-                       np.ones(len(ideal_px))], axis=1)
-    rays = rays_c @ R  # R.T @ ray
-    lam = (z - C[2]) / rays[:, 2]
-    return C[None, :2] + lam[:, None] * rays[:, :2]
+    return intersect_plane_many(ideal_px, z, [(rvec, tvec, K)])[0]
+
+
+def intersect_plane_many(ideal_px: np.ndarray, z: float, cameras: list) -> np.ndarray:
+    """(cameras, N, 2): intersect_plane of the same ideal pixels under each camera (rvec, tvec, K)."""
+    R = np.stack([cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0] for rvec, _, _ in cameras])
+    C = np.stack([-r.T @ tvec for r, (_, tvec, _) in zip(R, cameras)])
+    rays_c = np.stack([np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
+                                 np.ones(len(ideal_px))], axis=1) for _, _, K in cameras])
+    rays = np.matmul(rays_c, R)  # R.T @ ray
+    lam = (z - C[:, None, 2]) / rays[:, :, 2]
+    return C[:, None, :2] + lam[:, :, None] * rays[:, :, :2]
 
 
 def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | None = None):
