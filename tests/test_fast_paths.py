@@ -1,6 +1,7 @@
 """The speed-ups after detection (issue 14) give what the plain computations give: the batched
-piece fits, the plane fit's piece-by-piece normal equations, the overlay's batched outlines and
-label spots, and the pipelined live engine."""
+piece fits, the plane fit's piece-by-piece normal equations, their arrow-form solve and inverse and
+its per-sticker error terms' blocks, the overlay's batched outlines and label spots, and the
+pipelined live engine."""
 
 from __future__ import annotations
 
@@ -53,24 +54,76 @@ def test_plane_fit_normal_equations_are_the_dense_products(monkeypatch, with_cam
     assert max(npar for *_, npar in seen) > 7  # several flat pieces, not only the reference
 
 
+@pytest.mark.parametrize("ncam, pieces", [(6, 30), (9, 40), (6, 123)])
+def test_arrow_solve_and_inverse_are_the_dense_ones(ncam, pieces):
+    """The plane fit's normal equations solved and inverted through their arrow form (the shared
+    camera and edge-bias parameters, each piece's own 3 x 3 block) equal numpy's dense routines."""
+    from vision import table_pose
+
+    rng = np.random.default_rng(ncam + pieces)
+    npar = ncam + 3 * pieces + 1
+    assert npar >= table_pose.ARROW_MIN_PARAMS  # the arrow path, not the dense fall-back
+    A = 1e-3 * np.eye(npar)
+    for k in range(pieces):  # each of a piece's corners: the camera, the edge bias and its own pose
+        rows = np.zeros((8, npar))
+        rows[:, :ncam], rows[:, -1] = rng.normal(size=(8, ncam)), rng.normal(size=8)
+        rows[:, ncam + 3 * k:ncam + 3 * k + 3] = 50.0 * rng.normal(size=(8, 3))
+        A += rows.T @ rows
+    b = rng.normal(size=npar)
+    x = table_pose.arrow_solve(A, b, ncam)
+    assert np.abs(x - np.linalg.solve(A, b)).max() <= 1e-12 * np.abs(x).max()
+    inverse = np.linalg.inv(A)
+    assert np.abs(table_pose.arrow_inverse(A, ncam) - inverse).max() <= 1e-12 * np.abs(inverse).max()
+
+
+def test_propagated_blocks_are_the_dense_products():
+    """The plane fit's per-sticker error terms through the few columns of each sticker: the camera's
+    block and each piece's own 3 x 3 block are those of the dense cov X^T diag(var) X cov."""
+    from vision import table_pose
+
+    rng = np.random.default_rng(7)
+    ncam, pieces = 6, 40
+    npar = ncam + 3 * pieces + 1
+    owner = np.repeat(np.arange(pieces + 1), 4 * 2)  # two stickers a piece, the reference (0) too
+    cols, held = table_pose._sticker_columns(owner, ncam, npar)
+    patterns = np.zeros((len(cols), npar))
+    for k, (c, h) in enumerate(zip(cols, held)):
+        use = np.r_[c[:ncam], c[-1]] if h else c  # the reference has no pose columns
+        patterns[k, use] = rng.normal(size=len(use))
+    root = rng.normal(size=(npar, npar))
+    cov = root @ root.T / npar + np.eye(npar)
+    var = rng.uniform(0.1, 2.0, len(patterns))
+    dense = cov @ patterns.T @ np.diag(var) @ patterns @ cov
+    got = table_pose._propagated(cov, patterns, var, (cols, held))
+    scale = np.abs(dense).max()
+    assert np.abs(got[:ncam, :ncam] - dense[:ncam, :ncam]).max() <= 1e-12 * scale
+    for k in range(pieces):
+        at = slice(ncam + 3 * k, ncam + 3 * k + 3)
+        assert np.abs(got[at, at] - dense[at, at]).max() <= 1e-12 * scale
+
+
 def test_batched_piece_fits_are_the_one_by_one_fits(monkeypatch):
     from vision import pieces, pipeline
     from webui.live import pipeline_observe
 
     compared = []
-    real = pipeline._piece_fits
+    real = pipeline._fits
 
-    def checked(obs_by_piece, plane, catalog):
-        fits = real(obs_by_piece, plane, catalog)
+    def checked(obs_by_piece, plane, catalog, reference_fit=False):
+        fits, reference = real(obs_by_piece, plane, catalog, reference_fit)
         for name, (fit, z) in fits.items():
             alone = pieces.fit_pieces([obs_by_piece[name]], plane.tp, [z])[0]
             compared.append(name)
             assert np.allclose(fit.pose, alone.pose, rtol=0, atol=1e-9), name
             assert np.allclose(fit.cov, alone.cov, rtol=1e-9, atol=1e-15), name
             assert math.isclose(fit.rms_sigma, alone.rms_sigma, rel_tol=1e-9, abs_tol=1e-12), name
-        return fits
+        if reference_fit:  # the fit reference, fitted in the same batch for the frame's gauge
+            compared.append(plane.solve_ref)
+            assert np.allclose(pipeline._gauge_of(reference, plane), pipeline.frame_gauge_cov(plane), rtol=1e-9,
+                               atol=1e-15)
+        return fits, reference
 
-    monkeypatch.setattr(pipeline, "_piece_fits", checked)
+    monkeypatch.setattr(pipeline, "_fits", checked)
     image, camera = _still("kang", True)
     pipeline_observe(image, camera, None)
     assert len(compared) >= 3  # the tokens off the plane fit, fitted together

@@ -21,7 +21,7 @@ import math
 import cv2
 import numpy as np
 
-from .table_pose import TablePose, intersect_plane
+from .table_pose import TablePose, intersect_plane_many
 
 GRID = 5  # points across the pieces' area each way
 STEP_MM = 20.0  # finite difference along the table
@@ -61,14 +61,14 @@ def camera_field_gradient(tp: TablePose, xy: np.ndarray, heights) -> float:
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], GRID), np.linspace(lo[1], hi[1], GRID))
     points = np.column_stack([gx.ravel(), gy.ravel()])
+    n = len(points)
+    here = np.concatenate([points, points + (STEP_MM, 0.0), points + (0.0, STEP_MM)])  # each point and its steps
+    moved = [_moved_camera(tp, delta) for delta in directions]
     worst = 0.0
     for z in sorted(set(float(h) for h in heights)):
-        here = [points, points + (STEP_MM, 0.0), points + (0.0, STEP_MM)]
-        pixels = [_project(tp, p, z) for p in here]
-        M = np.zeros((len(points), 2, 2))
-        for delta in directions:
-            rvec, tvec, K = _moved_camera(tp, delta)
-            shift = [intersect_plane(px, z, rvec, tvec, K) - p for px, p in zip(pixels, here)]
+        shifts = (intersect_plane_many(_project(tp, here, z), z, moved) - here).reshape(len(moved), 3, n, 2)
+        M = np.zeros((n, 2, 2))
+        for shift in shifts:
             J = np.stack([(shift[1] - shift[0]) / STEP_MM, (shift[2] - shift[0]) / STEP_MM], axis=2)  # (N, 2, 2)
             M += np.einsum("nki,nkj->nij", J, J)
         worst = max(worst, float(np.linalg.eigvalsh(M)[:, -1].max()))

@@ -68,12 +68,13 @@ class PieceFit:
     camera_sensitivity: np.ndarray | None = None
 
 
-def _project(X, R, t, fx, fy, cx, cy, k1=0.0, k2=0.0):
-    Xc = X @ R.T + t
-    xn, yn = Xc[:, 0] / Xc[:, 2], Xc[:, 1] / Xc[:, 2]
+def _project(Xc, fx, fy, cx, cy, k1=0.0, k2=0.0):
+    """(..., 3) points in the camera's frame -> (..., 2) pixels; the lens (fx, fy, k1, k2) numbers, or
+    arrays that broadcast over the leading axes (one camera each)."""
+    xn, yn = Xc[..., 0] / Xc[..., 2], Xc[..., 1] / Xc[..., 2]
     r2 = xn * xn + yn * yn
     g = 1.0 + k1 * r2 + k2 * r2 * r2
-    return np.stack([fx * xn * g + cx, fy * yn * g + cy], axis=1)
+    return np.stack([fx * xn * g + cx, fy * yn * g + cy], axis=-1)
 
 
 def fit_piece(stickers: list[StickerObs], tp: TablePose, z_override: float | None = None) -> PieceFit:
@@ -112,28 +113,53 @@ class _Corners:
         ends = np.append(self.starts[1:], len(self.obs))
         return list(zip(self.starts, ends))
 
-    def resid(self, cam_p: np.ndarray, poses: np.ndarray) -> np.ndarray:
-        """(n_corners, 2) whitened residuals with the camera at cam_p and the pieces at poses."""
-        tp = self.tp
-        R = cv2.Rodrigues(cam_p[:3])[0]
-        fx = cam_p[6] if self.nf else tp.intrinsics.fx
-        fy = fx * (tp.intrinsics.fy / tp.intrinsics.fx) if self.nf else tp.intrinsics.fy
-        k1, k2 = (cam_p[7], cam_p[8]) if self.nf else (0.0, 0.0)
-        p = poses[self.owner]
+    def _points(self, poses: np.ndarray, copies: int = 1) -> np.ndarray:
+        """(copies x n_corners, 3) table points of the corners with the pieces at poses ((copies x
+        n_pieces, 3): copies sets of poses one after the other)."""
+        owner = self.owner if copies == 1 else (self.owner + (self.owner.max() + 1) * np.arange(copies)[:, None]).ravel()
+        p = poses[owner]
         c, s = np.cos(p[:, 2]), np.sin(p[:, 2])
-        lx, ly = self.loc[:, 0], self.loc[:, 1]
-        X = np.stack([p[:, 0] + c * lx - s * ly, p[:, 1] + s * lx + c * ly, self.zs], axis=1)
-        proj = _project(X, R, cam_p[3:6], fx, fy, tp.intrinsics.cx, tp.intrinsics.cy, k1, k2)
-        return (proj - self.obs) / self.sig[:, None]
+        lx, ly = np.tile(self.loc[:, 0], copies), np.tile(self.loc[:, 1], copies)
+        return np.stack([p[:, 0] + c * lx - s * ly, p[:, 1] + s * lx + c * ly, np.tile(self.zs, copies)], axis=1)
+
+    def _lens(self, cams: np.ndarray):
+        """(fx, fy, k1, k2) of each camera (rows of cams), (k, 1) arrays (they broadcast over (k, corners)),
+        or the camera file's numbers."""
+        intr = self.tp.intrinsics
+        if not self.nf:
+            return intr.fx, intr.fy, 0.0, 0.0
+        fx = cams[:, 6:7]
+        return fx, fx * (intr.fy / intr.fx), cams[:, 7:8], cams[:, 8:9]
+
+    def resid(self, cam_p: np.ndarray, poses: np.ndarray, copies: int = 1) -> np.ndarray:
+        """(n_corners, 2) whitened residuals with the camera at cam_p and the pieces at poses;
+        (copies, n_corners, 2) for copies sets of poses at once (poses: (copies x n_pieces, 3))."""
+        return self.resid_cameras(cam_p[None], poses, copies)[:, 0] if copies > 1 else \
+            self.resid_cameras(cam_p[None], poses)[0]
+
+    def resid_cameras(self, cams: np.ndarray, poses: np.ndarray, copies: int = 1) -> np.ndarray:
+        """(cameras, n_corners, 2) whitened residuals with the camera at each row of cams and the
+        pieces at poses; (copies, cameras, n_corners, 2) for copies sets of poses (resid)."""
+        R = np.stack([cv2.Rodrigues(c[:3])[0] for c in cams])
+        Xc = np.matmul(self._points(poses, copies)[None], R.transpose(0, 2, 1)) + cams[:, None, 3:6]
+        fx, fy, k1, k2 = self._lens(cams)
+        intr = self.tp.intrinsics
+        proj = _project(Xc.reshape(len(cams), copies, -1, 3).transpose(1, 0, 2, 3), fx, fy, intr.cx, intr.cy, k1, k2)
+        out = (proj - self.obs) / self.sig[:, None]
+        return out if copies > 1 else out[0]
 
     def piece_jacobian(self, poses: np.ndarray):
-        """Residuals (n, 2) and their forward-difference Jacobian (n, 2, 3) in each corner's piece pose."""
-        r0 = self.resid(self.cam, poses)
+        """Residuals (n, 2) and their forward-difference Jacobian (n, 2, 3) in each corner's piece pose
+        (the poses and their three steps evaluated together)."""
+        steps = (1e-4, 1e-4, 1e-6)
+        stacked = np.tile(poses, (4, 1)).reshape(4, -1, 3)
+        for j, h in enumerate(steps):
+            stacked[j + 1, :, j] += h
+        r = self.resid(self.cam, stacked.reshape(-1, 3), copies=4)
+        r0 = r[0]
         J = np.empty(r0.shape + (3,))
-        for j, h in enumerate((1e-4, 1e-4, 1e-6)):
-            dp = poses.copy()
-            dp[:, j] += h
-            J[:, :, j] = (self.resid(self.cam, dp) - r0) / h
+        for j, h in enumerate(steps):
+            J[:, :, j] = (r[j + 1] - r0) / h
         return r0, J
 
     def offset_energy(self, r: np.ndarray) -> np.ndarray:
@@ -158,9 +184,12 @@ def _solve3(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.array([np.linalg.lstsq(a, v, rcond=None)[0] for a, v in zip(A, b)])
 
 
-def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None) -> list[PieceFit]:
+def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None, pooled: int | None = None
+               ) -> list[PieceFit]:
     """fit_piece for several pieces at once: Gauss-Newton on each piece's reprojection with the
-    camera fixed at tp, then its covariance (corner noise plus the camera pose's)."""
+    camera fixed at tp, then its covariance (corner noise plus the camera pose's). pooled: how many
+    of the groups (the first ones; all by default) measure the pooled noise of pieces fitted on their
+    own (_pieces_noise2); the others ride along, each fitted as it would be alone."""
     if not groups:
         return []
     corners = _Corners(groups, tp, z_overrides or [None] * len(groups))
@@ -177,18 +206,16 @@ def fit_pieces(groups: list[list[StickerObs]], tp: TablePose, z_overrides=None) 
             break
     r, Jp = corners.piece_jacobian(poses)
     cam = corners.cam
-    Jc = np.empty(r.shape + (len(cam),))
-    for j in range(len(cam)):
-        h = 1e-7 if j < 3 else (1e-4 if j < 6 else (1e-3 if j == 6 else 1e-6))
-        dc = cam.copy()
-        dc[j] += h
-        Jc[:, :, j] = (corners.resid(dc, poses) - r) / h
+    steps = np.array([1e-7] * 3 + [1e-4] * 3 + [1e-3, 1e-6, 1e-6])[:len(cam)]
+    stepped = np.tile(cam, (len(cam), 1))
+    stepped[np.arange(len(cam)), np.arange(len(cam))] += steps
+    Jc = np.ascontiguousarray(((corners.resid_cameras(stepped, poses) - r) / steps[:, None, None]).transpose(1, 2, 0))
     A = corners.per_piece(np.einsum("nki,nkj->nij", Jp, Jp))
     JpJc = corners.per_piece(np.einsum("nki,nkj->nij", Jp, Jc))
     rr = corners.per_piece((r ** 2).sum(axis=1)) - corners.per_piece(corners.offset_energy(r))
     A_inv = np.linalg.inv(A + 1e-12 * np.eye(3))
     dofs = np.array([max(1, 7 * len(sts) - 3) for sts in groups])  # each sticker's own edge offset left out
-    noise2 = _pieces_noise2(tp, rr, dofs)
+    noise2 = _pieces_noise2(tp, rr[:pooled], dofs[:pooled])
     out = []
     for k, sts in enumerate(groups):
         chi2 = float(rr[k]) / dofs[k]

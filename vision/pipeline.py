@@ -117,8 +117,8 @@ def _observe_detections(image: np.ndarray, camera, game: str | None, catalog: Ca
     tp, obs_by_piece = plane.tp, plane.obs_by_piece  # corners corrected for the tone curve's edge bias
     frame_pose, frame_cov, frame_info = _frame(plane, camera, w, h)
     spread = _plane_spread(plane)
-    fits = _piece_fits(obs_by_piece, plane, catalog)
-    gauge = frame_gauge_cov(plane)
+    fits, reference_fit = _fits(obs_by_piece, plane, catalog, reference_fit=True)
+    gauge = _gauge_of(reference_fit, plane)
     frame_info["camera_field_gradient"] = _camera_gradient(plane, fits)
     frame_info["camera_field"] = camera_field(plane.tp, frame_pose)
     poses = [_piece_pose(name, obs_by_piece[name], plane, frame_pose, frame_cov, camera, catalog, warnings,
@@ -457,9 +457,24 @@ def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
     place, all fitted at once (vision.pieces.fit_pieces); a piece resting on a support the plane
     fit placed (the catalog's top_z_mm_on: a Kang token on its board) is fitted again at the
     height its sticker has there."""
+    return _fits(obs_by_piece, plane, catalog)[0]
+
+
+def _reference_stickers(plane: Plane) -> list[StickerObs]:
+    """The stickers of the piece the plane fit was held at, as that fit saw them."""
+    return plane.solve_groups.get(plane.solve_ref) or plane.obs_by_piece[plane.solve_ref]
+
+
+def _fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane, catalog: Catalog,
+          reference_fit: bool = False) -> tuple[dict[str, tuple[PieceFit, float]], PieceFit | None]:
+    """(_piece_fits, the fit reference's own fit with the camera held when reference_fit, else
+    None): the reference rides along in the same batch, left out of the pooled noise
+    (frame_gauge_cov uses its camera sensitivity only)."""
     tp = plane.tp
     names = [n for n in sorted(obs_by_piece) if n not in plane.mismatched and not _placed_by_plane(n, plane)]
-    fits = {n: (f, obs_by_piece[n][0].z_mm) for n, f in zip(names, fit_pieces([obs_by_piece[n] for n in names], tp))}
+    groups = [obs_by_piece[n] for n in names]
+    fitted = fit_pieces(groups + ([_reference_stickers(plane)] if reference_fit else []), tp, pooled=len(groups))
+    fits = {n: (f, obs_by_piece[n][0].z_mm) for n, f in zip(names, fitted)}
     resting = {}
     for n in names:
         z_on = _resting_height(n, fits[n][0].pose, obs_by_piece[n], tp, catalog)
@@ -467,7 +482,7 @@ def _piece_fits(obs_by_piece: dict[str, list[StickerObs]], plane: Plane,
             resting[n] = z_on
     refits = fit_pieces([obs_by_piece[n] for n in resting], tp, list(resting.values()))
     fits.update({n: (f, z) for (n, z), f in zip(resting.items(), refits)})
-    return fits
+    return fits, (fitted[-1] if reference_fit else None)
 
 
 def _placed_by_plane(name: str, plane: Plane) -> bool:
@@ -554,10 +569,14 @@ def frame_gauge_cov(plane: Plane) -> np.ndarray:
     the camera's uncertainty seen at the reference's own place is that frame error, with every
     per-sticker term the fit carries (twist, edge offsets, blur shifts). Every other piece is placed
     relative to that camera, so the error rides on each of them alike, through its lever arm."""
-    fit = fit_piece(plane.solve_groups.get(plane.solve_ref) or plane.obs_by_piece[plane.solve_ref], plane.tp)
-    if fit.camera_sensitivity is None:
+    return _gauge_of(fit_piece(_reference_stickers(plane), plane.tp), plane)
+
+
+def _gauge_of(reference_fit: PieceFit, plane: Plane) -> np.ndarray:
+    """frame_gauge_cov from the fit reference's own fit with the camera held."""
+    S = reference_fit.camera_sensitivity
+    if S is None:
         return np.zeros((3, 3))
-    S = fit.camera_sensitivity
     return S @ plane.tp.camera_cov @ S.T
 
 

@@ -297,13 +297,18 @@ def project_ideal(X: np.ndarray, rvec, tvec, K: np.ndarray) -> np.ndarray:
 
 def intersect_plane(ideal_px: np.ndarray, z: float, rvec, tvec, K: np.ndarray) -> np.ndarray:
     """(N, 2) ideal pixels -> (N, 2) table (x, y) where their rays meet the plane at height z."""
-    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
-    C = -R.T @ tvec
-    rays_c = np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
-                       np.ones(len(ideal_px))], axis=1)
-    rays = rays_c @ R  # R.T @ ray
-    lam = (z - C[2]) / rays[:, 2]
-    return C[None, :2] + lam[:, None] * rays[:, :2]
+    return intersect_plane_many(ideal_px, z, [(rvec, tvec, K)])[0]
+
+
+def intersect_plane_many(ideal_px: np.ndarray, z: float, cameras: list) -> np.ndarray:
+    """(cameras, N, 2): intersect_plane of the same ideal pixels under each camera (rvec, tvec, K)."""
+    R = np.stack([cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0] for rvec, _, _ in cameras])
+    C = np.stack([-r.T @ tvec for r, (_, tvec, _) in zip(R, cameras)])
+    rays_c = np.stack([np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
+                                 np.ones(len(ideal_px))], axis=1) for _, _, K in cameras])
+    rays = np.matmul(rays_c, R)  # R.T @ ray
+    lam = (z - C[:, None, 2]) / rays[:, :, 2]
+    return C[:, None, :2] + lam[:, :, None] * rays[:, :, :2]
 
 
 def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | None = None):
@@ -320,17 +325,40 @@ def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | Non
     return float(t[0]), float(t[1]), th
 
 
+# The last IPPE solutions by their exact inputs: one observation asks for each sticker's up to three
+# times (the layout check, the consensus normal, the first camera), and a stream's held stickers
+# (vision/roi.py) come back with the same corners frame after frame. Enough for a few frames of a
+# 250-sticker table.
+IPPE_MEMO_SIZE = 1024
+_ippe_memo: OrderedDict = OrderedDict()
+
+
 def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
-    """Both IPPE solutions for one square marker: list of (rvec, tvec, reprojection rms px)."""
+    """Both IPPE solutions for one square marker: list of (rvec, tvec, reprojection rms px) (arrays
+    read-only: the same answer is handed to every caller with the same inputs)."""
+    img = np.asarray(ideal_px).reshape(4, 1, 2).astype(np.float64)
+    key = (img.tobytes(), float(size_mm), np.asarray(K, dtype=np.float64).tobytes())
+    if key in _ippe_memo:
+        _ippe_memo.move_to_end(key)
+        return list(_ippe_memo[key])
     h = size_mm / 2
     obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], dtype=np.float64)
     try:
-        n, rvecs, tvecs, errs = cv2.solvePnPGeneric(obj, ideal_px.reshape(4, 1, 2).astype(np.float64), K, None,
-                                                    flags=cv2.SOLVEPNP_IPPE_SQUARE)
+        n, rvecs, tvecs, errs = cv2.solvePnPGeneric(obj, img, K, None, flags=cv2.SOLVEPNP_IPPE_SQUARE)
     except cv2.error:
         return []
-    return [(rvecs[i].ravel(), tvecs[i].ravel(), float(np.ravel(errs)[i]) if errs is not None else 0.0)
-            for i in range(n)]
+    out = [(_frozen(rvecs[i].ravel()), _frozen(tvecs[i].ravel()), float(np.ravel(errs)[i]) if errs is not None else 0.0)
+           for i in range(n)]
+    _ippe_memo[key] = tuple(out)
+    if len(_ippe_memo) > IPPE_MEMO_SIZE:
+        _ippe_memo.popitem(last=False)
+    return out
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
 
 
 def _consensus_normal(stickers: list[StickerObs], K: np.ndarray) -> np.ndarray | None:
@@ -438,9 +466,11 @@ def _solve_fresh(groups: dict[str, list[StickerObs]], reference: str, intrinsics
                  f_init: float | None, outlier_sigma: float) -> TablePose:
     """solve_table_pose without the memo: the fit, refitted with the edge bias held or each corner's
     sigma widened by the bias's spread as the first fit calls for."""
-    tp = _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma)
+    starts: dict = {}  # the refits below start where the first fit did (_Start), the same pieces the same way
+    tp = _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, starts=starts)
     if abs(tp.edge_bias_px) < EDGE_BIAS_SIGNIFICANT * tp.edge_bias_sigma_px and tp.edge_bias_blur_px < EDGE_BIAS_SHARP_PX:
-        return _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, bias_prior_px=EDGE_BIAS_HELD_PX)
+        return _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma, bias_prior_px=EDGE_BIAS_HELD_PX,
+                                    starts=starts)
     if abs(tp.edge_bias_px) < EDGE_BIAS_NEGLIGIBLE_PX:
         return tp
     # a tone curve moved the edges: solve again with every corner's sigma widened by the
@@ -452,7 +482,7 @@ def _solve_fresh(groups: dict[str, list[StickerObs]], reference: str, intrinsics
     # the bias's spread is systematic per sticker and hides in the piece poses more than in the
     # residuals: here sigma is scaled down less (measured in tests/bench/robust.py)
     return _solve_with_outliers(wider, reference, intrinsics, f_init, outlier_sigma,
-                                noise_floor=biased_noise_floor(tp.edge_bias_px, _median_blur_cells(groups)))
+                                noise_floor=biased_noise_floor(tp.edge_bias_px, _median_blur_cells(groups)), starts=starts)
 
 
 # The floor above was measured under tone curves (biases 0.3-0.5 px). A small bias (a printer's ink
@@ -482,12 +512,19 @@ def biased_noise_floor(bias_px: float, blur_cells: float = 0.0) -> float:
 
 
 def _solve_with_outliers(groups, reference, intrinsics, f_init, outlier_sigma,
-                         noise_floor: float = NOISE_FACTOR_FLOOR, bias_prior_px: float | None = None) -> TablePose:
+                         noise_floor: float = NOISE_FACTOR_FLOOR, bias_prior_px: float | None = None,
+                         starts: dict | None = None) -> TablePose:
+    """The plane fit, refitted without the worst piece while one clearly disagrees with the plane.
+    starts: the _Start of each set of pieces fitted so far, by their names (kept across calls)."""
     names = [reference] + sorted(n for n in groups if n != reference)
     outliers: list[str] = []
+    starts = {} if starts is None else starts
     while True:
-        pose = _solve_once({n: groups[n] for n in names if n not in outliers}, reference, intrinsics, f_init,
-                           noise_floor, bias_prior_px)
+        active = tuple(n for n in names if n not in outliers)
+        if active not in starts:
+            starts[active] = _start(groups, list(active), intrinsics, f_init)
+        pose = _solve_once({n: groups[n] for n in active}, reference, intrinsics, f_init,
+                           noise_floor, bias_prior_px, starts[active])
         # per-piece rms whitened residual; drop the worst clear outlier and refit
         worst, worst_rms = None, 0.0
         for n, rms in pose.extra_rms.items():
@@ -507,48 +544,69 @@ class _Solve:
     extra_rms: dict
 
 
-def _flatten(groups, names):
-    """Every corner of the pieces' stickers in order (piece index k of names): local mm, height,
-    ideal px, sigma px, owner, edge-bias direction (its share of the bias), the median blur, and
-    each sticker's one share of the bias (bias_shares)."""
-    loc, zs, obs, sig, owner = [], [], [], [], []
-    blurs = [s.blur_px for n in names for s in groups[n] if s.blur_px > 0]
+@dataclass(frozen=True)
+class _Start:
+    """What a plane fit of some pieces starts from, none of it depending on the corners' sigma (a refit
+    of the same pieces, with the edge bias held or the sigmas widened, starts from the same): the
+    camera and piece poses from IPPE (rvec, tvec, poses: (pieces, 3), names' order) and every corner
+    in order (piece index k of names): local mm, height, ideal px, owner, edge-bias direction (its
+    share of the bias), the median blur, and each sticker's one share of the bias (bias_shares)."""
+
+    rvec: np.ndarray
+    tvec: np.ndarray
+    poses: np.ndarray
+    loc: np.ndarray
+    zs: np.ndarray
+    obs: np.ndarray
+    owner: np.ndarray
+    out_dirs: np.ndarray
+    blur_ref: float
+    bias_one: np.ndarray
+
+
+def _start(groups, names: list[str], intrinsics: Intrinsics, f_init) -> _Start:
+    """The _Start of a plane fit of the pieces names (the reference first)."""
+    K0 = intrinsics.K(f_init if intrinsics.focal_free and f_init else None)
+    all_st = [s for n in names for s in groups[n]]
+    normal = _consensus_normal(all_st, K0)
+    rvec, tvec = _init_camera(groups[names[0]], K0, normal)
+    poses = [(0.0, 0.0, 0.0)]
+    for n in names[1:]:
+        loc = np.concatenate([s.local_mm for s in groups[n]])
+        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
+                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
+        poses.append(fit_rigid_2d(loc, wor))
+    loc, zs, obs, owner = [], [], [], []
+    blurs = [s.blur_px for s in all_st if s.blur_px > 0]
     blur_ref = float(np.median(blurs)) if blurs else 0.0
     for k, n in enumerate(names):
         for s in groups[n]:
             loc.append(s.local_mm)
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
-            sig.append(np.full(4, s.sigma_px))
             owner.append(np.full(4, k))
-    loc, zs, obs = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs)
-    sig, owner = np.concatenate(sig), np.concatenate(owner)
-    shares = bias_shares([s for n in names for s in groups[n]], blur_ref)
+    obs = np.concatenate(obs)
+    shares = bias_shares(all_st, blur_ref)
     out_dirs = bias_outwards(obs.reshape(-1, 4, 2), shares).reshape(-1, 2)
-    return loc, zs, obs, sig, owner, out_dirs, blur_ref, shares[0]
+    return _Start(np.asarray(rvec, dtype=np.float64), np.asarray(tvec, dtype=np.float64),
+                  np.array(poses, dtype=np.float64), np.concatenate(loc), np.concatenate(zs), obs,
+                  np.concatenate(owner), out_dirs, blur_ref, shares[0])
 
 
 def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: float = NOISE_FACTOR_FLOOR,
-                bias_prior_px: float | None = None):
+                bias_prior_px: float | None = None, start: _Start | None = None):
     names = [reference] + sorted(n for n in groups if n != reference)
     f0 = f_init if intrinsics.focal_free and f_init else intrinsics.fx
-    K0 = intrinsics.K(f0 if intrinsics.focal_free else None)
+    start = start or _start(groups, names, intrinsics, f_init)
     all_st = [s for n in names for s in groups[n]]
-    normal = _consensus_normal(all_st, K0)
-    rvec, tvec = _init_camera(groups[reference], K0, normal)
-    poses = {reference: (0.0, 0.0, 0.0)}
-    for n in names[1:]:
-        loc = np.concatenate([s.local_mm for s in groups[n]])
-        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
-                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
-        poses[n] = fit_rigid_2d(loc, wor)
     nf = 3 if intrinsics.focal_free else 0  # f, k1, k2
     ncam = 6 + nf
-    loc, zs, obs, sig, owner, out_dirs, blur_ref, bias_one = _flatten(groups, names)
+    loc, zs, obs, owner, out_dirs = start.loc, start.zs, start.obs, start.owner, start.out_dirs
+    blur_ref, bias_one = start.blur_ref, start.bias_one
+    sig = np.repeat(np.array([s.sigma_px for s in all_st], dtype=np.float64), 4)
     model = _PlaneModel(loc, zs, obs, sig, owner, len(names), intrinsics, nf, out_dirs, bias_prior_px)
-    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
-    state = _State(R, np.asarray(tvec, dtype=np.float64), f0,
-                   np.array([poses[n] for n in names], dtype=np.float64))
+    R = cv2.Rodrigues(start.rvec)[0]
+    state = _State(R, start.tvec.copy(), f0, start.poses.copy())
     state, r, J, wts = model.levenberg_marquardt(state)
     placed_mm = np.array([s.placement_mm for s in all_st])
     placed_rad = np.radians([s.placement_deg for s in all_st])
@@ -564,7 +622,7 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     JtJ = model.normal  # J^T W J, summed piece by piece (_PlaneModel.normal_equations)
     Jw = J * np.sqrt(np.repeat(wts, 2))[:, None]  # whitened rows: the per-sticker edge offsets below
     try:
-        cov = np.linalg.inv(JtJ + 1e-12 * np.eye(npar))
+        cov = arrow_inverse(JtJ + 1e-12 * np.eye(npar), ncam)
     except np.linalg.LinAlgError:
         cov = np.linalg.pinv(JtJ)
     rw = r * np.sqrt(np.repeat(wts, 2))
@@ -581,11 +639,12 @@ def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: 
     scaled = _scaled_cov(model, Jw, wts, cov, noise_factor, placed_mm, placed_rad)
     share_added = _camera_share_added(scaled, exact_normal if model.mix is not None else None, noise_factor,
                                       names, ncam)
-    cov = (scaled + _edge_offset_cov(cov, Jw, offset_sd) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
-           + _centre_shift_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2),
-                               np.array([centre_shift_px(s) for s in all_st]))
-           + _twist_cov(cov, Jw, np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2), obs,
-                        TWIST_EXCESS * noise_factor * sig[::4]))
+    # with many parameters, only the blocks kept below are formed (_propagated)
+    cols = _sticker_columns(owner, ncam, npar)
+    row_scale = np.repeat(wts, 2)[:2 * len(obs)] ** 0.5 / np.repeat(sig, 2)
+    cov = (scaled + _edge_offset_cov(cov, Jw, offset_sd, cols) + _offset_gradient_cov(cov, Jw, obs, seen_sd)
+           + _centre_shift_cov(cov, Jw, row_scale, np.array([centre_shift_px(s) for s in all_st]), cols)
+           + _twist_cov(cov, Jw, row_scale, obs, TWIST_EXCESS * noise_factor * sig[::4], cols))
     rr = r[:2 * len(obs)].reshape(-1, 2)
     per_piece_rms = _per_piece_rms(model, r, rr, noise_factor, names)
     own_placement = _own_placement_cov(model, Jw, wts, fit_cov, ncam)
@@ -632,10 +691,15 @@ def _focal_score(model: "_PlaneModel", state: "_State", r: np.ndarray, J: np.nda
 def _per_piece_rms(model: "_PlaneModel", r: np.ndarray, rr: np.ndarray, noise: float, names: list[str]) -> dict:
     """Piece name -> its corners' rms residual (rr: per corner), or its stickers' worst placement
     misfit when larger (_placement_misfit): what _solve_with_outliers weighs to leave a piece out."""
-    owner = model.owner
     placed_off = _placement_misfit(model, r, noise)
-    return {n: max(float(np.sqrt((rr[owner == k] ** 2).sum(axis=1).mean() / 2.0)),
-                   float(placed_off[owner[::4] == k].max(initial=0.0))) for k, n in enumerate(names)}
+    # corners run piece by piece (_start): each piece's are one slice, found once
+    starts = np.searchsorted(model.owner, np.arange(len(names) + 1))
+    out = {}
+    for k, n in enumerate(names):
+        a, b = starts[k], starts[k + 1]
+        out[n] = max(float(np.sqrt((rr[a:b] ** 2).sum(axis=1).mean() / 2.0)),
+                     float(placed_off[a // 4:b // 4].max(initial=0.0)))
+    return out
 
 
 # Stickers stuck by hand (SPEC section 2): a piece with several stickers (the start gate, the finish
@@ -675,7 +739,7 @@ def _placement_refit(model: "_PlaneModel", fit: tuple, sd_mm: np.ndarray, sd_rad
     shown, free = _placement_free_noise(model, state, r, J, sd_mm, sd_rad, floor)
     if shown <= PLACEMENT_SHOWN * free:
         return fit
-    bias_sd = math.sqrt(max(float(np.linalg.inv(model.normal + 1e-12 * np.eye(len(model.normal)))[-1, -1]), 0.0))
+    bias_sd = math.sqrt(max(float(arrow_inverse(model.normal + 1e-12 * np.eye(len(model.normal)), model.ncam_count)[-1, -1]), 0.0))
     model.hold_bias(float(state.bias), max(shown * bias_sd, EDGE_BIAS_HELD_PX))
     model.set_placement(state, sd_mm, sd_rad, free)
     return model.levenberg_marquardt(state)
@@ -855,6 +919,69 @@ def _reference_gauge_cov(model: "_PlaneModel", Jw: np.ndarray, wts: np.ndarray, 
     return M @ internal @ M.T
 
 
+# The plane fit's normal equations are an arrow: the shared parameters (the camera's, ncam, and the
+# edge bias, the last) meet every piece, and each piece's pose (3) meets only itself. From this many
+# parameters on they are solved and inverted through that form (each piece's 3 x 3 block on its own,
+# then the shared ones' Schur complement): time linear in the pieces for the solve and quadratic for
+# the dense inverse, where the dense routines take cubic time (a 247-sticker table has ~380 parameters:
+# 5.7 ms an inverse, 1.2 ms a solve). Smaller fits keep the dense routines; both agree to rounding
+# (tests/test_fast_paths.py).
+ARROW_MIN_PARAMS = 64
+
+
+def _arrow_blocks(A: np.ndarray, ncam: int):
+    """(shared columns, (pieces, 3) piece columns, U shared x shared, W (pieces, shared, 3), V (pieces, 3, 3))."""
+    npar = len(A)
+    shared = np.r_[np.arange(ncam), npar - 1]
+    cols = ncam + np.arange(npar - 1 - ncam).reshape(-1, 3)
+    W = A[shared[None, :, None], cols[:, None, :]]
+    return shared, cols, A[np.ix_(shared, shared)], W, A[cols[:, :, None], cols[:, None, :]]
+
+
+def _arrow_schur(A: np.ndarray, ncam: int):
+    """The blocks of A (_arrow_blocks), each piece's block inverted and V^-1 W^T per piece, and the shared
+    parameters' Schur complement U - sum W V^-1 W^T."""
+    shared, cols, U, W, V = _arrow_blocks(A, ncam)
+    V_inv = np.linalg.inv(V)
+    G = V_inv @ W.transpose(0, 2, 1)  # (pieces, 3, shared)
+    return shared, cols, W, V_inv, G, U - np.einsum("kcj,kjd->cd", W, G)
+
+
+def arrow_solve(A: np.ndarray, b: np.ndarray, ncam: int) -> np.ndarray:
+    """np.linalg.solve(A, b) for the plane fit's normal equations (ARROW_MIN_PARAMS)."""
+    if len(A) < ARROW_MIN_PARAMS:
+        return np.linalg.solve(A, b)
+    shared, cols, W, V_inv, G, S = _arrow_schur(A, ncam)
+    b_piece = b[cols]
+    x_shared = np.linalg.solve(S, b[shared] - np.einsum("kjc,kj->c", G, b_piece))
+    x = np.empty(len(A))
+    x[shared] = x_shared
+    x[cols] = np.einsum("kij,kj->ki", V_inv, b_piece - np.einsum("kcj,c->kj", W, x_shared))
+    return x
+
+
+def arrow_inverse(A: np.ndarray, ncam: int) -> np.ndarray:
+    """np.linalg.inv(A) for the plane fit's normal equations (ARROW_MIN_PARAMS): with S the shared
+    parameters' Schur complement and G_k = V_k^-1 W_k^T, the shared block is S^-1, a piece's with the
+    shared ones -G_k S^-1 and two pieces' G_k S^-1 G_l^T, plus V_k^-1 on a piece's own block."""
+    if len(A) < ARROW_MIN_PARAMS:
+        return np.linalg.inv(A)
+    shared, cols, W, V_inv, G, S = _arrow_schur(A, ncam)
+    S_inv = np.linalg.inv(S)
+    G_all = G.reshape(-1, len(shared))  # piece columns in order
+    cross = -G_all @ S_inv
+    out = np.empty_like(A)
+    out[np.ix_(shared, shared)] = S_inv
+    out[np.ix_(cols.ravel(), shared)] = cross
+    out[np.ix_(shared, cols.ravel())] = cross.T
+    pieces = -cross @ G_all.T
+    k = len(cols)
+    blocks = pieces.reshape(k, 3, k, 3)
+    blocks[np.arange(k), :, np.arange(k), :] += V_inv
+    out[np.ix_(cols.ravel(), cols.ravel())] = pieces
+    return out
+
+
 def psd(c: np.ndarray) -> np.ndarray:
     """c symmetrised with no negative variance (a covariance less a part of it, rounded)."""
     vals, vecs = np.linalg.eigh((c + c.T) / 2)
@@ -1005,9 +1132,45 @@ def centre_shift_px(s: StickerObs) -> float:
     return CENTRE_SHIFT_STREAK * max(0.0, s.streak_px / max(s.side_px / 7.0, 0.5) - CENTRE_SHIFT_ONSET)
 
 
-def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, shift_px: np.ndarray) -> np.ndarray:
+def _sticker_columns(owner: np.ndarray, ncam: int, npar: int) -> tuple[np.ndarray, np.ndarray]:
+    """((stickers, ncam + 4) the parameters each sticker's corners depend on: the camera's, its piece's
+    pose, the edge bias; (stickers,) whether it is on the reference piece, which has no pose columns:
+    its three point at the edge bias, to be left out)."""
+    piece = owner[::4]
+    held = piece == 0
+    pose = np.where(held, npar - 1, ncam + 3 * (piece - 1))[:, None] + np.where(held, 0, 1)[:, None] * np.arange(3)
+    cam = np.broadcast_to(np.arange(ncam), (len(piece), ncam))
+    return np.concatenate([cam, pose, np.full((len(piece), 1), npar - 1)], axis=1), held
+
+
+def _propagated(cov: np.ndarray, patterns: np.ndarray, var: np.ndarray, cols: tuple[np.ndarray, np.ndarray]
+                ) -> np.ndarray:
+    """cov X^T diag(var) X cov: the parameters' covariance from independent errors of variance var
+    along the patterns X (one row a sticker, zero outside its columns, cols: _sticker_columns). From
+    ARROW_MIN_PARAMS parameters on, only the blocks the table pose keeps are formed (the camera's and
+    each piece's own 3 x 3; the rest left 0), each pattern through its few columns: time linear in the
+    stickers and parameters, where the whole product is cubic (a 247-sticker table: ~6 ms a term)."""
+    if len(cov) < ARROW_MIN_PARAMS:
+        moved = patterns @ cov
+        return moved.T @ (moved * var[:, None])
+    columns, held = cols
+    ncam = columns.shape[1] - 4
+    few = np.take_along_axis(patterns, columns, axis=1)
+    few[held, ncam:ncam + 3] = 0.0  # the reference piece's placeholders
+    shared = np.r_[np.arange(ncam), len(cov) - 1]  # every pattern's camera and edge-bias columns, then its pose's
+    moved = few[:, np.r_[np.arange(ncam), ncam + 3]] @ cov[shared] + (few[:, None, ncam:ncam + 3] @ cov[columns[:, ncam:ncam + 3]])[:, 0]
+    out = np.zeros_like(cov)
+    out[:ncam, :ncam] = moved[:, :ncam].T @ (moved[:, :ncam] * var[:, None])
+    piece = moved[:, ncam:len(cov) - 1].reshape(len(moved), -1, 3).transpose(1, 0, 2)  # (pieces, patterns, 3)
+    at = ncam + np.arange(3 * piece.shape[0]).reshape(-1, 3)
+    out[at[:, :, None], at[:, None, :]] = piece.transpose(0, 2, 1) @ (piece * var[None, :, None])
+    return out
+
+
+def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, shift_px: np.ndarray,
+                      cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Covariance of the fit's parameters from independent per-sticker shifts (sd px per axis);
-    row_scale: each observation row's weight per px (sqrt(Huber weight) / sigma)."""
+    row_scale: each observation row's weight per px (sqrt(Huber weight) / sigma); cols: _sticker_columns."""
     n = len(shift_px)
     if not n or not shift_px.any():
         return np.zeros_like(cov)
@@ -1015,8 +1178,7 @@ def _centre_shift_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, sh
     scale = row_scale[:8 * n].reshape(n, 8)
     out = np.zeros_like(cov)
     for axis in (0, 1):
-        moved = np.einsum("snp,sn->sp", rows[:, axis::2], scale[:, axis::2]) @ cov
-        out += moved.T @ (moved * (shift_px ** 2)[:, None])
+        out += _propagated(cov, np.einsum("snp,sn->sp", rows[:, axis::2], scale[:, axis::2]), shift_px ** 2, cols)
     return out
 
 
@@ -1034,9 +1196,9 @@ TWIST_EXCESS = 0.3
 
 
 def _twist_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, obs: np.ndarray,
-               twist_px: np.ndarray) -> np.ndarray:
+               twist_px: np.ndarray, cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Covariance of the fit's parameters from independent per-sticker turns about each sticker's
-    centre (sd px of tangential motion at its corners); row_scale as in _centre_shift_cov."""
+    centre (sd px of tangential motion at its corners); row_scale and cols as in _centre_shift_cov."""
     n = len(twist_px)
     if not n or not np.any(twist_px):
         return np.zeros_like(cov)
@@ -1045,8 +1207,8 @@ def _twist_cov(cov: np.ndarray, Jw: np.ndarray, row_scale: np.ndarray, obs: np.n
     tangent = np.stack([-radial[..., 1], radial[..., 0]], axis=-1)
     tangent /= np.maximum(np.linalg.norm(tangent, axis=-1, keepdims=True), 1e-9)
     pattern = tangent.reshape(n, 8) * row_scale[:8 * n].reshape(n, 8)
-    moved = np.einsum("snp,sn->sp", Jw[:8 * n].reshape(n, 8, -1), pattern) @ cov
-    return moved.T @ (moved * (np.asarray(twist_px, dtype=np.float64) ** 2)[:, None])
+    return _propagated(cov, np.einsum("snp,sn->sp", Jw[:8 * n].reshape(n, 8, -1), pattern),
+                       np.asarray(twist_px, dtype=np.float64) ** 2, cols)
 
 
 def _offset_gradient_cov(cov: np.ndarray, Jw: np.ndarray, obs: np.ndarray, seen_sd: float) -> np.ndarray:
@@ -1069,15 +1231,15 @@ def _offset_gradient_cov(cov: np.ndarray, Jw: np.ndarray, obs: np.ndarray, seen_
     return out
 
 
-def _edge_offset_cov(cov: np.ndarray, Jw: np.ndarray, offset_sd_px: np.ndarray) -> np.ndarray:
+def _edge_offset_cov(cov: np.ndarray, Jw: np.ndarray, offset_sd_px: np.ndarray,
+                     cols: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """Covariance of the fit's parameters from independent per-sticker edge offsets (sd px):
     cov J^T c_s per px of offset of sticker s, c_s its whitened outward column (the edge-bias
-    column restricted to its eight rows, which carries its share of the bias)."""
+    column restricted to its eight rows, which carries its share of the bias); cols: _sticker_columns."""
     n = len(offset_sd_px)
     rows = Jw[:8 * n].reshape(n, 8, -1)
     unit = np.einsum("snp,sn->sp", rows, rows[:, :, -1])  # J^T c_s for each sticker
-    moved = unit @ cov  # parameter change per px of offset (cov symmetric)
-    return moved.T @ (moved * (np.asarray(offset_sd_px, dtype=np.float64) ** 2)[:, None])
+    return _propagated(cov, unit, np.asarray(offset_sd_px, dtype=np.float64) ** 2, cols)
 
 
 HUBER_K = 3.0  # corners further than this many sigma are down-weighted
@@ -1141,6 +1303,9 @@ class _PlaneModel:
         self.mix = None  # (stickers, 8, 8): each sticker's whitening for its placement (set_placement)
         self.placement_cols = None  # (stickers, 8, 3): its residuals per sd of placement (x, y, turn)
         self.pose_cols = None  # (N, 2, 3): each corner's residual per unit of its piece's pose, last evaluated
+        # where each corner's and each piece's Jacobian columns go in the full vector (_jacobian_parts,
+        # normal_equations), and where each piece's corners start
+        self._piece_col = self._piece_starts = self._piece_columns = None
 
     def residuals(self, st: _State, with_jac: bool = False):
         """Whitened residuals (2N [+2 prior rows]) and, on request, their Jacobian.
@@ -1232,8 +1397,9 @@ class _PlaneModel:
             J = (self.mix @ J.reshape(-1, 8, ncam + 4)).reshape(n, 2, ncam + 4)
         # where each compact column goes in the full parameter vector (the reference piece's
         # pose columns: a spare column past the end, dropped)
-        piece_col = np.where(self.owner > 0, ncam + 3 * (self.owner - 1), npar)
-        return _JacobianParts(J, piece_col, self._prior_rows(st, npar), ncam, npar)
+        if self._piece_col is None:  # fixed by the corners' owners: once a model
+            self._piece_col = np.where(self.owner > 0, ncam + 3 * (self.owner - 1), npar)
+        return _JacobianParts(J, self._piece_col, self._prior_rows(st, npar), ncam, npar)
 
     def placement_columns(self, st: _State, sd_mm: np.ndarray, sd_rad: np.ndarray) -> np.ndarray:
         """(stickers, 8, 3): how each sticker's eight whitened residuals move per sd of its placement
@@ -1283,8 +1449,10 @@ class _PlaneModel:
         Jt = Jc.transpose(0, 2, 1)
         per_corner = (Jt * w[:, None, None]) @ Jc
         grad = (Jt @ (w[:, None] * r[:2 * n].reshape(n, 2))[:, :, None])[:, :, 0]
-        owners, starts = np.unique(self.owner, return_index=True)
-        idx = self._compact_columns(parts)[starts]
+        if self._piece_starts is None:  # fixed by the corners' owners: once a model
+            owners, self._piece_starts = np.unique(self.owner, return_index=True)
+            self._piece_columns = self._compact_columns(parts)[self._piece_starts]
+        starts, idx = self._piece_starts, self._piece_columns
         A = np.zeros((npar + 3, npar + 3))  # 3 spare columns: the reference piece's
         g = np.zeros(npar + 3)
         np.add.at(A, (idx[:, :, None], idx[:, None, :]), np.add.reduceat(per_corner, starts, axis=0))
@@ -1349,12 +1517,12 @@ class _PlaneModel:
             improved = False
             for _ in range(8):
                 try:
-                    delta = np.linalg.solve(A + lam * dA, -g)
+                    delta = arrow_solve(A + lam * dA, -g, self.ncam_count)
                 except np.linalg.LinAlgError:
                     lam *= 10
                     continue
                 cand = self.apply(st, delta)
-                r2, _ = self.residuals(cand)
+                r2, parts2 = self.residuals_and_parts(cand)  # with its Jacobian: a step is seldom refused
                 c2 = _robust_cost(r2) if np.all(np.isfinite(r2)) else np.inf
                 if c2 < cost:
                     improved = True
@@ -1363,7 +1531,7 @@ class _PlaneModel:
                 lam *= 10
             if not improved:
                 break
-            r, parts = self.residuals_and_parts(st)
+            r, parts = r2, parts2
             old, cost = cost, _robust_cost(r)
             wts = self.weights(r)
             if old - cost < 1e-8 * max(1.0, old):
