@@ -400,9 +400,11 @@ def _stepped_outlines(sized) -> list[np.ndarray]:
         n = np.maximum(1, (np.hypot(d[..., 0], d[..., 1]) / STEP_MM).astype(np.int64))
         # a side a whole number of steps long rounds either way from piece to piece: one batch per
         # pattern of step counts
-        patterns, which = np.unique(n, axis=0, return_inverse=True)
-        for q, steps in enumerate(patterns):
-            rows = np.flatnonzero(which.ravel() == q)
+        patterns: dict[tuple, list[int]] = {}
+        for r, row in enumerate(n.tolist()):
+            patterns.setdefault(tuple(row), []).append(r)
+        for pattern, rows in patterns.items():
+            steps = np.array(pattern)
             seg = np.repeat(np.arange(len(steps)), steps)
             k = (np.arange(len(seg)) - np.repeat(np.cumsum(steps) - steps, steps) + 1)[None, :, None]
             part = np.concatenate([pts[rows, :1], pts[rows][:, :-1][:, seg] + d[rows][:, seg] * k / steps[seg][None, :, None]],
