@@ -338,9 +338,13 @@ def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
     read-only: the same answer is handed to every caller with the same inputs)."""
     img = np.asarray(ideal_px).reshape(4, 1, 2).astype(np.float64)
     key = (img.tobytes(), float(size_mm), np.asarray(K, dtype=np.float64).tobytes())
-    if key in _ippe_memo:
-        _ippe_memo.move_to_end(key)
-        return list(_ippe_memo[key])
+    hit = _ippe_memo.get(key)
+    if hit is not None:
+        try:
+            _ippe_memo.move_to_end(key)
+        except KeyError:  # dropped meanwhile by another thread's observation: the answer still holds
+            pass
+        return list(hit)
     h = size_mm / 2
     obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], dtype=np.float64)
     try:
