@@ -572,14 +572,7 @@ def _start(groups, names: list[str], intrinsics: Intrinsics, f_init) -> _Start:
     """The _Start of a plane fit of the pieces names (the reference first)."""
     K0 = intrinsics.K(f_init if intrinsics.focal_free and f_init else None)
     all_st = [s for n in names for s in groups[n]]
-    normal = _consensus_normal(all_st, K0)
-    rvec, tvec = _init_camera(groups[names[0]], K0, normal)
-    poses = [(0.0, 0.0, 0.0)]
-    for n in names[1:]:
-        loc = np.concatenate([s.local_mm for s in groups[n]])
-        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
-                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
-        poses.append(fit_rigid_2d(loc, wor))
+    rvec, tvec = _init_camera(groups[names[0]], K0, _consensus_normal(_voters(all_st), K0))
     loc, zs, obs, owner = [], [], [], []
     blurs = [s.blur_px for s in all_st if s.blur_px > 0]
     blur_ref = float(np.median(blurs)) if blurs else 0.0
@@ -589,12 +582,31 @@ def _start(groups, names: list[str], intrinsics: Intrinsics, f_init) -> _Start:
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
             owner.append(np.full(4, k))
-    obs = np.concatenate(obs)
+    loc, zs, obs, owner = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs), np.concatenate(owner)
+    # every other piece where its corners, cut with the plane at their heights, put it
+    first = np.searchsorted(owner, np.arange(len(names) + 1))
+    world = intersect_plane(obs[first[1]:], zs[first[1]:], rvec, tvec, K0)
+    poses = [(0.0, 0.0, 0.0)] + [fit_rigid_2d(loc[a:b], world[a - first[1]:b - first[1]])
+                                 for a, b in zip(first[1:-1], first[2:])]
     shares = bias_shares(all_st, blur_ref)
     out_dirs = bias_outwards(obs.reshape(-1, 4, 2), shares).reshape(-1, 2)
     return _Start(np.asarray(rvec, dtype=np.float64), np.asarray(tvec, dtype=np.float64),
-                  np.array(poses, dtype=np.float64), np.concatenate(loc), np.concatenate(zs), obs,
-                  np.concatenate(owner), out_dirs, blur_ref, shares[0])
+                  np.array(poses, dtype=np.float64), loc, zs, obs, owner, out_dirs, blur_ref, shares[0])
+
+
+# The table's normal is voted on by the largest stickers only: IPPE costs ~30 us a sticker (7 ms on a
+# 247-sticker table), and the vote only picks which of the reference sticker's two IPPE poses starts
+# the fit (two solutions tens of degrees apart), which a few dozen stickers settle as well as all.
+CONSENSUS_MAX_STICKERS = 48
+
+
+def _voters(stickers: list[StickerObs]) -> list[StickerObs]:
+    """The stickers that vote on the table's normal: all, or the CONSENSUS_MAX_STICKERS largest (in
+    their order)."""
+    if len(stickers) <= CONSENSUS_MAX_STICKERS:
+        return stickers
+    keep = set(np.argsort([-s.side_px for s in stickers], kind="stable")[:CONSENSUS_MAX_STICKERS].tolist())
+    return [s for i, s in enumerate(stickers) if i in keep]
 
 
 def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: float = NOISE_FACTOR_FLOOR,
@@ -1457,10 +1469,20 @@ class _PlaneModel:
             owners, self._piece_starts = np.unique(self.owner, return_index=True)
             self._piece_columns = self._compact_columns(parts)[self._piece_starts]
         starts, idx = self._piece_starts, self._piece_columns
-        A = np.zeros((npar + 3, npar + 3))  # 3 spare columns: the reference piece's
+        blocks, pushes = np.add.reduceat(per_corner, starts, axis=0), np.add.reduceat(grad, starts, axis=0)
+        # each piece's block: its shared columns (the camera's, the edge bias) summed over the pieces in
+        # their order, its own pose's (the reference's: 3 spare columns) set once
+        ncam = parts.ncam
+        shared, own = np.r_[np.arange(ncam), ncam + 3], np.arange(ncam, ncam + 3)
+        cols, mine = idx[0, shared], idx[:, own]
+        A = np.zeros((npar + 3, npar + 3))
         g = np.zeros(npar + 3)
-        np.add.at(A, (idx[:, :, None], idx[:, None, :]), np.add.reduceat(per_corner, starts, axis=0))
-        np.add.at(g, idx, np.add.reduceat(grad, starts, axis=0))
+        A[np.ix_(cols, cols)] = blocks[:, shared][:, :, shared].sum(axis=0)
+        A[mine[:, :, None], mine[:, None, :]] = blocks[:, own][:, :, own]
+        A[mine[:, :, None], cols[None, None, :]] = blocks[:, own][:, :, shared]
+        A[cols[None, :, None], mine[:, None, :]] = blocks[:, shared][:, :, own]
+        g[cols] = pushes[:, shared].sum(axis=0)
+        g[mine] = pushes[:, own]
         w_prior = np.repeat(wts[n:], 2)
         A, g = A[:npar, :npar], g[:npar]
         A += parts.prior.T @ (parts.prior * w_prior[:, None])
