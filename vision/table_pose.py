@@ -777,11 +777,10 @@ def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: 
     P = model.placement_columns(st, np.where(sd_mm > 0, 1.0, 0.0), np.where(sd_rad > 0, 1.0, 0.0))
     ncam = model.ncam_count
     shared = np.concatenate([J[:rows, :ncam], J[:rows, -1:]], axis=1)
-    pose = np.zeros((rows, 3))  # each row's own piece's pose columns (zero for the reference piece)
-    owner_rows = np.repeat(model.owner, 2)
-    for k in range(1, model.n_pieces):
-        mine = owner_rows == k
-        pose[mine] = J[:rows][mine][:, ncam + 3 * (k - 1):ncam + 3 * k]
+    # each row's own piece's pose columns (zero for the reference piece)
+    owner_rows = np.repeat(model.owner, 2)[:rows]
+    at = np.minimum(ncam + 3 * np.maximum(owner_rows - 1, 0)[:, None] + np.arange(3), J.shape[1] - 1)  # the reference's: masked
+    pose = np.where((owner_rows > 0)[:, None], np.take_along_axis(J[:rows], at, axis=1), 0.0)
     left_r, left_shared, local_rank, largest = _project_out_pieces(model.owner[::4], P, pose, r[:rows], shared)
     # lstsq's rank rule for the whole fit: a value is zero below eps x the larger side x the
     # largest singular value of all the columns (the camera's moves that the reference piece's
