@@ -1484,8 +1484,10 @@ class _PlaneModel:
         g[mine] = pushes[:, own]
         w_prior = np.repeat(wts[n:], 2)
         A, g = A[:npar, :npar], g[:npar]
-        A += parts.prior.T @ (parts.prior * w_prior[:, None])
-        g += parts.prior.T @ (w_prior * r[2 * n:])
+        on = np.flatnonzero(parts.prior.any(axis=0))  # the priors' few columns (focal, distortion, edge bias)
+        prior = parts.prior[:, on]
+        A[np.ix_(on, on)] += prior.T @ (prior * w_prior[:, None])
+        g[on] += prior.T @ (w_prior * r[2 * n:])
         return A, g
 
     def _compact_columns(self, parts: "_JacobianParts") -> np.ndarray:
@@ -1536,13 +1538,17 @@ class _PlaneModel:
         wts = self.weights(r)
         cost = _robust_cost(r)
         lam = 1e-3
+        A = None  # the normal equations at (parts, r, wts), once formed
         for _ in range(iterations):
             A, g = self.normal_equations(parts, r, wts)
-            dA = np.diag(np.diag(A)) + 1e-9 * np.eye(len(A))
+            damping = np.diag(A) + 1e-9
+            on_diagonal = np.diag_indices(len(A))
             improved = False
             for _ in range(8):
+                damped = A.copy()
+                damped[on_diagonal] += lam * damping
                 try:
-                    delta = arrow_solve(A + lam * dA, -g, self.ncam_count)
+                    delta = arrow_solve(damped, -g, self.ncam_count)
                 except np.linalg.LinAlgError:
                     lam *= 10
                     continue
@@ -1556,12 +1562,12 @@ class _PlaneModel:
                 lam *= 10
             if not improved:
                 break
-            r, parts = r2, parts2
+            r, parts, A = r2, parts2, None
             old, cost = cost, _robust_cost(r)
             wts = self.weights(r)
             if old - cost < 1e-8 * max(1.0, old):
                 break
-        self.normal = self.normal_equations(parts, r, wts)[0]
+        self.normal = A if A is not None else self.normal_equations(parts, r, wts)[0]
         return st, r, self.dense_jacobian(parts), wts
 
 
