@@ -297,18 +297,29 @@ def project_ideal(X: np.ndarray, rvec, tvec, K: np.ndarray) -> np.ndarray:
 
 def intersect_plane(ideal_px: np.ndarray, z: float, rvec, tvec, K: np.ndarray) -> np.ndarray:
     """(N, 2) ideal pixels -> (N, 2) table (x, y) where their rays meet the plane at height z."""
-    return intersect_plane_many(ideal_px, z, [(rvec, tvec, K)])[0]
+    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
+    return _cut_rays(_rays(ideal_px, K), z, R, -R.T @ tvec)
 
 
 def intersect_plane_many(ideal_px: np.ndarray, z: float, cameras: list) -> np.ndarray:
     """(cameras, N, 2): intersect_plane of the same ideal pixels under each camera (rvec, tvec, K)."""
     R = np.stack([cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0] for rvec, _, _ in cameras])
     C = np.stack([-r.T @ tvec for r, (_, tvec, _) in zip(R, cameras)])
-    rays_c = np.stack([np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
-                                 np.ones(len(ideal_px))], axis=1) for _, _, K in cameras])
+    return _cut_rays(np.stack([_rays(ideal_px, K) for _, _, K in cameras]), z, R, C)
+
+
+def _rays(ideal_px: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """(N, 3) camera rays (z = 1) of ideal pixels."""
+    return np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
+                     np.ones(len(ideal_px))], axis=1)
+
+
+def _cut_rays(rays_c: np.ndarray, z, R: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Where camera rays ((..., N, 3)) of cameras R ((..., 3, 3)) at C ((..., 3), table frame) meet
+    the plane at height z: (..., N, 2)."""
     rays = np.matmul(rays_c, R)  # R.T @ ray
-    lam = (z - C[:, None, 2]) / rays[:, :, 2]
-    return C[:, None, :2] + lam[:, :, None] * rays[:, :, :2]
+    lam = (z - C[..., None, 2]) / rays[..., 2]
+    return C[..., None, :2] + lam[..., None] * rays[..., :2]
 
 
 def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | None = None):
@@ -1469,19 +1480,16 @@ class _PlaneModel:
             self._piece_columns = self._compact_columns(parts)[self._piece_starts]
         starts, idx = self._piece_starts, self._piece_columns
         blocks, pushes = np.add.reduceat(per_corner, starts, axis=0), np.add.reduceat(grad, starts, axis=0)
-        # each piece's block: its shared columns (the camera's, the edge bias) summed over the pieces in
-        # their order, its own pose's (the reference's: 3 spare columns) set once
-        ncam = parts.ncam
-        shared, own = np.r_[np.arange(ncam), ncam + 3], np.arange(ncam, ncam + 3)
-        cols, mine = idx[0, shared], idx[:, own]
+        # the shared columns (the camera's, the edge bias) summed over the pieces in their order and put
+        # in every piece's block, so that one assignment writes each piece's own part once and the
+        # shared part with the same sum from every piece (the reference's pose: 3 spare columns)
+        shared = np.r_[np.arange(parts.ncam), parts.ncam + 3]
+        blocks[:, shared[:, None], shared] = blocks[:, shared][:, :, shared].sum(axis=0)
+        pushes[:, shared] = pushes[:, shared].sum(axis=0)
         A = np.zeros((npar + 3, npar + 3))
         g = np.zeros(npar + 3)
-        A[np.ix_(cols, cols)] = blocks[:, shared][:, :, shared].sum(axis=0)
-        A[mine[:, :, None], mine[:, None, :]] = blocks[:, own][:, :, own]
-        A[mine[:, :, None], cols[None, None, :]] = blocks[:, own][:, :, shared]
-        A[cols[None, :, None], mine[:, None, :]] = blocks[:, shared][:, :, own]
-        g[cols] = pushes[:, shared].sum(axis=0)
-        g[mine] = pushes[:, own]
+        A[idx[:, :, None], idx[:, None, :]] = blocks
+        g[idx] = pushes
         w_prior = np.repeat(wts[n:], 2)
         A, g = A[:npar, :npar], g[:npar]
         on = np.flatnonzero(parts.prior.any(axis=0))  # the priors' few columns (focal, distortion, edge bias)
