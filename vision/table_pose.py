@@ -790,7 +790,8 @@ def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: 
     shared = np.concatenate([J[:rows, :ncam], J[:rows, -1:]], axis=1)
     # each row's own piece's pose columns (zero for the reference piece)
     owner_rows = np.repeat(model.owner, 2)[:rows]
-    at = np.minimum(ncam + 3 * np.maximum(owner_rows - 1, 0)[:, None] + np.arange(3), J.shape[1] - 1)  # the reference's: masked
+    at = ncam + 3 * np.maximum(owner_rows - 1, 0)[:, None] + np.arange(3)
+    at = np.minimum(at, J.shape[1] - 1)  # the reference's (no pose columns) are masked out below
     pose = np.where((owner_rows > 0)[:, None], np.take_along_axis(J[:rows], at, axis=1), 0.0)
     left_r, left_shared, local_rank, largest = _project_out_pieces(model.owner[::4], P, pose, r[:rows], shared)
     # lstsq's rank rule for the whole fit: a value is zero below eps x the larger side x the
@@ -1183,8 +1184,10 @@ def _propagated(cov: np.ndarray, patterns: np.ndarray, var: np.ndarray, cols: tu
     ncam = columns.shape[1] - 4
     few = np.take_along_axis(patterns, columns, axis=1)
     few[held, ncam:ncam + 3] = 0.0  # the reference piece's placeholders
-    shared = np.r_[np.arange(ncam), len(cov) - 1]  # every pattern's camera and edge-bias columns, then its pose's
-    moved = few[:, np.r_[np.arange(ncam), ncam + 3]] @ cov[shared] + (few[:, None, ncam:ncam + 3] @ cov[columns[:, ncam:ncam + 3]])[:, 0]
+    # every pattern's camera and edge-bias columns (the same for all), then its own pose's
+    shared = np.r_[np.arange(ncam), len(cov) - 1]
+    moved = (few[:, np.r_[np.arange(ncam), ncam + 3]] @ cov[shared]
+             + (few[:, None, ncam:ncam + 3] @ cov[columns[:, ncam:ncam + 3]])[:, 0])
     out = np.zeros_like(cov)
     out[:ncam, :ncam] = moved[:, :ncam].T @ (moved[:, :ncam] * var[:, None])
     piece = moved[:, ncam:len(cov) - 1].reshape(len(moved), -1, 3).transpose(1, 0, 2)  # (pieces, patterns, 3)
