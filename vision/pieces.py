@@ -134,8 +134,8 @@ class _Corners:
     def resid(self, cam_p: np.ndarray, poses: np.ndarray, copies: int = 1) -> np.ndarray:
         """(n_corners, 2) whitened residuals with the camera at cam_p and the pieces at poses;
         (copies, n_corners, 2) for copies sets of poses at once (poses: (copies x n_pieces, 3))."""
-        return self.resid_cameras(cam_p[None], poses, copies)[:, 0] if copies > 1 else \
-            self.resid_cameras(cam_p[None], poses)[0]
+        out = self.resid_cameras(cam_p[None], poses, copies)
+        return out[:, 0] if copies > 1 else out[0]
 
     def resid_cameras(self, cams: np.ndarray, poses: np.ndarray, copies: int = 1) -> np.ndarray:
         """(cameras, n_corners, 2) whitened residuals with the camera at each row of cams and the

@@ -297,18 +297,29 @@ def project_ideal(X: np.ndarray, rvec, tvec, K: np.ndarray) -> np.ndarray:
 
 def intersect_plane(ideal_px: np.ndarray, z: float, rvec, tvec, K: np.ndarray) -> np.ndarray:
     """(N, 2) ideal pixels -> (N, 2) table (x, y) where their rays meet the plane at height z."""
-    return intersect_plane_many(ideal_px, z, [(rvec, tvec, K)])[0]
+    R = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0]
+    return _cut_rays(_rays(ideal_px, K), z, R, -R.T @ tvec)
 
 
 def intersect_plane_many(ideal_px: np.ndarray, z: float, cameras: list) -> np.ndarray:
     """(cameras, N, 2): intersect_plane of the same ideal pixels under each camera (rvec, tvec, K)."""
     R = np.stack([cv2.Rodrigues(np.asarray(rvec, dtype=np.float64))[0] for rvec, _, _ in cameras])
     C = np.stack([-r.T @ tvec for r, (_, tvec, _) in zip(R, cameras)])
-    rays_c = np.stack([np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
-                                 np.ones(len(ideal_px))], axis=1) for _, _, K in cameras])
+    return _cut_rays(np.stack([_rays(ideal_px, K) for _, _, K in cameras]), z, R, C)
+
+
+def _rays(ideal_px: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """(N, 3) camera rays (z = 1) of ideal pixels."""
+    return np.stack([(ideal_px[:, 0] - K[0, 2]) / K[0, 0], (ideal_px[:, 1] - K[1, 2]) / K[1, 1],
+                     np.ones(len(ideal_px))], axis=1)
+
+
+def _cut_rays(rays_c: np.ndarray, z, R: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Where camera rays ((..., N, 3)) of cameras R ((..., 3, 3)) at C ((..., 3), table frame) meet
+    the plane at height z: (..., N, 2)."""
     rays = np.matmul(rays_c, R)  # R.T @ ray
-    lam = (z - C[:, None, 2]) / rays[:, :, 2]
-    return C[:, None, :2] + lam[:, :, None] * rays[:, :, :2]
+    lam = (z - C[..., None, 2]) / rays[..., 2]
+    return C[..., None, :2] + lam[..., None] * rays[..., :2]
 
 
 def fit_rigid_2d(local: np.ndarray, world: np.ndarray, weights: np.ndarray | None = None):
@@ -338,9 +349,13 @@ def ippe_square(ideal_px: np.ndarray, size_mm: float, K: np.ndarray):
     read-only: the same answer is handed to every caller with the same inputs)."""
     img = np.asarray(ideal_px).reshape(4, 1, 2).astype(np.float64)
     key = (img.tobytes(), float(size_mm), np.asarray(K, dtype=np.float64).tobytes())
-    if key in _ippe_memo:
-        _ippe_memo.move_to_end(key)
-        return list(_ippe_memo[key])
+    hit = _ippe_memo.get(key)
+    if hit is not None:
+        try:
+            _ippe_memo.move_to_end(key)
+        except KeyError:  # dropped meanwhile by another thread's observation: the answer still holds
+            pass
+        return list(hit)
     h = size_mm / 2
     obj = np.array([[-h, h, 0], [h, h, 0], [h, -h, 0], [-h, -h, 0]], dtype=np.float64)
     try:
@@ -568,14 +583,7 @@ def _start(groups, names: list[str], intrinsics: Intrinsics, f_init) -> _Start:
     """The _Start of a plane fit of the pieces names (the reference first)."""
     K0 = intrinsics.K(f_init if intrinsics.focal_free and f_init else None)
     all_st = [s for n in names for s in groups[n]]
-    normal = _consensus_normal(all_st, K0)
-    rvec, tvec = _init_camera(groups[names[0]], K0, normal)
-    poses = [(0.0, 0.0, 0.0)]
-    for n in names[1:]:
-        loc = np.concatenate([s.local_mm for s in groups[n]])
-        wor = intersect_plane(np.concatenate([s.ideal_px for s in groups[n]]),
-                              np.repeat([s.z_mm for s in groups[n]], 4), rvec, tvec, K0)
-        poses.append(fit_rigid_2d(loc, wor))
+    rvec, tvec = _init_camera(groups[names[0]], K0, _consensus_normal(_voters(all_st), K0))
     loc, zs, obs, owner = [], [], [], []
     blurs = [s.blur_px for s in all_st if s.blur_px > 0]
     blur_ref = float(np.median(blurs)) if blurs else 0.0
@@ -585,12 +593,31 @@ def _start(groups, names: list[str], intrinsics: Intrinsics, f_init) -> _Start:
             zs.append(np.full(4, s.z_mm))
             obs.append(s.ideal_px)
             owner.append(np.full(4, k))
-    obs = np.concatenate(obs)
+    loc, zs, obs, owner = np.concatenate(loc), np.concatenate(zs), np.concatenate(obs), np.concatenate(owner)
+    # every other piece where its corners, cut with the plane at their heights, put it
+    first = np.searchsorted(owner, np.arange(len(names) + 1))
+    world = intersect_plane(obs[first[1]:], zs[first[1]:], rvec, tvec, K0)
+    poses = [(0.0, 0.0, 0.0)] + [fit_rigid_2d(loc[a:b], world[a - first[1]:b - first[1]])
+                                 for a, b in zip(first[1:-1], first[2:])]
     shares = bias_shares(all_st, blur_ref)
     out_dirs = bias_outwards(obs.reshape(-1, 4, 2), shares).reshape(-1, 2)
     return _Start(np.asarray(rvec, dtype=np.float64), np.asarray(tvec, dtype=np.float64),
-                  np.array(poses, dtype=np.float64), np.concatenate(loc), np.concatenate(zs), obs,
-                  np.concatenate(owner), out_dirs, blur_ref, shares[0])
+                  np.array(poses, dtype=np.float64), loc, zs, obs, owner, out_dirs, blur_ref, shares[0])
+
+
+# The table's normal is voted on by the largest stickers only: IPPE costs ~30 us a sticker (7 ms on a
+# 247-sticker table), and the vote only picks which of the reference sticker's two IPPE poses starts
+# the fit (two solutions tens of degrees apart), which a few dozen stickers settle as well as all.
+CONSENSUS_MAX_STICKERS = 48
+
+
+def _voters(stickers: list[StickerObs]) -> list[StickerObs]:
+    """The stickers that vote on the table's normal: all, or the CONSENSUS_MAX_STICKERS largest (in
+    their order)."""
+    if len(stickers) <= CONSENSUS_MAX_STICKERS:
+        return stickers
+    keep = set(np.argsort([-s.side_px for s in stickers], kind="stable")[:CONSENSUS_MAX_STICKERS].tolist())
+    return [s for i, s in enumerate(stickers) if i in keep]
 
 
 def _solve_once(groups, reference, intrinsics: Intrinsics, f_init, noise_floor: float = NOISE_FACTOR_FLOOR,
@@ -761,11 +788,11 @@ def _placement_free_noise(model: "_PlaneModel", st: "_State", r: np.ndarray, J: 
     P = model.placement_columns(st, np.where(sd_mm > 0, 1.0, 0.0), np.where(sd_rad > 0, 1.0, 0.0))
     ncam = model.ncam_count
     shared = np.concatenate([J[:rows, :ncam], J[:rows, -1:]], axis=1)
-    pose = np.zeros((rows, 3))  # each row's own piece's pose columns (zero for the reference piece)
-    owner_rows = np.repeat(model.owner, 2)
-    for k in range(1, model.n_pieces):
-        mine = owner_rows == k
-        pose[mine] = J[:rows][mine][:, ncam + 3 * (k - 1):ncam + 3 * k]
+    # each row's own piece's pose columns (zero for the reference piece)
+    owner_rows = np.repeat(model.owner, 2)[:rows]
+    at = ncam + 3 * np.maximum(owner_rows - 1, 0)[:, None] + np.arange(3)
+    at = np.minimum(at, J.shape[1] - 1)  # the reference's (no pose columns) are masked out below
+    pose = np.where((owner_rows > 0)[:, None], np.take_along_axis(J[:rows], at, axis=1), 0.0)
     left_r, left_shared, local_rank, largest = _project_out_pieces(model.owner[::4], P, pose, r[:rows], shared)
     # lstsq's rank rule for the whole fit: a value is zero below eps x the larger side x the
     # largest singular value of all the columns (the camera's moves that the reference piece's
@@ -1157,8 +1184,10 @@ def _propagated(cov: np.ndarray, patterns: np.ndarray, var: np.ndarray, cols: tu
     ncam = columns.shape[1] - 4
     few = np.take_along_axis(patterns, columns, axis=1)
     few[held, ncam:ncam + 3] = 0.0  # the reference piece's placeholders
-    shared = np.r_[np.arange(ncam), len(cov) - 1]  # every pattern's camera and edge-bias columns, then its pose's
-    moved = few[:, np.r_[np.arange(ncam), ncam + 3]] @ cov[shared] + (few[:, None, ncam:ncam + 3] @ cov[columns[:, ncam:ncam + 3]])[:, 0]
+    # every pattern's camera and edge-bias columns (the same for all), then its own pose's
+    shared = np.r_[np.arange(ncam), len(cov) - 1]
+    moved = (few[:, np.r_[np.arange(ncam), ncam + 3]] @ cov[shared]
+             + (few[:, None, ncam:ncam + 3] @ cov[columns[:, ncam:ncam + 3]])[:, 0])
     out = np.zeros_like(cov)
     out[:ncam, :ncam] = moved[:, :ncam].T @ (moved[:, :ncam] * var[:, None])
     piece = moved[:, ncam:len(cov) - 1].reshape(len(moved), -1, 3).transpose(1, 0, 2)  # (pieces, patterns, 3)
@@ -1455,12 +1484,28 @@ class _PlaneModel:
         starts, idx = self._piece_starts, self._piece_columns
         A = np.zeros((npar + 3, npar + 3))  # 3 spare columns: the reference piece's
         g = np.zeros(npar + 3)
-        np.add.at(A, (idx[:, :, None], idx[:, None, :]), np.add.reduceat(per_corner, starts, axis=0))
-        np.add.at(g, idx, np.add.reduceat(grad, starts, axis=0))
+        blocks, pushes = np.add.reduceat(per_corner, starts, axis=0), np.add.reduceat(grad, starts, axis=0)
         w_prior = np.repeat(wts[n:], 2)
+        if npar < ARROW_MIN_PARAMS:  # few pieces: one scatter-add, and the priors' dense product
+            np.add.at(A, (idx[:, :, None], idx[:, None, :]), blocks)
+            np.add.at(g, idx, pushes)
+            A, g = A[:npar, :npar], g[:npar]
+            A += parts.prior.T @ (parts.prior * w_prior[:, None])
+            g += parts.prior.T @ (w_prior * r[2 * n:])
+            return A, g
+        # the shared columns (the camera's, the edge bias) summed over the pieces in their order and put
+        # in every piece's block, so that one assignment writes each piece's own part once and the shared
+        # part with the same sum from every piece (np.add.at takes ~1 ms on 120 pieces)
+        shared = np.r_[np.arange(parts.ncam), parts.ncam + 3]
+        blocks[:, shared[:, None], shared] = blocks[:, shared][:, :, shared].sum(axis=0)
+        pushes[:, shared] = pushes[:, shared].sum(axis=0)
+        A[idx[:, :, None], idx[:, None, :]] = blocks
+        g[idx] = pushes
         A, g = A[:npar, :npar], g[:npar]
-        A += parts.prior.T @ (parts.prior * w_prior[:, None])
-        g += parts.prior.T @ (w_prior * r[2 * n:])
+        on = np.flatnonzero(parts.prior.any(axis=0))  # the priors' few columns (focal, distortion, edge bias)
+        prior = parts.prior[:, on]
+        A[np.ix_(on, on)] += prior.T @ (prior * w_prior[:, None])
+        g[on] += prior.T @ (w_prior * r[2 * n:])
         return A, g
 
     def _compact_columns(self, parts: "_JacobianParts") -> np.ndarray:
@@ -1511,13 +1556,17 @@ class _PlaneModel:
         wts = self.weights(r)
         cost = _robust_cost(r)
         lam = 1e-3
+        A = None  # the normal equations at (parts, r, wts), once formed
         for _ in range(iterations):
             A, g = self.normal_equations(parts, r, wts)
-            dA = np.diag(np.diag(A)) + 1e-9 * np.eye(len(A))
+            damping = np.diag(A) + 1e-9
+            on_diagonal = np.diag_indices(len(A))
             improved = False
             for _ in range(8):
+                damped = A.copy()
+                damped[on_diagonal] += lam * damping
                 try:
-                    delta = arrow_solve(A + lam * dA, -g, self.ncam_count)
+                    delta = arrow_solve(damped, -g, self.ncam_count)
                 except np.linalg.LinAlgError:
                     lam *= 10
                     continue
@@ -1531,12 +1580,12 @@ class _PlaneModel:
                 lam *= 10
             if not improved:
                 break
-            r, parts = r2, parts2
+            r, parts, A = r2, parts2, None
             old, cost = cost, _robust_cost(r)
             wts = self.weights(r)
             if old - cost < 1e-8 * max(1.0, old):
                 break
-        self.normal = self.normal_equations(parts, r, wts)[0]
+        self.normal = A if A is not None else self.normal_equations(parts, r, wts)[0]
         return st, r, self.dense_jacobian(parts), wts
 
 
