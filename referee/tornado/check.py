@@ -31,7 +31,7 @@ from shapely.geometry import Point as SPoint
 
 from referee.catalog import Catalog, default_catalog
 from referee.motion import moved
-from referee.observation import Observation, PiecePose
+from referee.observation import Observation, PiecePose, why_not_read
 from referee.rulings import CANNOT_TELL as CANNOT_TELL_WORDS, ILLEGAL, LEGAL
 
 from . import geometry as g
@@ -94,6 +94,7 @@ class TurnReport:
     laid: tuple[str, ...] = ()  # racing cards laid (or moved) between the two views
     gone: tuple[str, ...] = ()  # racing cards no longer seen
     hidden: tuple[str, ...] = ()  # boats seen before and not read after
+    hidden_why: tuple[tuple[str, str], ...] = ()  # (boat, what vision said kept it from being read): those it told
 
     @property
     def broken(self) -> list[Ruling]:
@@ -110,10 +111,9 @@ class TurnReport:
         if unsure:
             return headline(CANNOT_TELL_WORDS, unsure[0].summary, unsure[0].section), []
         if self.hidden:
-            # a boat not read may have moved under the hand: nothing about it is judged
-            names = " and ".join(h.split("/")[-1] for h in self.hidden)
-            return headline(CANNOT_TELL_WORDS, f"{names} was not read in the second table (under a hand?), so "
-                            "its turn is not judged", "Ranking Phase"), []
+            # a boat not read may have moved where it was not seen: nothing about it is judged
+            return headline(CANNOT_TELL_WORDS, not_read_unjudged(self.hidden, dict(self.hidden_why)),
+                            "Ranking Phase"), []
         moves = [r for r in self.rulings if r.section == "Player Token Movement" and r.verdict == "ok"]
         if moves:
             return headline(LEGAL, "; ".join(r.summary for r in moves), moves[0].section), []
@@ -408,9 +408,23 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
             rulings.append(_from_call(boat, out_of_bounds_call(boat, _hanging(sc, mine), boat in movers)))
     if len(movers) > 1:
         rulings.append(_seen_together_call(movers, crossings))
-    warnings = hidden_boat_warnings(b_before, b_after)
+    warnings = hidden_boat_warnings(b_before, b_after, after.warnings)
     if laid and table_polygon(after) is None:
         warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")
     hidden = tuple(sorted(set(b_before) - set(b_after)))
+    why = tuple((h, reason) for h in hidden if (reason := why_not_read(after.warnings, h)))
     return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone),
-                      hidden)
+                      hidden, why)
+
+
+def not_read_unjudged(hidden: tuple[str, ...], why: Mapping[str, str]) -> str:
+    """Boats seen in the first table and not read in the second: each with what vision said kept it
+    from being read, or "under a hand?" where it said nothing; their turns are not judged."""
+    def reason(boat: str) -> str:
+        return why.get(boat) or "under a hand?"
+
+    names = [h.split("/")[-1] for h in hidden]
+    if len(hidden) == 1:
+        return f"{names[0]} was not read in the second table ({reason(hidden[0])}), so its turn is not judged"
+    each = " and ".join(f"{n} ({reason(h)})" for n, h in zip(names, hidden))
+    return f"{each} were not read in the second table, so their turns are not judged"

@@ -58,7 +58,7 @@ def missing_boats(obs: Observation, seen_before: Iterable[str] = (), gone: Itera
 
 def hidden_boat_notes(obs: Observation, seen_before: Iterable[str] = (), gone: Iterable[str] = ()) -> list[str]:
     missing = missing_boats(obs, seen_before, gone)
-    notes = hidden_boat_warnings(missing, ())
+    notes = hidden_boat_warnings(missing, (), obs.warnings)
     if missing:
         notes.append("ranking incomplete: " + ", ".join(m.split("/")[-1] for m in missing) +
                      " not placed; the places behind it may shift")

@@ -18,6 +18,7 @@ from .course import Course
 from .dispute import pair_panel_lines
 from .rules import short_name
 from .standings import RankResult
+from .turns import hidden_boat_note, short_why
 
 ZONE_ROLES = 6  # zone colours cycle through roles "zone-1" .. "zone-6"
 BOAT_ROLES = 6  # boat k is drawn in role "player-k"
@@ -269,6 +270,11 @@ def _call_lines(result: RankResult) -> list[str]:
     return rows
 
 
+def hidden_boat_label(name: str, why: str) -> str:
+    """A hidden boat's label, phone-short: what kept it from being read in a few words, or a hand?"""
+    return hidden_boat_note(name, short_why(why) if why else "")
+
+
 def hidden_boat_shapes(turnlog) -> tuple[Shape, ...]:
     """Ranking Phase: a boat out of sight stays drawn at its last stable position, flagged."""
     out = []
@@ -278,5 +284,5 @@ def hidden_boat_shapes(turnlog) -> tuple[Shape, ...]:
             at = (p.x_mm, p.y_mm)
             out += [Shape("circle", (at,), role="uncertain", radius_mm=BOAT_RING_MM, legend="boat not seen (last place)"),
                     Shape("label", (g.add(at, (BOAT_RING_MM, BOAT_RING_MM)),), role="uncertain",
-                          text=f"{short_name(name)} not seen: under a hand?")]
+                          text=hidden_boat_label(name, turnlog.why_hidden(name)))]
     return tuple(out)

@@ -257,13 +257,17 @@ class TornadoReferee:
         if self.grand_prix is not None:
             res["grand_prix"] = self._grand_prix_json()
         res["open_violations"] = [o.ruling.to_json() for o in self.turnlog.open]
-        # Ranking Phase: a boat out of sight keeps its last stable position, flagged, unranked.
+        # Ranking Phase: a boat out of sight keeps its last stable position, flagged, unranked; the flag
+        # says why when vision told it (else a hand over it is the likely cause, asked not claimed)
         for name in self.turnlog.hidden:
             p = self.turnlog.last_seen.get(name)
             if p is not None and all(b.get("name") != name for b in res["ranking"]):
-                res["ranking"].append({"name": name, "rank": None, "status": "not seen", "flag": "under a hand?",
-                                       "position": {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1),
-                                                    "sigma_mm": round(p.sigma_mm, 3)}})
+                why = self.turnlog.why_hidden(name)
+                entry = {"name": name, "rank": None, "status": "not seen",
+                         "flag": "not read" if why else "under a hand?",
+                         "position": {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1),
+                                      "sigma_mm": round(p.sigma_mm, 3)}}
+                res["ranking"].append(dict(entry, why=why) if why else entry)
         return res
 
     def _grand_prix_json(self) -> dict:

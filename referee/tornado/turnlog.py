@@ -16,8 +16,9 @@ with referee/tornado/check.py and keeps what a race needs between turns:
   eliminated only when its token moved with no acceptable placement left on the table.
 - Boosting: once a game (a boat whose character card went face down is remembered).
 - Ranking Phase: a boat in play (set by the players, seen earlier, or whose cards lie on
-  the table) but not seen now is named ("boat-6 not seen: under a hand?"), its last stable position kept and
-  flagged, and the ranking is marked incomplete.
+  the table) but not seen now is named, with what vision said kept it from being read ("boat-6 not read:
+  its sticker shows about 13 px wide here; ...") or, where vision said nothing, "boat-6 not seen: under a
+  hand?"; its last stable position is kept and flagged, and the ranking is marked incomplete.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from referee.observation import Observation, PiecePose
+from referee.observation import Observation, PiecePose, why_not_read
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
 from .placement import PLACEMENT_SECTIONS
@@ -57,11 +58,16 @@ class TurnLog:
     boosted: frozenset[str] = frozenset()
     seen: tuple[tuple[str, PiecePose], ...] = ()  # each boat's last stable pose (pairs: stays frozen)
     hidden: tuple[str, ...] = ()
+    hidden_why: tuple[tuple[str, str], ...] = ()  # (hidden boat, what vision said kept it from being read)
     in_play: tuple[str, ...] = ()  # the boats the players said are racing (the game's boats setting)
 
     @property
     def last_seen(self) -> dict[str, PiecePose]:
         return dict(self.seen)
+
+    def why_hidden(self, boat: str) -> str:
+        """What vision said kept a hidden boat from being read, or '' (it said nothing: a hand?)."""
+        return dict(self.hidden_why).get(boat, "")
 
     @property
     def incomplete(self) -> bool:
@@ -74,9 +80,15 @@ class TurnLog:
                 "open_violations": [o.ruling.to_json() for o in self.open],
                 "violations": [r.to_json() for r in self.standing], "eliminated": list(self.eliminated),
                 "boost_used": sorted(self.boosted), "hidden": list(self.hidden),
-                "kept_positions": {n: {"x_mm": round(p.x_mm, 1), "y_mm": round(p.y_mm, 1), "flag": "not seen"}
-                                   for n, p in self.last_seen.items() if n in self.hidden},
+                "kept_positions": {n: _kept_json(p, self.why_hidden(n)) for n, p in self.last_seen.items()
+                                   if n in self.hidden},
                 "ranking_incomplete": self.incomplete}
+
+
+def _kept_json(pose: PiecePose, why: str) -> dict:
+    """A hidden boat's kept position: "not seen" (a hand?), or "not read" and why when vision said."""
+    out = {"x_mm": round(pose.x_mm, 1), "y_mm": round(pose.y_mm, 1), "flag": "not read" if why else "not seen"}
+    return dict(out, why=why) if why else out
 
 
 def _owners_on_table(obs: Observation, owners: Mapping[int, str]) -> set[str]:
@@ -152,14 +164,16 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     warnings: list[str] = []
     owners = dict(owners or {})
     hidden = _hidden(log, obs, finished, owners)
-    warnings += hidden_boat_warnings(hidden, ())
+    warnings += hidden_boat_warnings(hidden, (), obs.warnings)
+    hidden_why = tuple((h, why) for h in hidden if (why := why_not_read(obs.warnings, h)))
     if hidden:
         warnings.append("ranking incomplete: " + ", ".join(h.split("/")[-1] for h in hidden) +
                         " kept at the last stable position, flagged")
     seen = dict(log.last_seen)
     seen.update(boats)
     if log.previous is None:
-        return replace(log, previous=obs, seen=tuple(sorted(seen.items())), hidden=tuple(hidden)), [], warnings
+        return replace(log, previous=obs, seen=tuple(sorted(seen.items())), hidden=tuple(hidden),
+                       hidden_why=hidden_why), [], warnings
     # A hidden boat is judged against its last stable position when it is seen again.
     prev = log.previous
     now = _with_kept(obs, log, hidden)
@@ -186,7 +200,7 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     standing = list(log.standing) + [r for r in report.rulings if r.verdict == "violation" and r.boat in movers]
     log = replace(log, previous=now, open=tuple(opened), eliminated=tuple(dict.fromkeys(eliminated)),
                   boosted=frozenset(boosted), standing=tuple(standing), seen=tuple(sorted(seen.items())),
-                  hidden=tuple(hidden))
+                  hidden=tuple(hidden), hidden_why=hidden_why)
     # the step says itself once that the table corners are out of view
     return log, rulings, warnings + [w for w in report.warnings if "corner stickers" not in w]
 
@@ -220,5 +234,10 @@ def as_rulings(rulings: Sequence[Ruling], warnings: Sequence[str], t: float, cit
                              details={"boat": r.boat, "verdict": r.verdict, "cards": list(r.cards),
                                       "pieces": [r.boat] + list(r.cards)}))
     out += [LogRuling(t=t, game="tornado", kind="warning", summary=w,
-                      rule=cite(SECTION_RANKING) if "not seen" in w or "incomplete" in w else None) for w in warnings]
+                      rule=cite(SECTION_RANKING) if _hidden_note(w) else None) for w in warnings]
     return out
+
+
+def _hidden_note(warning: str) -> bool:
+    """A warning of the Ranking Phase: a boat not seen or not read, or the ranking left incomplete."""
+    return any(w in warning for w in ("not seen", "not read", "incomplete"))

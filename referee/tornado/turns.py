@@ -8,8 +8,11 @@ together over stable observations.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
+
+from referee.observation import why_not_read
 
 SECTION_MOVEMENT = "Player Token Movement"
 SECTION_LESS = "Moving Less Than 3 Spaces"
@@ -185,8 +188,26 @@ def pickup_call(boat: str, route: Sequence[str], removed: Sequence[str]) -> Turn
                     f"its route comes first ({', '.join(want)})")
 
 
-def hidden_boat_warnings(expected: Iterable[str], seen_now: Iterable[str]) -> list[str]:
+def hidden_boat_note(name: str, why: str = "") -> str:
+    """How a boat in the race but not in the table is named: what vision said kept it from being
+    read (referee.observation.why_not_read), else (vision said nothing: something moved over its
+    place) a hand is the likely cause, asked rather than claimed."""
+    short = name.split('/', 1)[-1]
+    return f"{short} not read: {why}" if why else f"{short} not seen: under a hand?"
+
+
+def hidden_boat_warnings(expected: Iterable[str], seen_now: Iterable[str], warnings: Iterable[str] = ()) -> list[str]:
     """Ranking Phase: a boat that is still in the race (seen earlier, or its cards lie on
-    the table) but not in view cannot be ranked; say so rather than drop it."""
-    now = set(seen_now)
-    return [f"{name.split('/', 1)[-1]} not seen: under a hand?" for name in sorted(set(expected)) if name not in now]
+    the table) but not in view cannot be ranked; say so, and why when vision's ``warnings``
+    say it, rather than drop it."""
+    now, warnings = set(seen_now), tuple(warnings)
+    return [hidden_boat_note(name, why_not_read(warnings, name)) for name in sorted(set(expected)) if name not in now]
+
+
+def short_why(why: str) -> str:
+    """A label's few words for what kept a piece from being read: the sticker's size in px when
+    that is the reason, else the reason's first clause (the whole reason is in the rulings)."""
+    size = re.search(r"sticker shows about (\d+) px", why)
+    if size:
+        return f"sticker {size.group(1)} px"
+    return re.sub(r"\s*\(.*?\)", "", why.split(";", 1)[0]).strip()
