@@ -206,3 +206,36 @@ def test_pipelined_engine_draws_every_frame_in_order_and_rules_the_same(tmp_path
     assert no_drawer is None and drawer is not None and not drawer._thread.is_alive()  # stop() ended it
     assert len(sync_jpegs) == 30 and jpegs == sync_jpegs
     assert rulings == sync_rulings and len(rulings) == 3
+
+
+def test_a_still_tables_picture_is_published_again_not_drawn_again(monkeypatch):
+    """The live page's picture of a still table (frames that differ by sensor noise only) is the last
+    one published again, not drawn and encoded again; a hand coming in is drawn at once."""
+    from pathlib import Path
+
+    import webui.overlay
+    from calibration.camera import CameraModel
+    from vision.sources import SessionSource
+    from webui.live import LiveEngine, LiveSettings, tracking_observe
+
+    folder = Path(__file__).resolve().parents[1] / "samples" / "sessions" / "kang"
+    source = SessionSource(folder, realtime=False)
+    camera = CameraModel.load(source.info.camera_file) if source.info.camera_file else None
+    drawn = []
+    render = webui.overlay.render_overlay
+    monkeypatch.setattr(webui.overlay, "render_overlay", lambda *a, **k: drawn.append(1) or render(*a, **k))
+    engine = LiveEngine(source, tracking_observe(), LiveSettings(game="kang", camera=camera))
+    sub = engine.frames.subscribe()
+    frames = [image for _, (t, image) in zip(range(8), source)]
+    jpegs = []
+    for k, image in enumerate(frames):
+        engine.process(0.25 * k, image)
+        jpegs.append(sub.get(timeout=0))
+    assert all(j is not None for j in jpegs)
+    repeated = [k for k in range(1, 8) if jpegs[k] == jpegs[k - 1]]
+    assert len(repeated) >= 3 and len(drawn) == 8 - len(repeated)  # each repeat not drawn
+    hand = frames[-1].copy()
+    hand[200:400, 300:500] = (90, 120, 170)  # a hand over part of the table
+    engine.process(2.0, hand)
+    assert sub.get(timeout=0) != jpegs[-1] and len(drawn) == 9 - len(repeated)
+    engine.stop()

@@ -234,9 +234,7 @@ class RoiDetector:
         self._kept = (found, key, what)
 
     def _shrink(self, gray: np.ndarray) -> np.ndarray:
-        s = self.settings.motion_scale
-        h, w = gray.shape
-        return cv2.resize(gray, (max(1, w // s), max(1, h // s)), interpolation=cv2.INTER_AREA)
+        return motion_cells(gray, self.settings.motion_scale)
 
     def _changed_cells(self, small: np.ndarray) -> np.ndarray | None:
         """The shrunk cells that changed since they were last searched (bool, none: follow the
@@ -392,6 +390,22 @@ class RoiDetector:
             boxes.append([max(0, int(lo[0])), max(0, int(lo[1])), min(w, int(np.ceil(hi[0]))),
                           min(h, int(np.ceil(hi[1]))), [d.marker_id]])
         return boxes
+
+
+def motion_cells(gray: np.ndarray, scale: int = RoiSettings.motion_scale) -> np.ndarray:
+    """The grey frame shrunk `scale` times (cell means): what the motion checks compare. The last one
+    is kept for the very same grey array (detect.to_gray hands out one read-only grey a frame), so the
+    live page asks for it again at no cost."""
+    memo = _LAST_CELLS[0]
+    if memo is not None and memo[0] is gray and memo[1] == scale:
+        return memo[2]
+    h, w = gray.shape
+    cells = cv2.resize(gray, (max(1, w // scale), max(1, h // scale)), interpolation=cv2.INTER_AREA)
+    _LAST_CELLS[0] = (gray, scale, cells) if not gray.flags.writeable else None  # a writable grey may change
+    return cells
+
+
+_LAST_CELLS: list = [None]  # (grey, scale, cells) of the last frame
 
 
 def _cells_of(box, small_shape: tuple, shape: tuple) -> tuple[int, int, int, int]:

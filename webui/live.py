@@ -164,6 +164,7 @@ class LiveEngine:
         self.status = IN_PLAY
         self.source_status = ""
         self.latest_jpeg: bytes | None = None
+        self._picture_kept = None  # (what was drawn, the motion cells of its picture): _same_picture
         self.latest_update: TrackerUpdate | None = None
         self.latest_labels: list = []  # webui.labels.Box of the newest drawn frame (none overlap)
         self._now_t: float | None = None
@@ -666,10 +667,33 @@ class LiveEngine:
         with self._lock:
             shapes = self._shapes(obs, update.pieces)
         job = (image, obs, update, self._mapping, shapes)
+        if self._same_picture(image, job):
+            job = None  # the last picture published again
         if self._drawer is not None:
             self._drawer.submit(job, entry_ms)
         else:
             self._draw_frame(job)
+
+    def _same_picture(self, image: np.ndarray, job) -> bool:
+        """Would this frame's picture be the last one again? Yes when what is drawn on it is the same
+        (the very same observation, the same pieces, status, mapping and shapes) and the camera's
+        picture differs from the last one drawn by no more than the motion check's grey levels in any
+        cell (vision/roi.py: a still table's frames differ by noise only; a hand, a piece or a change
+        of light shows at once, and a slow drift adds up against the picture last drawn)."""
+        import cv2
+
+        from vision.detect import to_gray
+        from vision.roi import RoiSettings, motion_cells
+
+        cells = motion_cells(to_gray(image))
+        _, obs, update, mapping, shapes = job
+        drawn = (obs, update.pieces, update.hidden, update.status, mapping, shapes)
+        last = self._picture_kept
+        same = last is not None and self.latest_jpeg is not None and last[0][0] is obs and last[0][1:] == drawn[1:] \
+            and last[1].shape == cells.shape and not (cv2.absdiff(cells, last[1]) > RoiSettings.motion_grey).any()
+        if not same:
+            self._picture_kept = (drawn, cells)
+        return same
 
     def _shapes(self, obs: Observation, poses) -> tuple[Shape, ...]:
         """The game's shapes for this state and observation, and the offending pieces' outlines: kept
@@ -696,11 +720,16 @@ class LiveEngine:
         return out
 
     def _draw_frame(self, job) -> None:
-        """The overlay drawn (at the page's size), encoded as JPEG and published to the stream."""
+        """The overlay drawn (at the page's size), encoded as JPEG and published to the stream; job None:
+        the last picture published again (_same_picture)."""
         import cv2
 
         from webui.overlay import render_overlay
 
+        if job is None:
+            if self.latest_jpeg is not None:
+                self.frames.publish(self.latest_jpeg)
+            return
         image, obs, update, mapping, shapes = job
         h, w = image.shape[:2]
         f = min(1.0, self.live.stream_max_width / w)
