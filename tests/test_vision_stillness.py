@@ -103,3 +103,27 @@ def test_a_stream_hands_still_stickers_on_and_reads_moved_ones_where_they_are(fr
     tol = 1e-9 if mode == "whole" else 0.08  # follow refits from the last corners (a little of the noise)
     for g, w in zip(got.detections, fresh.detections):
         assert np.abs(g.corners - w.corners).max() < (tol if w.source == "full" else 0.25), g.marker_id
+
+
+def test_whole_frames_keep_a_sticker_no_pass_read_while_its_pixels_are_unchanged(frames, monkeypatch):
+    """Mode whole: a sticker given out last frame that neither pass reads now (a small sticker at the
+    edge of readability) is given out again while its pixels are as they were, as mode follow follows
+    it; covered by a fingertip, it is gone from the frame."""
+    first, second = frames
+    stream = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="whole"))
+    one = stream.detect(first)
+    lost = one.detections[3]
+    whole = detect.detect_all
+
+    def missing_it(*args, **kwargs):
+        got = whole(*args, **kwargs)
+        return detect.DetectionResult(tuple(d for d in got.detections if d.marker_id != lost.marker_id),
+                                      got.unknown_ids, got.second_pass_found)
+
+    monkeypatch.setattr(detect, "detect_all", missing_it)
+    two = stream.detect(second)
+    assert any(d is lost for d in two.detections)
+    covered = second.copy()
+    x0, y0 = np.floor(lost.corners.min(axis=0)).astype(int)
+    covered[y0:y0 + 5, x0:x0 + 5] = 200
+    assert lost.marker_id not in {d.marker_id for d in stream.detect(covered).detections}

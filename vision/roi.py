@@ -108,7 +108,7 @@ class RoiDetector:
         gray = detect.to_gray(image)
         small = self._shrink(gray)
         if self.settings.mode == "whole":
-            self._last = self._held(self._whole_pass(gray, small), gray)
+            self._last = self._still_unread(self._held(self._whole_pass(gray, small), gray), gray)
             self.full_passes += 1
             self._still.remember(gray, self._last.detections)
             return self._last
@@ -173,6 +173,26 @@ class RoiDetector:
             return True
         cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, shape) if box is not None else (0, None, 0, None)
         return bool((cv2.absdiff(small[cy0:cy1, cx0:cx1], guarded[cy0:cy1, cx0:cx1]) > self.settings.motion_grey).any())
+
+    def _still_unread(self, found: detect.DetectionResult, gray: np.ndarray) -> detect.DetectionResult:
+        """Mode "whole": found with each sticker last given out that neither pass read in this frame but
+        whose pixels are as they were when it was measured (vision/stillness.py) given out again, as
+        mode "follow" follows it: a small sticker read in one frame and not the next is still there
+        (its place did not change), and a table whose stickers come and go with the noise is
+        observed afresh, and its calm frames fused, for nothing. The last result itself when that
+        makes it whole again."""
+        last = self._last
+        if last is None or not self.settings.reuse_still:
+            return found
+        have = {d.marker_id for d in found.detections}
+        back = [d for d in last.detections if d.marker_id not in have and self._still.unchanged(gray, d.marker_id) is d]
+        if not back:
+            return found
+        detections = tuple(sorted(found.detections + tuple(back), key=lambda d: d.marker_id))
+        if len(detections) == len(last.detections) and all(a is b for a, b in zip(detections, last.detections)) \
+                and found.unknown_ids == last.unknown_ids:
+            return last
+        return detect.DetectionResult(detections, found.unknown_ids, found.second_pass_found)
 
     def _second_look_where(self, small: np.ndarray, shape: tuple):
         """Mode "whole": detect_all's second_pass_in for this frame: the boxes where the second pass looks
