@@ -238,3 +238,27 @@ def test_a_crop_searched_again_while_the_table_settles_is_not_checked_again(two_
             follower.detect(busy)
         assert checked[-1] != first.shape  # refused in the crop around it
         assert checked[-1] != first.shape  # refused in the crop around it
+
+
+def test_busy_parts_that_add_up_over_frames_are_refused_together(two_frames, monkeypatch):
+    """Mode whole: a part that changed is checked alone, the frame's outlines bounded by the last whole
+    check plus every part checked since; two boards put down one after the other, each under the
+    limit alone, are refused together once the bound passes the limit (a whole check then)."""
+    from tests.test_fuzz_classes import checkerboard
+    from vision.image_guard import TooBusyError, check_square_shapes, square_shapes
+
+    first, second = two_frames
+    checked = []
+    monkeypatch.setattr(detect, "check_square_shapes", lambda g: checked.append(g.shape) or check_square_shapes(g))
+    stream = roi.RoiDetector(CAT, settings=roi.RoiSettings(mode="whole"))
+    stream.detect(first)
+    one_board = second.copy()
+    one_board[:500, :800] = checkerboard(800, 500, 12)
+    both = one_board.copy()
+    both[580:, 1000:] = checkerboard(920, 500, 11)
+    assert square_shapes(one_board) < 2500 < square_shapes(both)
+    stream.detect(one_board)  # under the limit: read, its part checked alone
+    assert checked[-1] != first.shape and len(checked) == 2
+    with pytest.raises(TooBusyError):
+        stream.detect(both)
+    assert checked[-1] == first.shape  # the bound passed the limit: the whole frame checked

@@ -69,14 +69,16 @@ def _four_cornered(contours, min_perimeter: float) -> int:
     return count
 
 
-def check_square_shapes(gray: np.ndarray) -> None:
-    """Raise TooBusyError (one line) when the picture is too busy with squares to read in time."""
+def check_square_shapes(gray: np.ndarray) -> int:
+    """Raise TooBusyError (one line) when the picture is too busy with squares to read in time; else
+    the number of outlines it holds (of any shape: an upper bound on its square shapes)."""
     outlines = _outlines(gray)
     if len(outlines) <= MAX_SQUARE_SHAPES:
-        return  # no more outlines of any shape than that (a table's few hundred): none need a look
+        return len(outlines)  # no more outlines of any shape than that (a table's few hundred): none need a look
     count = _four_cornered(outlines, _MIN_PERIMETER_RATE * max(gray.shape[:2]))
     if count > MAX_SQUARE_SHAPES:
         h, w = gray.shape[:2]
         raise TooBusyError(f"the {w}x{h} picture holds {count} square shapes (a chessboard or a sheet of "
                            f"markers in view?); refcam reads at most {MAX_SQUARE_SHAPES} at once and "
                            f"cannot tell what is on this table")
+    return len(outlines)

@@ -48,7 +48,7 @@ import cv2
 import numpy as np
 
 from . import detect, edges
-from .image_guard import remap
+from .image_guard import MAX_SQUARE_SHAPES, remap
 from .stillness import StillStickers
 
 
@@ -102,6 +102,7 @@ class RoiDetector:
         self._settle_left = 0
         self._kept = None  # (result, key, what was made of it): remember / recall
         self._guarded: np.ndarray | None = None  # the shrunk frame that last passed the busy-picture guard
+        self._outlines_bound: int | None = None  # at most this many outlines in the frame as guarded
         self._still = StillStickers()  # each sticker's pixels when it was last measured
 
     def detect(self, image: np.ndarray) -> detect.DetectionResult:
@@ -137,17 +138,38 @@ class RoiDetector:
         return result
 
     def _whole_pass(self, gray: np.ndarray, small: np.ndarray) -> detect.DetectionResult:
-        """detect.detect_all on the whole frame, its busy-picture guard (~3 ms at 1080p) run only where
-        the frame changed since a frame passed it: squares cannot appear without pixels changing,
-        and a frame it refused is checked again."""
-        due = self._guard_due(small, gray.shape)
+        """detect.detect_all on the whole frame, after the busy-picture guard where it changed
+        (_guard_whole)."""
+        self._guard_whole(gray, small)
         where = self._second_look_where(small, gray.shape) if self.settings.mode == "whole" else None
-        result = detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=due,
-                                   reuse=self._still.reuse_for(gray) if self.settings.reuse_still else None,
-                                   second_pass_in=where)
-        if due:
-            self._guarded = small.copy()
-        return result
+        return detect.detect_all(gray, self.catalog, second_pass=self.second_pass, guard=False,
+                                 reuse=self._still.reuse_for(gray) if self.settings.reuse_still else None,
+                                 second_pass_in=where)
+
+    def _guard_whole(self, gray: np.ndarray, small: np.ndarray) -> None:
+        """The busy-picture guard (image_guard.check_square_shapes, ~3 ms at 1080p) for a whole-frame pass,
+        only where the frame changed since a check covering it passed: squares cannot appear without
+        pixels changing, and a frame it refused is checked again. The frame's outlines are bounded by
+        those of the last whole check plus those of every part checked since (an outline of a part that
+        changed is counted again, never left out); past the guard's limit the whole frame is checked."""
+        due = self._guard_due(small, gray.shape)
+        if not due:
+            return
+        h, w = gray.shape
+        boxes = _cell_boxes(cv2.absdiff(small, self._guarded) > self.settings.motion_grey, w, h) \
+            if self._guarded is not None and self._guarded.shape == small.shape and self._outlines_bound is not None \
+            else None
+        if boxes is None or sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes) > 0.5 * w * h:
+            self._outlines_bound, self._guarded = detect.check_square_shapes(gray), small.copy()
+            return
+        added = sum(detect.check_square_shapes(np.ascontiguousarray(gray[y0:y1, x0:x1])) for x0, y0, x1, y1 in boxes)
+        if self._outlines_bound + added > MAX_SQUARE_SHAPES:
+            self._outlines_bound, self._guarded = detect.check_square_shapes(gray), small.copy()
+            return
+        self._outlines_bound += added
+        for box in boxes:
+            cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, gray.shape)
+            self._guarded[cy0:cy1, cx0:cx1] = small[cy0:cy1, cx0:cx1]
 
     def _crop_pass(self, gray: np.ndarray, small: np.ndarray, box, **kwargs) -> detect.DetectionResult:
         """detect.detect_all on the crop box (x0, y0, x1, y1, ...) of the frame, with the crop's detector
@@ -426,6 +448,16 @@ def motion_cells(gray: np.ndarray, scale: int = RoiSettings.motion_scale) -> np.
 
 
 _LAST_CELLS: list = [None]  # (grey, scale, cells) of the last frame
+
+
+def _cell_boxes(cells: np.ndarray, w: int, h: int) -> list[tuple[int, int, int, int]]:
+    """Pixel boxes (x0, y0, x1, y1) around each group of marked cells of a shrunk frame, a cell wider
+    on every side (an outline crossing a group's edge lies inside)."""
+    fx, fy = w / cells.shape[1], h / cells.shape[0]
+    grown = cv2.dilate(cells.astype(np.uint8), np.ones((3, 3), np.uint8))
+    _, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    return [(int(x * fx), int(y * fy), min(w, int(np.ceil((x + bw) * fx))), min(h, int(np.ceil((y + bh) * fy))))
+            for x, y, bw, bh, _ in stats[1:]]
 
 
 def _cells_of(box, small_shape: tuple, shape: tuple) -> tuple[int, int, int, int]:
