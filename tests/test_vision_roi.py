@@ -16,10 +16,7 @@ CAT = default_catalog()
 @pytest.fixture(scope="module")
 def two_frames():
     """One table rendered twice with fresh sensor noise (a table at rest)."""
-    pieces = synth.tornado_scene(np.random.default_rng(11), catalog=CAT)
-    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
-    stickers = synth.scene_stickers(CAT, pieces)
-    return [detect.to_gray(synth.render(cam, stickers, seed=s, blur_px=0.7)) for s in (1, 2)]
+    return synth.still_tornado_table(11, blur_px=0.7, catalog=CAT)
 
 
 # follow refits from last frame's corners (two rounds where a whole frame's second pass fits one),

@@ -18,15 +18,7 @@ CAT = default_catalog()
 @pytest.fixture(scope="module")
 def frames():
     """One table rendered twice with fresh sensor noise and JPEG (a table at rest), as grey."""
-    pieces = synth.tornado_scene(np.random.default_rng(5), catalog=CAT)
-    cam = synth.look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
-    stickers = synth.scene_stickers(CAT, pieces)
-    out = []
-    for seed in (1, 2):
-        image = synth.render(cam, stickers, seed=seed, blur_px=0.8)
-        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
-        out.append(detect.to_gray(cv2.imdecode(buf, cv2.IMREAD_COLOR)))
-    return out
+    return synth.still_tornado_table(5, blur_px=0.8, jpeg_quality=80, catalog=CAT)
 
 
 def shifted(gray: np.ndarray, dx: float, dy: float = 0.0, turn_deg: float = 0.0) -> np.ndarray:

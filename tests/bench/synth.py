@@ -200,3 +200,21 @@ def scene_stickers(catalog: Catalog, pieces: list[SynthPiece]) -> list[tuple[int
             st = spec.sticker(slot)
             out.append((st.marker_id, sticker_world_corners(catalog, p, st.marker_id)))
     return out
+
+
+def still_tornado_table(scene_seed: int, blur_px: float, jpeg_quality: int | None = None,
+                        noise_seeds=(1, 2), catalog: Catalog | None = None) -> list[np.ndarray]:
+    """A Tornado table seen by the same camera once for each noise seed (a table at rest: fresh sensor
+    noise each time, and a JPEG of that quality when given), as grey frames."""
+    catalog = catalog or default_catalog()
+    pieces = tornado_scene(np.random.default_rng(scene_seed), catalog=catalog)
+    cam = look_at_camera(target=(400, 150, 0), distance_mm=1050, elevation_deg=55, hfov_deg=65)
+    stickers = scene_stickers(catalog, pieces)
+    out = []
+    for seed in noise_seeds:
+        image = render(cam, stickers, seed=seed, blur_px=blur_px)
+        if jpeg_quality is not None:
+            image = cv2.imdecode(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, jpeg_quality])[1],
+                                 cv2.IMREAD_COLOR)
+        out.append(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image)
+    return out
