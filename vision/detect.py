@@ -274,15 +274,16 @@ def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejec
     unread = unread[foreign.may_neighbour(detected, unread)]  # the levels of the others are never looked at
     if not len(unread):
         return found
-    drop = foreign.in_foreign_grid(detected, unread, _ring_levels(gray_f, detected), _ring_levels(gray_f, unread))
+    levels = _ring_levels(gray_f, np.concatenate([detected, unread]))  # one batch: the same values, row by row
+    drop = foreign.in_foreign_grid(detected, unread, levels[:len(detected)], levels[len(detected):])
     return [f for f, d in zip(found, drop) if not d]
 
 
 def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """(m, 2) median grey of each quad's border ring (middle of a 7-cell marker's border cells) and
     of the ring just outside it (its quiet zone); NaN outside the image."""
-    dark = _sample(gray_f, _ring_points(quads, 13.0 / 14.0))
-    light = _sample(gray_f, _ring_points(quads, 8.0 / 7.0))
+    both = _sample(gray_f, np.concatenate([_ring_points(quads, 13.0 / 14.0), _ring_points(quads, 8.0 / 7.0)], axis=1))
+    dark, light = np.split(both, 2, axis=1)  # one remap for both rings: the same samples
     return np.stack([edges.masked_median(dark, ~np.isnan(dark)), edges.masked_median(light, ~np.isnan(light))], axis=1)
 
 
