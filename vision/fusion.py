@@ -339,8 +339,12 @@ def noise_level(image: np.ndarray) -> float:
 
 
 def observe_fused(frames: list[Frame], camera=None, game: str | None = None, catalog: Catalog | None = None,
-                  strict: bool = True, thorough: bool = True, min_reads: int = 1) -> tuple[Observation, Fused]:
+                  strict: bool = True, thorough: bool = True, min_reads: int = 1,
+                  checked: bool = False) -> tuple[Observation, Fused]:
     """The Observation of the fused frames (registered on the first), and the fused picture.
+
+    checked: every frame passed the busy-picture guard (a stream's frames, vision/roi.py); their
+    average holds no square shape they do not, so it is not counted again.
 
     Stickers the frames read on their own (in at least min_reads of them) and the fused picture
     did not are kept (_with_frames_own). A piece none of the frames' own stickers showed is
@@ -352,7 +356,8 @@ def observe_fused(frames: list[Frame], camera=None, game: str | None = None, cat
     catalog = catalog or default_catalog()
     kept, regs = register_all(frames, catalog, strict)
     fused = fuse(kept, regs)
-    found = _with_frames_own(detect.detect_all(fused.image, catalog, second_pass=thorough), kept, regs, min_reads)
+    found = _with_frames_own(detect.detect_all(fused.image, catalog, second_pass=thorough, guard=not checked), kept,
+                             regs, min_reads)
     obs = pipeline.observe(fused.image, camera, game, catalog=catalog, detections=found)
     if fused.frames < 2:
         return obs, fused

@@ -610,8 +610,9 @@ class LiveEngine:
             return None
         t0 = time.perf_counter()
         try:
+            # checked: a frame is kept only with the stickers its observe read, after the stream's guard
             fused_obs, fused = fusion.observe_fused(frames, self.live.camera, self.game.id, strict=False,
-                                                    min_reads=fusion.LIVE_MIN_READS)
+                                                    min_reads=fusion.LIVE_MIN_READS, checked=True)
             return fused_obs, fused.image
         except RefcamError:
             return None
