@@ -441,3 +441,45 @@ def test_the_temporal_noise_is_the_median_absolute_difference_of_the_sampled_gre
         d = (detect.to_gray(a)[::step, ::step].astype(np.float64) - detect.to_gray(b)[::step, ::step])
         expected = 1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0)
         assert fusion.temporal_noise(a, b, step) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_live_engine_fuses_no_frame_a_hand_still_shows_in(table):
+    """A calm period whose first frames still show a hand withdrawing (the tracker finds the pieces
+    still) is fused over the frames after it only: the fused picture holds no ghost of the hand."""
+    from dataclasses import replace
+
+    from vision.sources import FrameSource, SourceInfo
+    from vision.tracking import TrackerSettings
+    from webui.live import LiveEngine, LiveSettings, pipeline_observe
+
+    camera = camera_of(table["truth"])
+    rng = np.random.default_rng(6)
+    clean = pipeline_observe(table["image"], camera, "tornado")
+    boat = clean.piece("tornado/boat-2")
+    dropped = replace(clean, pieces=tuple(p for p in clean.pieces if p.name != boat.name),
+                      extra={**clean.extra, "detections": [d for d in clean.extra["detections"]
+                                                           if d["id"] not in boat.marker_ids]})
+    h, w = table["image"].shape[:2]
+    hand = (slice(0, h // 5), slice(0, w // 5))  # a corner of the picture, away from the pieces
+
+    class Frames(FrameSource):
+        def __init__(self):
+            super().__init__()
+            self.info = SourceInfo(kind="video", name="a hand leaving", fps=10.0)
+
+        def __iter__(self):
+            for k in range(12):
+                frame = _mild(table["image"], rng)
+                if k < 3:
+                    frame[hand] = (60, 90, 150)
+                yield k * 0.1, frame
+
+    engine = LiveEngine(Frames(), lambda image, cam, game: dropped,
+                        LiveSettings(game="tornado", camera=camera, stream=False,
+                                     tracker=TrackerSettings(stable_s=0.5)))
+    for t, image in engine.source:
+        engine.process(t, image)
+    got = engine.stable_obs.piece("tornado/boat-2")
+    assert got is not None and got.source.startswith("fused(") and int(got.source[6:-1]) <= 9
+    corner = engine.stable_image[hand].astype(np.float32) - table["image"][hand].astype(np.float32)
+    assert np.abs(corner.mean(axis=(0, 1))).max() < 3.0  # the table there, not a blend with the hand

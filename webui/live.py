@@ -172,7 +172,7 @@ class LiveEngine:
         self.stable_obs: Observation | None = None
         self.stable_image: np.ndarray | None = None
         self.stable_t: float | None = None
-        self._calm_frames: collections.deque = collections.deque()  # (t, image, stickers) of the calm period
+        self._calm_frames: collections.deque = collections.deque()  # (t, image, stickers, motion cells) of the calm period
         self._calm_fused: tuple | None = None  # (calm_since, (observation, picture) or None): its fusion
         self.fusion_s: list[float] = []  # seconds each calm period's fusion took
         self.frames_in = 0
@@ -578,8 +578,15 @@ class LiveEngine:
         observe that keeps no stickers, a test's stand-in, turns fusion off); and fuse them once
         per calm period, as soon as they are all there or on the frame that completes the table's
         hold (the tracker's hold_s), before its state is ruled (and only when it is worth it:
-        vision.fusion.worth_fusing)."""
+        vision.fusion.worth_fusing). Only frames whose pictures agree are fused: a frame that differs
+        from the newest by more than the motion check's grey levels in any cell (a hand still
+        withdrawing over a table the tracker already finds calm) is let go, or its average would
+        hold a ghost of the hand."""
+        import cv2
+
+        from vision.detect import to_gray
         from vision.fusion import stickers_from_observation
+        from vision.roi import RoiSettings, motion_cells
 
         stickers = stickers_from_observation(obs)
         calm_since = self.tracker.calm_since
@@ -588,9 +595,12 @@ class LiveEngine:
             self._calm_frames.clear()
             self._calm_fused = None
             return
-        while self._calm_frames and self._calm_frames[0][0] < calm_since:
-            self._calm_frames.popleft()
-        self._calm_frames.append((t, image, stickers))
+        cells = motion_cells(to_gray(image))
+        agree = [f for f in self._calm_frames if f[0] >= calm_since and f[3].shape == cells.shape
+                 and not (cv2.absdiff(f[3], cells) > RoiSettings.motion_grey).any()]
+        if len(agree) < len(self._calm_frames):
+            self._calm_frames = collections.deque(agree)
+        self._calm_frames.append((t, image, stickers, cells))
         while len(self._calm_frames) > keep:
             self._calm_frames.popleft()
         if self._calm_fused is not None and self._calm_fused[0] != calm_since:
@@ -605,7 +615,7 @@ class LiveEngine:
         or None when it reads nothing."""
         from vision import fusion
 
-        frames = [fusion.Frame(img, st, f"frame at {ft:.2f} s") for ft, img, st in reversed(self._calm_frames)]
+        frames = [fusion.Frame(img, st, f"frame at {ft:.2f} s") for ft, img, st, _ in reversed(self._calm_frames)]
         if not fusion.worth_fusing(frames):  # quiet frames that all read the same stickers
             return None
         t0 = time.perf_counter()
