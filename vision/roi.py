@@ -37,6 +37,13 @@ A third mode, "whole", runs the detector on the whole frame every frame and hold
 as "follow" does (``hold_px``): whole-frame corners of a still sticker move ~0.03 px between
 frames of the speed bench's sessions (0.05 at most), so a table at rest hands on the same
 result and nothing after detection is done again; whatever moved is read from this frame.
+Its second look at small unread candidates searches as "follow" does (where the picture changed,
+around a sticker the first pass misses, everywhere every ``full_every`` frames), and a sticker
+no pass reads whose pixels are unchanged is given out again, as "follow" follows it.
+
+In every mode a sticker whose pixels are as they were when it was measured (vision/stillness.py:
+it cannot have moved 0.1 px) is handed on without measuring it again, and the busy-picture guard
+(image_guard.check_square_shapes) looks only at what changed since a check covering it passed.
 """
 
 from __future__ import annotations
