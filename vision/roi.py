@@ -18,8 +18,9 @@ Between whole frames, two ways (RoiSettings.mode):
 
 * "regions": the detector itself on crops around the stickers (merged where they overlap),
   with its marker-size limits (relative to the image size) rescaled to the whole frame's:
-  the same stickers and corners (within 0.001 px) as whole frames, so the same rulings to
-  the last digit. The crops cost the detector's own time per pixel.
+  the same stickers and corners (within 0.001 px) as whole frames measured afresh, so the
+  same rulings to the last digit (its whole-frame passes hand on unchanged stickers as every
+  mode does; its crops measure afresh). The crops cost the detector's own time per pixel.
 * "follow": each sticker's corners refined again on its own edges from where they were
   (detect's edge-line fit, the one a whole-frame pass ends with) and its bits read again
   there; no detector run at all. Corners are within 0.01 px of a whole-frame pass on the
