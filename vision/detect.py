@@ -195,7 +195,7 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
         for c, i in zip(corners, ids.ravel()):
             found.append((int(i), c.reshape(4, 2).astype(np.float64), "full", -1.0, 0.0))
     n_second = 0
-    gray_f = gray.astype(np.float32)
+    gray_f = _FloatGrey(gray)  # made the first time a fit or a read samples it
     edge_blurs: dict[int, tuple] = {}  # id of a refined entry's corners -> (them, blur across each edge)
     reused: set[int] = set()  # ids of the corners of the entries reused as they were measured before
     if reuse is not None and edge_refine and found:
@@ -207,14 +207,16 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
         blurs = [f[4] for f in found if f[3] > 0 and f[4] > 0]
         image_blur = float(np.median(blurs)) if blurs else 0.0
         where = second_pass_in({f[0] for f in found}) if second_pass_in is not None else None
-        extra = _second_pass(gray, gray_f, _centred_in(rejected, where), found, dictionary, allowed, image_blur)
+        candidates = _centred_in(rejected, where)
+        extra = _second_pass(gray, gray_f() if len(candidates) else None, candidates, found, dictionary, allowed,
+                             image_blur)
         n_second = len(extra)
         found.extend(extra)
     found = _dedupe(found)
     known_ids = catalog.known_ids() if catalog is not None else None
     if known_ids is not None:
         unknown = [f[0] for f in found if f[0] not in known_ids]
-        found = _outside_foreign_grids(gray_f, [f for f in found if f[0] in known_ids],
+        found = _outside_foreign_grids(gray, [f for f in found if f[0] in known_ids],
                                        [f for f in found if f[0] not in known_ids], rejected)
     else:
         unknown = []
@@ -235,6 +237,19 @@ def detect_all(gray_or_bgr: np.ndarray, catalog=None, *, refine: str = "subpix",
                                     blur_px=blur, extra=extra))
     detections.sort(key=lambda d: d.marker_id)
     return DetectionResult(tuple(detections), tuple(sorted(set(unknown))), n_second)
+
+
+class _FloatGrey:
+    """The grey picture as float32, made the first time it is asked for (~0.4 ms at 1080p): a frame
+    whose stickers are all handed on unmeasured never asks."""
+
+    def __init__(self, gray: np.ndarray):
+        self.gray, self._f = gray, None
+
+    def __call__(self) -> np.ndarray:
+        if self._f is None:
+            self._f = self.gray.astype(np.float32)
+        return self._f
 
 
 def _centred_in(quads: np.ndarray, boxes: list | None) -> np.ndarray:
@@ -262,7 +277,7 @@ def _reused(found: list, reuse: Callable, edge_blurs: dict, reused: set) -> list
     return out
 
 
-def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejected: np.ndarray) -> list:
+def _outside_foreign_grids(gray: np.ndarray, found: list, unknown: list, rejected: np.ndarray) -> list:
     """found without the entries that sit in a grid of other systems' markers (vision/foreign.py):
     their neighbours are the candidates nobody read and the ids the catalog does not list."""
     if not found:
@@ -274,15 +289,24 @@ def _outside_foreign_grids(gray_f: np.ndarray, found: list, unknown: list, rejec
     unread = unread[foreign.may_neighbour(detected, unread)]  # the levels of the others are never looked at
     if not len(unread):
         return found
-    levels = _ring_levels(gray_f, np.concatenate([detected, unread]))  # one batch: the same values, row by row
+    levels = _ring_levels(gray, np.concatenate([detected, unread]))  # one batch: the same values, row by row
     drop = foreign.in_foreign_grid(detected, unread, levels[:len(detected)], levels[len(detected):])
     return [f for f, d in zip(found, drop) if not d]
 
 
-def _ring_levels(gray_f: np.ndarray, quads: np.ndarray) -> np.ndarray:
+def _ring_levels(gray: np.ndarray, quads: np.ndarray) -> np.ndarray:
     """(m, 2) median grey of each quad's border ring (middle of a 7-cell marker's border cells) and
-    of the ring just outside it (its quiet zone); NaN outside the image."""
-    both = _sample(gray_f, np.concatenate([_ring_points(quads, 13.0 / 14.0), _ring_points(quads, 8.0 / 7.0)], axis=1))
+    of the ring just outside it (its quiet zone); NaN outside the image. gray: uint8; only the part
+    the rings cover is made float (the samples are those of the whole picture made float)."""
+    # sampled at float32 points as _sample takes them; shifting those by whole pixels is exact
+    pts = np.concatenate([_ring_points(quads, 13.0 / 14.0), _ring_points(quads, 8.0 / 7.0)], axis=1).astype(np.float32)
+    h, w = gray.shape
+    lo = np.clip(np.floor(pts.reshape(-1, 2).min(axis=0)).astype(int) - 2, 0, (w - 1, h - 1))
+    hi = np.clip(np.ceil(pts.reshape(-1, 2).max(axis=0)).astype(int) + 3, 1, (w, h))
+    part = gray[lo[1]:hi[1], lo[0]:hi[0]].astype(np.float32)
+    both = _sample(part, pts - lo.astype(np.float32))
+    inside = (pts[..., 0] >= 0) & (pts[..., 1] >= 0) & (pts[..., 0] <= w - 1) & (pts[..., 1] <= h - 1)
+    both = np.where(inside, both, np.nan)  # outside the picture, not the part
     dark, light = np.split(both, 2, axis=1)  # one remap for both rings: the same samples
     return np.stack([edges.masked_median(dark, ~np.isnan(dark)), edges.masked_median(light, ~np.isnan(light))], axis=1)
 
@@ -305,7 +329,7 @@ def second_pass_ids(catalog, game: str | None = None) -> tuple[int, ...] | None:
     return tuple(sorted(catalog.known_ids()))
 
 
-def _edge_blurs(gray_f: np.ndarray, found: list, measured: dict) -> dict[int, tuple[float, ...]]:
+def _edge_blurs(gray_f: "_FloatGrey", found: list, measured: dict) -> dict[int, tuple[float, ...]]:
     """{index in found: blur sigma px across each of its four edges} for the stickers whose edges
     were measured: motion blur spreads only the edges across its path, which the sticker's one
     blur figure (a median over all four) understates (the sigma model in vision/pipeline.py).
@@ -316,19 +340,19 @@ def _edge_blurs(gray_f: np.ndarray, found: list, measured: dict) -> dict[int, tu
     per_edge = {k: got[1] for k in which if (got := measured.get(id(found[k][1]))) and got[0] is found[k][1]}
     todo = [k for k in which if k not in per_edge]
     if todo:
-        fresh = edges.refine_edges(gray_f, np.array([found[k][1] for k in todo]), per_edge=True)[3]
+        fresh = edges.refine_edges(gray_f(), np.array([found[k][1] for k in todo]), per_edge=True)[3]
         per_edge.update((k, fresh[n]) for n, k in enumerate(todo))
     return {k: tuple(float(b) for b in blurs) for k, blurs in per_edge.items() if blurs.min() > 0}
 
 
-def _refine_found(gray_f: np.ndarray, found: list, which, per_edge: dict) -> list:
+def _refine_found(gray_f: "_FloatGrey", found: list, which, per_edge: dict) -> list:
     """found with the entries `which` refined on their edges, all in one batch (edges.py); an
     entry whose edges cannot be measured keeps its corners with rms 0. per_edge gets, by the id of
     each refined entry's corners, the blur across each of its edges."""
     which = list(which)
     if not which:
         return found
-    corners, rms, blur, blur_edges = edges.refine_corners(gray_f, np.array([found[k][1] for k in which]),
+    corners, rms, blur, blur_edges = edges.refine_corners(gray_f(), np.array([found[k][1] for k in which]),
                                                           per_edge=True)
     out = list(found)
     for n, k in enumerate(which):
@@ -720,7 +744,7 @@ def cell_samples_arrays(gray_f: np.ndarray, quads, n: int) -> tuple[np.ndarray, 
     return vals[:, :n_cell].reshape(len(quads), n, n, -1).mean(axis=3), vals[:, n_cell:], inside
 
 
-def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTIONARY, skip=frozenset()) -> set[int]:
+def _other_grid_reads(gray_f: "_FloatGrey", found: list, dictionary: int = DICTIONARY, skip=frozenset()) -> set[int]:
     """Indices in found of the small first-pass reads that a whole marker of another grid (an
     AprilTag, a 4x4 ChArUco marker that ArUco's error correction took for a refcam code) draws
     better than the read id's own drawing, at the blur measured on its edges. One product with
@@ -730,7 +754,9 @@ def _other_grid_reads(gray_f: np.ndarray, found: list, dictionary: int = DICTION
     by_level: dict = {}
     small = [k for k, (_, q, source, rms, _) in enumerate(found)
              if source == "full" and rms > 0 and side_px(q) <= SECOND_PASS_MAX_SIDE_PX and id(q) not in skip]
-    for k, sampled in zip(small, _cell_samples_many(gray_f, [found[k][1] for k in small], n)):
+    if not small:
+        return set()
+    for k, sampled in zip(small, _cell_samples_many(gray_f(), [found[k][1] for k in small], n)):
         marker_id, q, _, _, blur = found[k]
         side = side_px(q)
         if sampled is None or _reads_exactly(sampled, marker_id, dictionary):
