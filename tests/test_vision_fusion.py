@@ -199,6 +199,25 @@ def test_the_live_engine_rules_on_what_fusion_reads(table):
     """A calm table whose per-frame observe never shows boat-2 (a stand-in that drops it): the
     stable state handed to the game has boat-2 from the fusion of the calm frames, marked, and
     the fused picture is the one kept for "Settle it"."""
+    rng = np.random.default_rng(5)
+    engine, clean, boat = _engine_without_boat_2(table, [_mild(table["image"], rng) for _ in range(12)])
+    stable = engine.stable_obs
+    assert stable is not None and engine.fusion_s
+    got = stable.piece("tornado/boat-2")
+    assert got is not None and got.source.startswith("fused(")
+    frames = int(got.source[len("fused("):-1])
+    assert 2 <= frames <= 8 and "tornado/boat-2" in stable.extra["fusion"]["fused_only"]
+    truly_there = {CAT.sticker(s["id"]).piece for s in table["truth"]["stickers"] if s.get("visible")
+                   and s["id"] in CAT.known_ids()}
+    assert set(stable.extra["fusion"]["fused_only"]) <= truly_there  # no phantom comes in through fusion
+    assert math.hypot(got.x_mm - boat.x_mm, got.y_mm - boat.y_mm) < 3.0 * max(got.sigma_mm, 0.1)
+    assert all((p.source is None) == (p.name in clean.names()) for p in stable.pieces if p.name != boat.name)
+    assert engine.stable_image.shape == table["image"].shape
+
+
+def _engine_without_boat_2(table, frames: list):
+    """(engine, clean reading, boat-2 in it): a live engine that has processed these frames (10 fps),
+    its per-frame observe a stand-in that never shows boat-2 (the clean reading without it)."""
     from dataclasses import replace
 
     from vision.sources import FrameSource, SourceInfo
@@ -206,7 +225,6 @@ def test_the_live_engine_rules_on_what_fusion_reads(table):
     from webui.live import LiveEngine, LiveSettings, pipeline_observe
 
     camera = camera_of(table["truth"])
-    rng = np.random.default_rng(5)
     clean = pipeline_observe(table["image"], camera, "tornado")
     boat = clean.piece("tornado/boat-2")
     assert boat is not None
@@ -220,26 +238,14 @@ def test_the_live_engine_rules_on_what_fusion_reads(table):
             self.info = SourceInfo(kind="video", name="noisy frames", fps=10.0)
 
         def __iter__(self):
-            for k in range(12):
-                yield k * 0.1, _mild(table["image"], rng)
+            yield from ((k * 0.1, frame) for k, frame in enumerate(frames))
 
     engine = LiveEngine(Frames(), lambda image, cam, game: dropped,
                         LiveSettings(game="tornado", camera=camera, stream=False,
                                      tracker=TrackerSettings(stable_s=0.5)))
     for t, image in engine.source:
         engine.process(t, image)
-    stable = engine.stable_obs
-    assert stable is not None and engine.fusion_s
-    got = stable.piece("tornado/boat-2")
-    assert got is not None and got.source.startswith("fused(")
-    frames = int(got.source[len("fused("):-1])
-    assert 2 <= frames <= 8 and "tornado/boat-2" in stable.extra["fusion"]["fused_only"]
-    truly_there = {CAT.sticker(s["id"]).piece for s in table["truth"]["stickers"] if s.get("visible")
-                   and s["id"] in CAT.known_ids()}
-    assert set(stable.extra["fusion"]["fused_only"]) <= truly_there  # no phantom comes in through fusion
-    assert math.hypot(got.x_mm - boat.x_mm, got.y_mm - boat.y_mm) < 3.0 * max(got.sigma_mm, 0.1)
-    assert all((p.source is None) == (p.name in clean.names()) for p in stable.pieces if p.name != boat.name)
-    assert engine.stable_image.shape == table["image"].shape
+    return engine, clean, boat
 
 
 def _mild(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -446,39 +452,13 @@ def test_the_temporal_noise_is_the_median_absolute_difference_of_the_sampled_gre
 def test_the_live_engine_fuses_no_frame_a_hand_still_shows_in(table):
     """A calm period whose first frames still show a hand withdrawing (the tracker finds the pieces
     still) is fused over the frames after it only: the fused picture holds no ghost of the hand."""
-    from dataclasses import replace
-
-    from vision.sources import FrameSource, SourceInfo
-    from vision.tracking import TrackerSettings
-    from webui.live import LiveEngine, LiveSettings, pipeline_observe
-
-    camera = camera_of(table["truth"])
     rng = np.random.default_rng(6)
-    clean = pipeline_observe(table["image"], camera, "tornado")
-    boat = clean.piece("tornado/boat-2")
-    dropped = replace(clean, pieces=tuple(p for p in clean.pieces if p.name != boat.name),
-                      extra={**clean.extra, "detections": [d for d in clean.extra["detections"]
-                                                           if d["id"] not in boat.marker_ids]})
     h, w = table["image"].shape[:2]
     hand = (slice(0, h // 5), slice(0, w // 5))  # a corner of the picture, away from the pieces
-
-    class Frames(FrameSource):
-        def __init__(self):
-            super().__init__()
-            self.info = SourceInfo(kind="video", name="a hand leaving", fps=10.0)
-
-        def __iter__(self):
-            for k in range(12):
-                frame = _mild(table["image"], rng)
-                if k < 3:
-                    frame[hand] = (60, 90, 150)
-                yield k * 0.1, frame
-
-    engine = LiveEngine(Frames(), lambda image, cam, game: dropped,
-                        LiveSettings(game="tornado", camera=camera, stream=False,
-                                     tracker=TrackerSettings(stable_s=0.5)))
-    for t, image in engine.source:
-        engine.process(t, image)
+    frames = [_mild(table["image"], rng) for _ in range(12)]
+    for frame in frames[:3]:
+        frame[hand] = (60, 90, 150)
+    engine, _, _ = _engine_without_boat_2(table, frames)
     got = engine.stable_obs.piece("tornado/boat-2")
     assert got is not None and got.source.startswith("fused(") and int(got.source[6:-1]) <= 9
     corner = engine.stable_image[hand].astype(np.float32) - table["image"][hand].astype(np.float32)
