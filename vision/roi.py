@@ -123,10 +123,8 @@ class RoiDetector:
             return self._last
         result = None
         changed = self._changed_cells(small)
-        if changed is not None and changed.any():
-            self._settling, self._settle_left = changed, self.settings.settle_frames
-        elif changed is not None and self._settle_left > 0 and self._settling.shape == changed.shape:
-            changed, self._settle_left = self._settling, self._settle_left - 1  # look again where it changed
+        if changed is not None:
+            changed = self._settled(changed)
         if changed is not None and not changed.any():
             result = self._follow_pass(gray) if self.settings.mode == "follow" else self._roi_pass(gray)
         elif changed is not None and self.settings.changed_only:
@@ -160,24 +158,21 @@ class RoiDetector:
         pixels changing, and a frame it refused is checked again. The frame's outlines are bounded by
         those of the last whole check plus those of every part checked since (an outline of a part that
         changed is counted again, never left out); past the guard's limit the whole frame is checked."""
-        due = self._guard_due(small, gray.shape)
-        if not due:
-            return
         h, w = gray.shape
-        boxes = _cell_boxes(cv2.absdiff(small, self._guarded) > self.settings.motion_grey, w, h) \
-            if self._guarded is not None and self._guarded.shape == small.shape and self._outlines_bound is not None \
-            else None
-        if boxes is None or sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes) > 0.5 * w * h:
-            self._outlines_bound, self._guarded = detect.check_square_shapes(gray), small.copy()
-            return
-        added = sum(detect.check_square_shapes(np.ascontiguousarray(gray[y0:y1, x0:x1])) for x0, y0, x1, y1 in boxes)
-        if self._outlines_bound + added > MAX_SQUARE_SHAPES:
-            self._outlines_bound, self._guarded = detect.check_square_shapes(gray), small.copy()
-            return
-        self._outlines_bound += added
-        for box in boxes:
-            cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, gray.shape)
-            self._guarded[cy0:cy1, cx0:cx1] = small[cy0:cy1, cx0:cx1]
+        boxes = None
+        if self._guarded is not None and self._guarded.shape == small.shape and self._outlines_bound is not None:
+            changed = changed_cells(small, self._guarded, self.settings.motion_grey)
+            if not changed.any():
+                return
+            boxes = _cell_boxes(changed, w, h)
+        if boxes is not None and sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in boxes) <= 0.5 * w * h:
+            added = sum(detect.check_square_shapes(np.ascontiguousarray(gray[y0:y1, x0:x1])) for x0, y0, x1, y1 in boxes)
+            if self._outlines_bound + added <= MAX_SQUARE_SHAPES:
+                self._outlines_bound += added
+                for box in boxes:
+                    self._mark_guarded(small, gray.shape, box)
+                return
+        self._outlines_bound, self._guarded = detect.check_square_shapes(gray), small.copy()
 
     def _crop_pass(self, gray: np.ndarray, small: np.ndarray, box, **kwargs) -> detect.DetectionResult:
         """detect.detect_all on the crop box (x0, y0, x1, y1, ...) of the frame, with the crop's detector
@@ -191,18 +186,22 @@ class RoiDetector:
         res = detect.detect_all(crop, self.catalog, params=_crop_parameters(crop.shape, gray.shape), guard=due,
                                 reuse=reuse, **kwargs)
         if due and self._guarded is not None and self._guarded.shape == small.shape:
-            cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, gray.shape)
-            self._guarded[cy0:cy1, cx0:cx1] = small[cy0:cy1, cx0:cx1]
+            self._mark_guarded(small, gray.shape, box)
         return res
 
-    def _guard_due(self, small: np.ndarray, shape: tuple, box=None) -> bool:
-        """Must the busy-picture guard look at this part of the frame (box px, None: all of it)? Only
-        where a shrunk cell of it changed since a check covering it passed, or none ever did."""
+    def _mark_guarded(self, small: np.ndarray, shape: tuple, box) -> None:
+        """The cells box (x0, y0, x1, y1) px touches are now as the guard last passed them."""
+        cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, shape)
+        self._guarded[cy0:cy1, cx0:cx1] = small[cy0:cy1, cx0:cx1]
+
+    def _guard_due(self, small: np.ndarray, shape: tuple, box) -> bool:
+        """Must the busy-picture guard look at this part of the frame (box px)? Only where a shrunk cell of
+        it changed since a check covering it passed, or none ever did."""
         guarded = self._guarded
         if guarded is None or guarded.shape != small.shape:
             return True
-        cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, shape) if box is not None else (0, None, 0, None)
-        return bool((cv2.absdiff(small[cy0:cy1, cx0:cx1], guarded[cy0:cy1, cx0:cx1]) > self.settings.motion_grey).any())
+        cy0, cy1, cx0, cx1 = _cells_of(box, small.shape, shape)
+        return bool(changed_cells(small[cy0:cy1, cx0:cx1], guarded[cy0:cy1, cx0:cx1], self.settings.motion_grey).any())
 
     def _still_unread(self, found: detect.DetectionResult, gray: np.ndarray) -> detect.DetectionResult:
         """Mode "whole": found with each sticker last given out that neither pass read in this frame but
@@ -232,18 +231,14 @@ class RoiDetector:
         full_every frames. A still part of the table had its looks; the re-reads at expected places
         and the fusion of still frames go on reading what they miss."""
         h, w = shape[:2]
-        reference, last = self._reference, self._last
-        self._since_full += 1
-        if reference is None or reference.shape != small.shape or last is None or not last.detections \
-                or self._since_full >= self.settings.full_every:
+        changed = self._changed_cells(small)
+        if changed is None:
             self._reference, self._since_full, self._settle_left = small, 0, 0
             return lambda read: None
-        changed = cv2.absdiff(small, reference) > self.settings.motion_grey
+        self._since_full += 1
         if changed.any():
-            self._settling, self._settle_left = changed, self.settings.settle_frames
-            self._reference = np.where(changed, small, reference)
-        elif self._settle_left > 0:
-            changed, self._settle_left = self._settling, self._settle_left - 1
+            self._reference = np.where(changed, small, self._reference)
+        changed = self._settled(changed)
         changed_boxes = self._changed_boxes(changed, w, h) if changed.any() else []
         sticker_boxes = self._sticker_boxes(w, h)
 
@@ -293,7 +288,16 @@ class RoiDetector:
             return None
         if self._reference.shape != small.shape or self._since_full + 1 >= self.settings.full_every:
             return None
-        return cv2.absdiff(small, self._reference) > self.settings.motion_grey
+        return changed_cells(small, self._reference, self.settings.motion_grey)
+
+    def _settled(self, changed: np.ndarray) -> np.ndarray:
+        """The cells to search this frame: those that changed, or, on the settle_frames quiet frames
+        after a change, the cells that changed then (looked at again)."""
+        if changed.any():
+            self._settling, self._settle_left = changed, self.settings.settle_frames
+        elif self._settle_left > 0 and self._settling.shape == changed.shape:
+            changed, self._settle_left = self._settling, self._settle_left - 1
+        return changed
 
     def _changed_pass(self, gray: np.ndarray, small: np.ndarray, changed: np.ndarray
                       ) -> detect.DetectionResult | None:
@@ -456,6 +460,16 @@ def motion_cells(gray: np.ndarray, scale: int = RoiSettings.motion_scale) -> np.
 
 
 _LAST_CELLS: list = [None]  # (grey, scale, cells) of the last frame
+
+
+def changed_cells(cells: np.ndarray, before: np.ndarray, grey: float = RoiSettings.motion_grey) -> np.ndarray:
+    """(bool) the motion cells that differ from those before by more than `grey` grey levels."""
+    return cv2.absdiff(cells, before) > grey
+
+
+def same_cells(cells: np.ndarray, before: np.ndarray) -> bool:
+    """Do two frames' motion cells show the same picture (the same grid, no cell changed)?"""
+    return cells.shape == before.shape and not changed_cells(cells, before).any()
 
 
 def _cell_boxes(cells: np.ndarray, w: int, h: int) -> list[tuple[int, int, int, int]]:

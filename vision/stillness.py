@@ -47,10 +47,7 @@ class StillStickers:
     def __init__(self, max_shift_px: float = MAX_SHIFT_PX):
         self.max_shift_px = max_shift_px
         self._kept: dict[int, _Kept] = {}
-        self.reused = 0  # detections handed on unchanged (for the speed bench)
-
-    def reset(self) -> None:
-        self._kept.clear()
+        self.reused = 0  # detections handed on unchanged (counted, as RoiDetector counts its passes)
 
     def remember(self, gray: np.ndarray, detections) -> None:
         """Keep the pixels of every detection given out for the first time (a held one keeps the pixels

@@ -582,11 +582,9 @@ class LiveEngine:
         from the newest by more than the motion check's grey levels in any cell (a hand still
         withdrawing over a table the tracker already finds calm) is let go, or its average would
         hold a ghost of the hand."""
-        import cv2
-
         from vision.detect import to_gray
         from vision.fusion import stickers_from_observation
-        from vision.roi import RoiSettings, motion_cells
+        from vision.roi import motion_cells, same_cells
 
         stickers = stickers_from_observation(obs)
         calm_since = self.tracker.calm_since
@@ -596,8 +594,7 @@ class LiveEngine:
             self._calm_fused = None
             return
         cells = motion_cells(to_gray(image))
-        agree = [f for f in self._calm_frames if f[0] >= calm_since and f[3].shape == cells.shape
-                 and not (cv2.absdiff(f[3], cells) > RoiSettings.motion_grey).any()]
+        agree = [f for f in self._calm_frames if f[0] >= calm_since and same_cells(cells, f[3])]
         if len(agree) < len(self._calm_frames):
             self._calm_frames = collections.deque(agree)
         self._calm_frames.append((t, image, stickers, cells))
@@ -691,17 +688,15 @@ class LiveEngine:
         picture differs from the last one drawn by no more than the motion check's grey levels in any
         cell (vision/roi.py: a still table's frames differ by noise only; a hand, a piece or a change
         of light shows at once, and a slow drift adds up against the picture last drawn)."""
-        import cv2
-
         from vision.detect import to_gray
-        from vision.roi import RoiSettings, motion_cells
+        from vision.roi import motion_cells, same_cells
 
         cells = motion_cells(to_gray(image))
         _, obs, update, mapping, shapes = job
         drawn = (obs, update.pieces, update.hidden, update.status, mapping, shapes)
         last = self._picture_kept
         same = last is not None and self.latest_jpeg is not None and last[0][0] is obs and last[0][1:] == drawn[1:] \
-            and last[1].shape == cells.shape and not (cv2.absdiff(cells, last[1]) > RoiSettings.motion_grey).any()
+            and same_cells(cells, last[1])
         if not same:
             self._picture_kept = (drawn, cells)
         return same
