@@ -34,6 +34,12 @@ def why_not_read(warnings, name: str) -> str:
     return next((w[len(head):] for w in warnings if w.startswith(head)), "")
 
 
+def reasons_not_read(warnings, names) -> tuple[tuple[str, str], ...]:
+    """(name, why_not_read) of each of these pieces vision's warnings say why it was not read."""
+    warnings = tuple(warnings)
+    return tuple((n, why) for n in names if (why := why_not_read(warnings, n)))
+
+
 @dataclass(frozen=True)
 class PiecePose:
     """One piece seen on the table.

@@ -31,7 +31,7 @@ from shapely.geometry import Point as SPoint
 
 from referee.catalog import Catalog, default_catalog
 from referee.motion import moved
-from referee.observation import Observation, PiecePose, why_not_read
+from referee.observation import Observation, PiecePose, reasons_not_read
 from referee.rulings import CANNOT_TELL as CANNOT_TELL_WORDS, ILLEGAL, LEGAL
 
 from . import geometry as g
@@ -412,7 +412,7 @@ def check_turn(before: Observation, after: Observation, catalog: Catalog | None 
     if laid and table_polygon(after) is None:
         warnings.append("the table's corner stickers are not all in view: Out of Bounds is not judged")
     hidden = tuple(sorted(set(b_before) - set(b_after)))
-    why = tuple((h, reason) for h in hidden if (reason := why_not_read(after.warnings, h)))
+    why = reasons_not_read(after.warnings, hidden)
     return TurnReport(movers, tuple(rulings), tuple(warnings), crossings, tuple(c.name for c in laid), tuple(gone),
                       hidden, why)
 

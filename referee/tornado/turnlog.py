@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from referee.observation import Observation, PiecePose, why_not_read
+from referee.observation import Observation, PiecePose, reasons_not_read
 
 from .cards import BOAT_PREFIX, CARD_PREFIX
 from .placement import PLACEMENT_SECTIONS
@@ -165,7 +165,7 @@ def advance(log: TurnLog, obs: Observation, ranking: Sequence[str], finished: Se
     owners = dict(owners or {})
     hidden = _hidden(log, obs, finished, owners)
     warnings += hidden_boat_warnings(hidden, (), obs.warnings)
-    hidden_why = tuple((h, why) for h in hidden if (why := why_not_read(obs.warnings, h)))
+    hidden_why = reasons_not_read(obs.warnings, hidden)
     if hidden:
         warnings.append("ranking incomplete: " + ", ".join(h.split("/")[-1] for h in hidden) +
                         " kept at the last stable position, flagged")
